@@ -1,0 +1,16 @@
+// One jest run for the whole workspace. TypeScript is transpiled by swc (types are checked by
+// `pnpm typecheck`, not by the test runner, so tests start fast).
+/** @type {import('jest').Config} */
+const transform = { "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] };
+module.exports = {
+  testEnvironment: "node",
+  transform,
+  moduleFileExtensions: ["ts", "js", "json"],
+  testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/services/*/test/**/*.test.ts", "<rootDir>/e2e/**/*.test.ts"],
+  testPathIgnorePatterns: ["/node_modules/", "/generated/"],
+  transformIgnorePatterns: ["/node_modules/(?!(@electric-sql/pglite|pglite-prisma-adapter)/)"],
+  testTimeout: 30000,
+  maxWorkers: 2,
+  globalSetup: "<rootDir>/packages/testing/src/global-setup.ts",
+  globalTeardown: "<rootDir>/packages/testing/src/global-teardown.ts",
+};

@@ -1,0 +1,30 @@
+import { allPermissions, eventCatalogue, isUuid, rolePermissions, uuidv7 } from "./index";
+
+describe("catalogues", () => {
+  it("has 21 event names of the form entity.action", () => {
+    expect(eventCatalogue).toHaveLength(21);
+    expect(eventCatalogue).toContain("client.created");
+    expect(eventCatalogue).toContain("contact.deleted");
+  });
+
+  it("gives roles the permissions of decisions §4", () => {
+    expect(rolePermissions.OWNER).toEqual(allPermissions);
+    expect(rolePermissions.MEMBER).toContain("invoices.delete");
+    expect(rolePermissions.MEMBER).toContain("webhooks.read");
+    expect(rolePermissions.MEMBER).not.toContain("webhooks.create");
+    expect(rolePermissions.MEMBER).not.toContain("apiKeys.create");
+    expect(rolePermissions.VIEWER).toEqual(expect.arrayContaining(["clients.read", "employees.read"]));
+    expect(rolePermissions.VIEWER.every((p) => p.endsWith(".read"))).toBe(true);
+    expect(rolePermissions.VIEWER).toHaveLength(7);
+  });
+});
+
+describe("uuidv7", () => {
+  it("is a valid, time-ordered UUID", () => {
+    const a = uuidv7(1_000);
+    const b = uuidv7(2_000);
+    expect(isUuid(a)).toBe(true);
+    expect(a[14]).toBe("7");
+    expect(a < b).toBe(true);
+  });
+});

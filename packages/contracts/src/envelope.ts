@@ -1,0 +1,43 @@
+import { z } from "./zod";
+import type { ZodType } from "zod";
+
+/** Pagination meta of every list response (interface §2). */
+export const paginationMetaSchema = z
+  .object({
+    total: z.number().int(),
+    lastPage: z.number().int(),
+    currentPage: z.number().int(),
+    perPage: z.number().int(),
+    prev: z.number().int().nullable(),
+    next: z.number().int().nullable(),
+  })
+  .openapi("PaginationMeta");
+export type PaginationMeta = z.infer<typeof paginationMetaSchema>;
+
+export const errorEnvelopeSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.number().int().openapi({ example: 400001 }),
+      message: z.string().openapi({ example: "Validation failed" }),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .openapi("ErrorEnvelope");
+
+export function dataEnvelope<T extends ZodType>(data: T) {
+  return z.object({ success: z.literal(true), data });
+}
+
+export function listEnvelope<T extends ZodType>(item: T) {
+  return z.object({ success: z.literal(true), data: z.array(item), meta: paginationMetaSchema });
+}
+
+/** Success bodies, built in one place so every service answers the same shape. */
+export function ok<T>(data: T): { success: true; data: T } {
+  return { success: true, data };
+}
+
+export function okList<T>(data: T[], meta: PaginationMeta): { success: true; data: T[]; meta: PaginationMeta } {
+  return { success: true, data, meta };
+}

@@ -1,0 +1,66 @@
+// Prisma-compatible migration runner: applies prisma/migrations/*/migration.sql in name order and
+// records each in "<schema>"._prisma_migrations with Prisma's own columns (checksum = sha256 of the
+// file), so `prisma migrate status/deploy` with `?schema=<schema>` agree with it. One runner for
+// PostgreSQL and PGlite; an advisory lock keeps concurrent starters from applying a migration twice.
+import { createHash, randomUUID } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+
+export interface SqlRunner {
+  /** Runs a multi-statement script. */
+  exec(sql: string): Promise<unknown>;
+  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
+}
+
+interface AppliedRow {
+  migration_name: string;
+  checksum: string;
+  finished_at: unknown;
+}
+
+function lockKey(schema: string): number {
+  return createHash("sha256").update(`migrations:${schema}`).digest().readInt32BE(0);
+}
+
+export async function applyMigrations(db: SqlRunner, schema: string, dir: string): Promise<string[]> {
+  const table = `"${schema}"."_prisma_migrations"`;
+  await db.query("SELECT pg_advisory_lock($1)", [lockKey(schema)]);
+  try {
+    await db.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}";
+      CREATE TABLE IF NOT EXISTS ${table} (
+        "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
+        "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
+        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`);
+    const done = await db.query<AppliedRow>(
+      `SELECT migration_name, checksum, finished_at FROM ${table} WHERE rolled_back_at IS NULL`,
+    );
+    const applied = new Map(done.rows.map((r) => [r.migration_name, r]));
+    const names = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    const ran: string[] = [];
+    for (const name of names) {
+      const sql = await readFile(path.join(dir, name, "migration.sql"), "utf8");
+      const checksum = createHash("sha256").update(sql).digest("hex");
+      const previous = applied.get(name);
+      if (previous) {
+        if (!previous.finished_at) throw new Error(`migration ${schema}/${name} previously failed; resolve it first`);
+        if (previous.checksum !== checksum) throw new Error(`migration ${schema}/${name} was modified after it was applied`);
+        continue;
+      }
+      const id = randomUUID();
+      await db.query(`INSERT INTO ${table} (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`, [
+        id,
+        checksum,
+        name,
+      ]);
+      await db.exec(`BEGIN;\n${sql}\nCOMMIT;`);
+      await db.query(`UPDATE ${table} SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [id]);
+      ran.push(name);
+    }
+    return ran;
+  } finally {
+    await db.query("SELECT pg_advisory_unlock($1)", [lockKey(schema)]);
+  }
+}

@@ -1,0 +1,53 @@
+import { errorCatalogue, type ErrorCode } from "./catalogue";
+
+/** One validation problem: `path` is dot-joined (`items.0.quantity`), `message` is for humans. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  success: false;
+  error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+}
+
+/**
+ * The error domain code throws. The client sees the catalogue message and `details`; `cause` is
+ * internal and only ever logged.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: ErrorDetail[];
+
+  constructor(code: ErrorCode, details?: ErrorDetail[], options?: { cause?: unknown }) {
+    super(errorCatalogue[code].message, options);
+    this.name = "AppError";
+    this.code = code;
+    this.status = errorCatalogue[code].status;
+    if (details && details.length > 0) this.details = details;
+  }
+
+  toBody(): ErrorBody {
+    return errorBody(this.code, this.details);
+  }
+}
+
+export function errorBody(code: ErrorCode, details?: ErrorDetail[]): ErrorBody {
+  const error: ErrorBody["error"] = { code, message: errorCatalogue[code].message };
+  if (details && details.length > 0) error.details = details;
+  return { success: false, error };
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "number" && Object.prototype.hasOwnProperty.call(errorCatalogue, value);
+}
+
+/** Shorthand for a single-detail validation failure. */
+export function validationError(path: string, message: string): AppError {
+  return new AppError(400001, [{ path, message }]);
+}

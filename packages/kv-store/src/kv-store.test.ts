@@ -1,0 +1,47 @@
+import { randomUUID } from "node:crypto";
+import { MemoryKvStore } from "./memory-kv-store";
+import { RedisKvStore } from "./redis-kv-store";
+import type { KvStore } from "./kv-store";
+
+// The same contract for both adapters; Redis runs when REDIS_URL is given.
+const adapters: Array<[string, () => KvStore]> = [["memory", () => new MemoryKvStore()]];
+if (process.env.REDIS_URL) adapters.push(["redis", () => new RedisKvStore(process.env.REDIS_URL!, `test:${randomUUID()}:`)]);
+
+describe.each(adapters)("%s KvStore", (_name, make) => {
+  let kv: KvStore;
+  beforeEach(() => {
+    kv = make();
+  });
+  afterEach(() => kv.close());
+
+  it("gets, sets, deletes and expires", async () => {
+    await kv.set("a", "1");
+    await kv.set("b", "2", 50);
+    expect(await kv.getMany(["a", "b", "c"])).toEqual(["1", "2", null]);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await kv.get("b")).toBeNull();
+    await kv.del("a");
+    expect(await kv.get("a")).toBeNull();
+  });
+
+  it("sets if absent only once", async () => {
+    expect(await kv.setIfAbsent("lock", "x", 1000)).toBe(true);
+    expect(await kv.setIfAbsent("lock", "y", 1000)).toBe(false);
+    expect(await kv.get("lock")).toBe("x");
+  });
+
+  it("increments within a window", async () => {
+    const first = await kv.increment("n", 1000);
+    const second = await kv.increment("n", 1000);
+    expect([first.value, second.value]).toEqual([1, 2]);
+    expect(second.ttlMs).toBeGreaterThan(0);
+    expect(second.ttlMs).toBeLessThanOrEqual(1000);
+  });
+
+  it("keeps sets", async () => {
+    await kv.addToSet("s", "x", 1000);
+    await kv.addToSet("s", "y");
+    await kv.removeFromSet("s", "x");
+    expect(await kv.members("s")).toEqual(["y"]);
+  });
+});

@@ -1,0 +1,81 @@
+import Redis from "ioredis";
+import type { KvStore } from "./kv-store";
+
+/** KvStore on Redis; `prefix` namespaces keys so one Redis can serve several deployments. */
+export class RedisKvStore implements KvStore {
+  readonly redis: Redis;
+
+  constructor(url: string, private readonly prefix = "crm:") {
+    // Fail fast rather than queueing commands forever while Redis is down: callers decide
+    // whether to fail closed (auth) or open (rate limit).
+    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    this.redis.on("error", () => {
+      /* surfaced through command failures and readiness checks */
+    });
+  }
+
+  private k(key: string): string {
+    return this.prefix + key;
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.redis.get(this.k(key));
+  }
+
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return [];
+    return this.redis.mget(...keys.map((key) => this.k(key)));
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    if (ttlMs === undefined) await this.redis.set(this.k(key), value);
+    else await this.redis.set(this.k(key), value, "PX", Math.max(1, Math.ceil(ttlMs)));
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.k(key), value, "PX", Math.max(1, Math.ceil(ttlMs)), "NX")) === "OK";
+  }
+
+  async del(...keys: string[]): Promise<void> {
+    if (keys.length > 0) await this.redis.del(...keys.map((key) => this.k(key)));
+  }
+
+  async increment(key: string, ttlMs: number): Promise<{ value: number; ttlMs: number }> {
+    const full = this.k(key);
+    const result = await this.redis
+      .multi()
+      .incr(full)
+      .pexpire(full, Math.max(1, Math.ceil(ttlMs)), "NX")
+      .pttl(full)
+      .exec();
+    const value = Number(result?.[0]?.[1] ?? 0);
+    const ttl = Number(result?.[2]?.[1] ?? ttlMs);
+    return { value, ttlMs: ttl < 0 ? ttlMs : ttl };
+  }
+
+  async addToSet(key: string, member: string, ttlMs?: number): Promise<void> {
+    const full = this.k(key);
+    if (ttlMs === undefined) {
+      await this.redis.sadd(full, member);
+      return;
+    }
+    // Extend, never shorten: the set lives as long as its longest-lived member.
+    await this.redis.multi().sadd(full, member).pexpire(full, Math.ceil(ttlMs), "GT").pexpire(full, Math.ceil(ttlMs), "NX").exec();
+  }
+
+  async removeFromSet(key: string, member: string): Promise<void> {
+    await this.redis.srem(this.k(key), member);
+  }
+
+  async members(key: string): Promise<string[]> {
+    return this.redis.smembers(this.k(key));
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,45 @@
+// pino with the service name on every line and secrets redacted wherever they might be logged.
+import pino, { type Logger } from "pino";
+
+export type { Logger };
+
+/** Paths that may carry credentials; their values never reach a log line. */
+const REDACT = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  'req.headers["x-api-key"]',
+  'req.headers["x-internal-token"]',
+  'res.headers["set-cookie"]',
+  "password",
+  "*.password",
+  "token",
+  "*.token",
+  "accessToken",
+  "*.accessToken",
+  "refreshToken",
+  "*.refreshToken",
+  "secret",
+  "*.secret",
+  "key",
+  "*.key",
+];
+
+export interface LoggerOptions {
+  service: string;
+  level?: string;
+  /** Write somewhere other than stdout (tests capture lines to assert nothing secret is logged). */
+  destination?: pino.DestinationStream;
+}
+
+export function createLogger({ service, level = "info", destination }: LoggerOptions): Logger {
+  return pino(
+    {
+      level,
+      base: { service },
+      redact: { paths: REDACT, censor: "[redacted]" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: pino.stdSerializers.err },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from "node:crypto";
+import { Client } from "pg";
+
+/** The distributed-mode infrastructure found by global setup, or undefined when absent. */
+export const testInfra = {
+  databaseUrl: process.env.TEST_DATABASE_URL,
+  redisUrl: process.env.TEST_REDIS_URL,
+  kafkaBrokers: process.env.TEST_KAFKA_BROKERS,
+};
+
+/** `describe` when PostgreSQL, Redis and Kafka are all available, else a loudly skipped block. */
+export const describeDistributed: jest.Describe =
+  testInfra.databaseUrl && testInfra.redisUrl && testInfra.kafkaBrokers ? describe : describe.skip;
+
+/** `describe` when PostgreSQL is available. */
+export const describePostgres: jest.Describe = testInfra.databaseUrl ? describe : describe.skip;
+
+/** A fresh, uniquely named database on the test server; dropped by the returned function. */
+export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = testInfra.databaseUrl;
+  if (!admin) throw new Error("no test PostgreSQL (TEST_DATABASE_URL)");
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const client = new Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new Client({ connectionString: admin });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/** Random names so tests never share topics, groups or businesses. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(5).toString("hex")}`;
+}

@@ -1,0 +1,19 @@
+import { startInfra, type StartedInfra } from "./infra";
+
+declare global {
+  // eslint-disable-next-line no-var
+  var __crmInfra: StartedInfra | undefined;
+}
+
+/** Jest global setup: find or start the infrastructure once and hand it to every worker via env. */
+export default async function globalSetup(): Promise<void> {
+  const infra = await startInfra((line) => process.stdout.write(`\n${line}\n`));
+  globalThis.__crmInfra = infra;
+  if (infra.databaseUrl) process.env.TEST_DATABASE_URL = infra.databaseUrl;
+  if (infra.redisUrl) process.env.TEST_REDIS_URL = infra.redisUrl;
+  if (infra.kafkaBrokers) process.env.TEST_KAFKA_BROKERS = infra.kafkaBrokers;
+  // The product itself must never pick these up implicitly inside tests: each test decides its mode.
+  delete process.env.DATABASE_URL;
+  delete process.env.REDIS_URL;
+  delete process.env.KAFKA_BROKERS;
+}
