@@ -1,0 +1,21 @@
+import express, { type RequestHandler } from "express";
+import { AppError } from "@crm/errors";
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
+
+/**
+ * JSON bodies only: a body with another media type is 415000, malformed JSON 400002, over 1 MiB
+ * 413000 (the error middleware maps body-parser's errors). Bodiless requests pass through.
+ */
+export function jsonBody(): RequestHandler[] {
+  const guard: RequestHandler = (req, _res, next) => {
+    const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (!hasBody) return next();
+    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
+    if (!JSON_TYPE.test(type)) return next(new AppError(415000));
+    next();
+  };
+  return [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(String(req.headers["content-type"] ?? "").split(";")[0]!.trim()) })];
+}

@@ -1,0 +1,82 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Express } from "express";
+import { ConfigError } from "@crm/config";
+import type { Logger } from "@crm/logger";
+
+export interface ListeningServer {
+  server: http.Server;
+  port: number;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish (up to graceMs), then closes idle connections. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function listen(app: Express, port: number, host: string): Promise<ListeningServer> {
+  const server = http.createServer(app);
+  // Keep-alive longer than typical load balancers' idle time-out, so they close first.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port: actual,
+    url: `http://${host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host}:${actual}`,
+    close: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** What a service's start() returns: where it listens and how to stop it cleanly. */
+export interface RunningService {
+  name: string;
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a service as a process: starts it, and on SIGTERM/SIGINT stops it once (in-flight requests
+ * finish, relays and consumers flush, connections close) and exits. A configuration error prints one
+ * line naming the variable and exits 1.
+ */
+export function runProcess(start: () => Promise<{ stop(): Promise<void> }>, logger?: Logger): void {
+  let stopping: Promise<void> | undefined;
+  start()
+    .then((running) => {
+      const shutdown = (signal: string) => {
+        if (stopping) return;
+        logger?.info({ signal }, "shutting down");
+        stopping = running
+          .stop()
+          .then(() => process.exit(0))
+          .catch((err) => {
+            logger?.error({ err }, "shutdown failed");
+            process.exit(1);
+          });
+      };
+      process.on("SIGTERM", () => shutdown("SIGTERM"));
+      process.on("SIGINT", () => shutdown("SIGINT"));
+    })
+    .catch((err) => {
+      if (err instanceof ConfigError) console.error(err.message);
+      else if (logger) logger.fatal({ err }, "start-up failed");
+      else console.error(err);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,81 @@
+import express, { type Express, type Router } from "express";
+import { errorMiddleware, routeNotFound } from "@crm/errors";
+import type { Logger } from "@crm/logger";
+import { requestContext } from "./request-context";
+import { jsonBody } from "./json-body";
+import { requireInternalCaller, requireInternalPrincipal } from "./auth";
+
+/** A dependency /readyz checks; `check` rejects when it is unreachable. */
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
+}
+
+export interface ServiceAppOptions {
+  logger: Logger;
+  internalTokenSecret: string;
+  readiness: ReadinessCheck[];
+  /** API routes, mounted under /api/v1 behind internal-token authentication naming a principal. */
+  api: Router;
+  /**
+   * API routes the gateway forwards without a caller (sign-up, sign-in, refresh): still only reachable
+   * with a valid internal token, but no principal is required. Mounted before `api`.
+   */
+  publicApi?: Router;
+  /** Service-to-service routes, mounted under /internal. */
+  internal?: Router;
+}
+
+/**
+ * The Express app of an internal service, without listening: request context, health endpoints,
+ * JSON parsing with catalogue errors, internal-token authentication, routes, 404 and the error envelope.
+ */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple");
+  app.use(requestContext(options.logger));
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (req, res) => {
+    const results = await Promise.all(
+      options.readiness.map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), 2000);
+          return [name, "ok"] as const;
+        } catch (err) {
+          req.log.warn({ err, dependency: name }, "readiness check failed");
+          return [name, "unavailable"] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, state]) => state === "ok");
+    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: Object.fromEntries(results) });
+  });
+
+  app.use(jsonBody());
+  if (options.internal) app.use("/internal", requireInternalCaller(options.internalTokenSecret), options.internal);
+  if (options.publicApi) app.use("/api/v1", requireInternalCaller(options.internalTokenSecret), options.publicApi);
+  app.use("/api/v1", requireInternalPrincipal(options.internalTokenSecret), options.api);
+  app.use(routeNotFound);
+  app.use(errorMiddleware((req) => req.log ?? options.logger));
+  return app;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
