@@ -1,0 +1,410 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createServer as createHttpsServer } from "node:https";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+import { serializePayload } from "../domain/payload";
+import { generateWebhookSecret } from "../domain/secret";
+import { buildDeliveryHeaders } from "../domain/signature";
+import { createDispatcher, type Dispatcher, type HostResolver } from "./dispatcher";
+
+interface ReceivedRequest {
+  method: string | undefined;
+  url: string | undefined;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+interface Receiver {
+  port: number;
+  url: string;
+  requests: ReceivedRequest[];
+  connections: number;
+  close(): Promise<void>;
+}
+
+const receivers: Receiver[] = [];
+const dispatchers: Dispatcher[] = [];
+
+/** A loopback HTTP receiver on an ephemeral port that records what it gets; closed after each test. */
+async function startReceiver(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+      handle(req, res, body);
+    });
+  });
+  const receiver: Receiver = {
+    port: 0,
+    url: "",
+    requests,
+    connections: 0,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  server.on("connection", () => {
+    receiver.connections += 1;
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  receiver.port = (server.address() as AddressInfo).port;
+  receiver.url = `http://127.0.0.1:${receiver.port}/hooks/crm?source=test`;
+  receivers.push(receiver);
+  return receiver;
+}
+
+function dispatcher(options: Partial<Parameters<typeof createDispatcher>[0]> = {}): Dispatcher {
+  const created = createDispatcher({ timeoutMs: 2000, allowPrivateTargets: true, ...options });
+  dispatchers.push(created);
+  return created;
+}
+
+const simpleDelivery = (url: string) => ({ url, headers: { "Content-Type": "application/json" }, body: "{}" });
+
+afterEach(async () => {
+  await Promise.all(dispatchers.splice(0).map((d) => d.close()));
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+describe("dispatcher against loopback receivers", () => {
+  it("delivers the exact signed bytes with every header; a 200 is a success", async () => {
+    const receiver = await startReceiver((_req, res) => res.end("thanks"));
+    const secret = generateWebhookSecret();
+    const body = serializePayload({ event: "client.created", data: { id: "c1", firstName: "Zoë", lastName: "Ω" }, businessId: "b1", timestamp: new Date() });
+    const headers = buildDeliveryHeaders({ deliveryId: "delivery-1", event: "client.created", secret, body, timestamp: new Date() });
+
+    const outcome = await dispatcher().send({ url: receiver.url, headers, body });
+
+    expect(outcome).toMatchObject({ ok: true, responseStatus: 200, responseBody: "thanks" });
+    expect(outcome.durationMs).toBeGreaterThanOrEqual(0);
+    expect(receiver.requests).toHaveLength(1);
+    const received = receiver.requests[0]!;
+    expect(received.method).toBe("POST");
+    expect(received.url).toBe("/hooks/crm?source=test");
+    expect(received.body).toBe(body);
+    expect(received.headers["content-type"]).toBe("application/json");
+    expect(received.headers["x-service-event"]).toBe("client.created");
+    expect(received.headers["x-service-delivery-id"]).toBe("delivery-1");
+    expect(received.headers["user-agent"]).toBe("crm-webhooks/1");
+
+    // The receiver's side of interface §6 Signature, written independently over the raw body.
+    const signingKey = createHash("sha256").update(secret).digest("hex");
+    const expected = createHmac("sha256", signingKey).update(received.body).digest("hex");
+    const header = String(received.headers["x-service-signature"]);
+    expect(header.startsWith("sha256=")).toBe(true);
+    expect(timingSafeEqual(Buffer.from(header.slice(7)), Buffer.from(expected))).toBe(true);
+
+    // And the Standard Webhooks side, with the reference library.
+    const standardHeaders = {
+      "webhook-id": String(received.headers["webhook-id"]),
+      "webhook-timestamp": String(received.headers["webhook-timestamp"]),
+      "webhook-signature": String(received.headers["webhook-signature"]),
+    };
+    expect(standardHeaders["webhook-id"]).toBe("delivery-1");
+    expect(new Webhook(secret).verify(received.body, standardHeaders)).toEqual(JSON.parse(body));
+  });
+
+  it.each([201, 202, 204, 299])("treats %i as success", async (status) => {
+    const receiver = await startReceiver((_req, res) => {
+      res.statusCode = status;
+      res.end();
+    });
+    expect(await dispatcher().send(simpleDelivery(receiver.url))).toMatchObject({ ok: true, responseStatus: status, responseBody: "" });
+  });
+
+  it("records a 500 and keeps only the first 4096 characters of its body", async () => {
+    const longBody = "e".repeat(4000) + "F".repeat(6000);
+    const receiver = await startReceiver((_req, res) => {
+      res.statusCode = 500;
+      res.end(longBody);
+    });
+    const outcome = await dispatcher().send(simpleDelivery(receiver.url));
+    expect(outcome.ok).toBe(false);
+    expect(outcome.responseStatus).toBe(500);
+    expect(outcome.responseBody).toHaveLength(4096);
+    expect(outcome.responseBody).toBe(longBody.slice(0, 4096));
+  });
+
+  it("stops reading an endless body after the cap instead of buffering it", async () => {
+    let written = 0;
+    const receiver = await startReceiver((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      const chunk = "z".repeat(16 * 1024);
+      // Bounded: at most 64 MiB, stopping as soon as the client goes away.
+      const pump = (): void => {
+        while (written < 4096 && !res.destroyed) {
+          written += 1;
+          if (!res.write(chunk)) {
+            res.once("drain", pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      res.on("close", () => {
+        written = Number.MAX_SAFE_INTEGER;
+      });
+      pump();
+    });
+    const outcome = await dispatcher().send(simpleDelivery(receiver.url));
+    expect(outcome).toMatchObject({ ok: true, responseStatus: 200, responseBody: "z".repeat(4096) });
+  });
+
+  it("never splits a character pair and never stores NUL characters", async () => {
+    const receiver = await startReceiver((_req, res) => {
+      res.statusCode = 400;
+      res.end("a" + "😀".repeat(3000) + "\u0000");
+    });
+    const outcome = await dispatcher().send(simpleDelivery(receiver.url));
+    expect(outcome.responseBody.length).toBeLessThanOrEqual(4096);
+    expect(outcome.responseBody).toBe("a" + "😀".repeat(2047));
+
+    const nul = await startReceiver((_req, res) => res.end("before\u0000after"));
+    expect((await dispatcher().send(simpleDelivery(nul.url))).responseBody).toBe("before\uFFFDafter");
+  });
+
+  it("gives up on a receiver that never answers, within about the time-out", async () => {
+    const receiver = await startReceiver(() => {
+      /* never answers */
+    });
+    const started = Date.now();
+    const outcome = await dispatcher({ timeoutMs: 300 }).send(simpleDelivery(receiver.url));
+    const elapsed = Date.now() - started;
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Timed out after 300 ms" });
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(1500);
+    expect(outcome.durationMs).toBeGreaterThanOrEqual(250);
+  });
+
+  it("counts a 2xx whose body does not complete within the time-out as a time-out", async () => {
+    const receiver = await startReceiver((_req, res) => {
+      res.writeHead(200, { "Content-Length": "100" });
+      res.write("partial"); // and then nothing more
+    });
+    const started = Date.now();
+    const outcome = await dispatcher({ timeoutMs: 300 }).send(simpleDelivery(receiver.url));
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(outcome).toMatchObject({
+      ok: false,
+      responseStatus: 0,
+      responseBody: "Timed out after 300 ms while reading the response body (HTTP 200)",
+    });
+  });
+
+  it("reports a connection destroyed by the receiver as a reset", async () => {
+    const receiver = await startReceiver((req) => req.socket.destroy());
+    expect(await dispatcher().send(simpleDelivery(receiver.url))).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Connection reset" });
+  });
+
+  it("reports a closed port as connection refused", async () => {
+    const receiver = await startReceiver((_req, res) => res.end());
+    const url = receiver.url;
+    await receiver.close();
+    expect(await dispatcher().send(simpleDelivery(url))).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Connection refused" });
+  });
+
+  it("does not follow redirects: a 302 is a failed attempt and the target receives nothing", async () => {
+    const target = await startReceiver((_req, res) => res.end("should not be reached"));
+    const redirecting = await startReceiver((_req, res) => {
+      res.writeHead(302, { Location: target.url });
+      res.end("moved");
+    });
+    const outcome = await dispatcher().send(simpleDelivery(redirecting.url));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 302, responseBody: "moved" });
+    expect(redirecting.requests).toHaveLength(1);
+    expect(target.requests).toHaveLength(0);
+    expect(target.connections).toBe(0);
+  });
+
+  it("reports DNS failures without throwing", async () => {
+    const resolveHost: HostResolver = (hostname) => Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }));
+    const outcome = await dispatcher({ resolveHost }).send(simpleDelivery("http://nowhere.test/hook"));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: "DNS lookup failed for nowhere.test (ENOTFOUND)" });
+
+    const empty: HostResolver = () => Promise.resolve([]);
+    expect((await dispatcher({ resolveHost: empty }).send(simpleDelivery("http://nowhere.test/hook"))).responseBody).toBe("DNS lookup failed for nowhere.test (ENOTFOUND)");
+  });
+
+  it("bounds a DNS look-up that never answers by the same time-out", async () => {
+    const resolveHost: HostResolver = () => new Promise(() => undefined);
+    const started = Date.now();
+    const outcome = await dispatcher({ timeoutMs: 300, resolveHost }).send(simpleDelivery("http://slow-dns.test/hook"));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Timed out after 300 ms" });
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it("connects to the address it resolved itself and keeps the connection alive for the next delivery", async () => {
+    const receiver = await startReceiver((_req, res) => res.end("ok"));
+    const lookups: string[] = [];
+    const resolveHost: HostResolver = (hostname) => {
+      lookups.push(hostname);
+      return Promise.resolve([{ address: "127.0.0.1", family: 4 }]);
+    };
+    const d = dispatcher({ resolveHost });
+    const url = `http://receiver.test:${receiver.port}/hook`;
+    for (let i = 0; i < 4; i += 1) {
+      expect(await d.send(simpleDelivery(url))).toMatchObject({ ok: true, responseStatus: 200 });
+    }
+    expect(receiver.requests.map((r) => r.headers.host)).toEqual(Array(4).fill(`receiver.test:${receiver.port}`));
+    // Exactly one resolution per connection: the checked answer is the connected one, there is no
+    // second look-up a rebinding DNS server could answer differently.
+    expect(lookups.length).toBe(receiver.connections);
+    expect(lookups.every((name) => name === "receiver.test")).toBe(true);
+    // Pooled keep-alive: sequential deliveries reuse connections. (undici frees a connection a tick
+    // after the body ends, so a back-to-back second request may still open one more.)
+    expect(receiver.connections).toBeLessThan(4);
+  });
+
+  it("sends URL credentials as HTTP Basic and drops the fragment", async () => {
+    const receiver = await startReceiver((_req, res) => res.end());
+    await dispatcher().send(simpleDelivery(`http://us%40er:p%3Ass@127.0.0.1:${receiver.port}/hook?a=1#frag`));
+    const received = receiver.requests[0]!;
+    expect(received.url).toBe("/hook?a=1");
+    expect(received.headers.authorization).toBe("Basic " + Buffer.from("us@er:p:ss").toString("base64"));
+  });
+
+  it("turns unusable URLs and a closed dispatcher into outcomes, not exceptions", async () => {
+    const d = dispatcher();
+    expect(await d.send(simpleDelivery("not a url"))).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Invalid target URL" });
+    expect(await d.send(simpleDelivery("ftp://example.com/x"))).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Invalid target URL" });
+    const badHeader = await d.send({ url: "http://127.0.0.1:9/", headers: { "X-Bad": "line\r\nbreak" }, body: "{}" });
+    expect(badHeader).toMatchObject({ ok: false, responseStatus: 0 });
+    expect(badHeader.responseBody).toMatch(/^Request failed: /);
+    await d.close();
+    expect(await d.send(simpleDelivery("http://127.0.0.1:9/"))).toMatchObject({ ok: false, responseStatus: 0, responseBody: "Dispatcher is closed" });
+  });
+
+  it("rejects a non-positive time-out at construction", () => {
+    expect(() => createDispatcher({ timeoutMs: 0, allowPrivateTargets: true })).toThrow(RangeError);
+  });
+});
+
+// Throwaway self-signed certificate for loopback TLS tests only (CN/SAN receiver.test and
+// 127.0.0.1, valid 2000-2100 so the test never expires); the key protects nothing.
+const TEST_TLS_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgYkqu3xhUDfqELxlW
+aijNDN4mTotflYIT867+mERS3bKhRANCAAQ8DrPBz2RJIVmC/ocGF5C+Xm2b7Eti
+wznoK1w4MjybEGjzPC1cR7R5urLnIK563NYvgBYa+xAg/PfD3ZnokIjK
+-----END PRIVATE KEY-----
+`;
+const TEST_TLS_CERT = `-----BEGIN CERTIFICATE-----
+MIIBdDCCARmgAwIBAgIBATAKBggqhkjOPQQDAjAYMRYwFAYDVQQDDA1yZWNlaXZl
+ci50ZXN0MCAXDTAwMDEwMTAwMDAwMFoYDzIxMDAwMTAxMDAwMDAwWjAYMRYwFAYD
+VQQDDA1yZWNlaXZlci50ZXN0MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEPA6z
+wc9kSSFZgv6HBheQvl5tm+xLYsM56CtcODI8mxBo8zwtXEe0ebqy5yCuetzWL4AW
+GvsQIPz3w92Z6JCIyqNSMFAwHgYDVR0RBBcwFYINcmVjZWl2ZXIudGVzdIcEfwAA
+ATAPBgNVHRMBAf8EBTADAQH/MB0GA1UdDgQWBBRFgV0EW1/nAdsGM1gQcJqEjCFA
+rjAKBggqhkjOPQQDAgNJADBGAiEAiSnW6e+75T7UEORJr5h4wixtjKLJeASzLWz3
+JwP2ruYCIQDvGrWhxPIA3+Jj0SDul6ZUxLg1jjBWnF9eIOqkDnYMdw==
+-----END CERTIFICATE-----
+`;
+
+describe("dispatcher over TLS", () => {
+  let port = 0;
+  let servername: string | false | null | undefined;
+  const server = createHttpsServer({ key: TEST_TLS_KEY, cert: TEST_TLS_CERT }, (req, res) => {
+    servername = (req.socket as import("node:tls").TLSSocket).servername;
+    req.resume();
+    req.on("end", () => res.end("secure ok"));
+  });
+  const toLoopback: HostResolver = () => Promise.resolve([{ address: "127.0.0.1", family: 4 }]);
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("verifies the certificate against the URL's host name although the address is pinned", async () => {
+    const d = dispatcher({ resolveHost: toLoopback, trustedCaCertificates: [TEST_TLS_CERT] });
+    expect(await d.send(simpleDelivery(`https://receiver.test:${port}/hook`))).toMatchObject({ ok: true, responseStatus: 200, responseBody: "secure ok" });
+    expect(servername).toBe("receiver.test");
+  });
+
+  it("refuses a certificate that does not name the host", async () => {
+    const d = dispatcher({ resolveHost: toLoopback, trustedCaCertificates: [TEST_TLS_CERT] });
+    const outcome = await d.send(simpleDelivery(`https://impostor.test:${port}/hook`));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0 });
+    expect(outcome.responseBody).toMatch(/^TLS error: .*impostor\.test/);
+  });
+
+  it("refuses an untrusted (self-signed) certificate by default", async () => {
+    const outcome = await dispatcher({ resolveHost: toLoopback }).send(simpleDelivery(`https://receiver.test:${port}/hook`));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0 });
+    expect(outcome.responseBody).toMatch(/^TLS error: self[- ]signed certificate/);
+  });
+});
+
+describe("dispatcher SSRF protection (allowPrivateTargets: false)", () => {
+  it.each([
+    ["http://127.0.0.1:PORT/", "127.0.0.1"],
+    ["http://2130706433:PORT/", "127.0.0.1"],
+    ["http://0177.0.0.1:PORT/", "127.0.0.1"],
+    ["http://0x7f.1:PORT/", "127.0.0.1"],
+    ["http://127.1:PORT/", "127.0.0.1"],
+    ["http://[::1]:PORT/", "::1"],
+    ["http://[::ffff:127.0.0.1]:PORT/", "::ffff:7f00:1"],
+    ["http://[::ffff:7f00:1]:PORT/", "::ffff:7f00:1"],
+    ["http://0.0.0.0:PORT/", "0.0.0.0"],
+    ["http://[::]:PORT/", "::"],
+  ])("refuses loopback spelled %s without connecting", async (template, address) => {
+    const receiver = await startReceiver((_req, res) => res.end());
+    const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(template.replace("PORT", String(receiver.port))));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${address}` });
+    expect(receiver.connections).toBe(0);
+  });
+
+  it("refuses a host name that resolves to loopback (localhost) without connecting", async () => {
+    const receiver = await startReceiver((_req, res) => res.end());
+    const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(`http://localhost:${receiver.port}/`));
+    expect(outcome.ok).toBe(false);
+    expect(outcome.responseStatus).toBe(0);
+    expect(outcome.responseBody).toMatch(/^Target address is not allowed: (127\.0\.0\.1|::1)$/);
+    expect(receiver.connections).toBe(0);
+  });
+
+  it.each([
+    ["http://10.0.0.1/", "10.0.0.1"],
+    ["http://172.16.0.1/", "172.16.0.1"],
+    ["http://192.168.1.1/", "192.168.1.1"],
+    ["http://169.254.169.254/latest/meta-data/", "169.254.169.254"],
+    ["http://169.254.1.1/", "169.254.1.1"],
+    ["http://100.100.100.200/", "100.100.100.200"],
+    ["http://100.64.0.1/", "100.64.0.1"],
+    ["http://224.0.0.1/", "224.0.0.1"],
+    ["http://255.255.255.255/", "255.255.255.255"],
+    ["http://[fd00:ec2::254]/", "fd00:ec2::254"],
+    ["http://[fc00::1]/", "fc00::1"],
+    ["http://[fe80::1]/", "fe80::1"],
+    ["http://[ff02::1]/", "ff02::1"],
+    ["http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1"],
+    ["http://[2002:7f00:1::]/", "2002:7f00:1::"],
+    ["https://[::ffff:a9fe:a9fe]/", "::ffff:a9fe:a9fe"],
+  ])("refuses %s", async (url, address) => {
+    const started = Date.now();
+    const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(url));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${address}` });
+    // Refused before any connect attempt, so no network time-out is involved.
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it.each([
+    [["127.0.0.1"], "127.0.0.1"],
+    [["93.184.216.34", "10.1.2.3"], "10.1.2.3"],
+    [["2606:4700:4700::1111", "::ffff:127.0.0.1"], "::ffff:127.0.0.1"],
+    [["fd12:3456::1"], "fd12:3456::1"],
+  ])("refuses a host name resolving to %j", async (addresses, forbidden) => {
+    const resolveHost: HostResolver = () => Promise.resolve(addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })));
+    const outcome = await dispatcher({ allowPrivateTargets: false, resolveHost }).send(simpleDelivery("https://hooks.example.test/crm"));
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${forbidden}` });
+  });
+});

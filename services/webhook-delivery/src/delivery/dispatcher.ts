@@ -1,0 +1,316 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
+import { isIP, type LookupFunction } from "node:net";
+import { rootCertificates } from "node:tls";
+import { performance } from "node:perf_hooks";
+import { Agent, buildConnector, request } from "undici";
+import { isForbiddenAddress, targetNotAllowedMessage } from "./ssrf-guard";
+
+/** What one HTTP attempt produced, ready to be stored on the delivery record. */
+export interface AttemptOutcome {
+  /** A 2xx answer, complete (up to the body cap), within the time-out. */
+  ok: boolean;
+  /** HTTP status of the answer; 0 when no complete HTTP answer came (refused, DNS, reset, time-out). */
+  responseStatus: number;
+  /** First characters of the answer's body, or the error text when responseStatus is 0. */
+  responseBody: string;
+  durationMs: number;
+}
+
+export interface DeliveryRequest {
+  url: string;
+  headers: Record<string, string>;
+  /** Sent as is (the signed bytes are the bytes sent). */
+  body: string;
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address; family 0 means any. Injectable so tests need no real DNS. */
+export type HostResolver = (hostname: string, family: 0 | 4 | 6) => Promise<ResolvedAddress[]>;
+
+export interface DispatcherOptions {
+  /** WEBHOOK_TIMEOUT_MS: bound on the whole exchange (DNS, connect, headers and body). */
+  timeoutMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: skip the SSRF address check (tests, on-prem). */
+  allowPrivateTargets: boolean;
+  /** Pooled keep-alive connections per origin (default 16). */
+  maxConnectionsPerOrigin?: number;
+  /** Characters of the response body kept (default 4096, decisions §6). */
+  maxResponseBodyChars?: number;
+  resolveHost?: HostResolver;
+  /** Extra CA certificates (PEM) trusted besides the public roots, for on-prem receivers behind a private CA. */
+  trustedCaCertificates?: readonly string[];
+}
+
+export interface Dispatcher {
+  /** Performs one attempt. Never rejects: every failure becomes an outcome with responseStatus 0. */
+  send(request: DeliveryRequest): Promise<AttemptOutcome>;
+  /** Closes pooled connections once in-flight attempts have finished. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_RESPONSE_BODY_CHARS = 4096;
+const DEFAULT_MAX_CONNECTIONS_PER_ORIGIN = 16;
+// Error texts are stored too; a bound keeps a pathological message from bloating the record.
+const MAX_ERROR_TEXT_CHARS = 500;
+
+/** Raised inside the connector when the target resolves to a forbidden address. */
+export class TargetNotAllowedError extends Error {
+  readonly code = "ERR_WEBHOOK_TARGET_NOT_ALLOWED";
+  constructor(readonly address: string) {
+    super(targetNotAllowedMessage(address));
+    this.name = "TargetNotAllowedError";
+  }
+}
+
+/** Marks the abort of our own whole-exchange timer, to tell it apart from any other failure. */
+class DeliveryTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`Timed out after ${timeoutMs} ms`);
+    this.name = "DeliveryTimeoutError";
+  }
+}
+
+const systemResolver: HostResolver = (hostname, family) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, family }, (err, addresses: LookupAddress[]) => {
+      if (err) reject(err);
+      else resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })));
+    });
+  });
+
+/**
+ * The `lookup` handed to net/tls.connect. Resolution and the SSRF check happen here, in the very
+ * call whose answer the socket connects to, so the checked addresses are the connected addresses:
+ * a DNS rebinding answer between "check" and "connect" is impossible because there is only one
+ * resolution. Node's happy-eyeballs (`all: true`) then only ever picks among checked addresses.
+ */
+function createGuardedLookup(resolveHost: HostResolver, allowPrivateTargets: boolean): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback) => {
+    const family = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 || options.family === "IPv6" ? 6 : 0;
+    resolveHost(hostname, family).then(
+      (resolved) => {
+        const addresses = family === 0 ? resolved : resolved.filter((a) => a.family === family);
+        const first = addresses[0];
+        if (first === undefined) {
+          callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }), "");
+          return;
+        }
+        // One forbidden answer refuses the host: a name that mixes public and internal addresses is
+        // either misconfigured or an attack, and picking "the good one" would invite the latter.
+        const forbidden = allowPrivateTargets ? undefined : addresses.find((a) => isForbiddenAddress(a.address));
+        if (forbidden !== undefined) {
+          callback(new TargetNotAllowedError(forbidden.address), "");
+          return;
+        }
+        if (options.all) callback(null, addresses);
+        else callback(null, first.address, first.family);
+      },
+      (err: unknown) => callback(err as NodeJS.ErrnoException, ""),
+    );
+  };
+}
+
+/**
+ * undici connector: IP literals never reach `lookup` (net connects to them directly), so they are
+ * checked here; host names are checked by the guarded lookup.
+ */
+function createGuardedConnector(options: {
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  resolveHost: HostResolver;
+  trustedCaCertificates: readonly string[] | undefined;
+}): buildConnector.connector {
+  const base = buildConnector({
+    timeout: options.timeoutMs,
+    // Only the IP is pinned: the host name stays the TLS server name, so certificates are still
+    // verified against the name in the webhook URL.
+    lookup: createGuardedLookup(options.resolveHost, options.allowPrivateTargets),
+    // `ca` replaces the default roots, so extra CAs are added to them rather than passed alone.
+    ...(options.trustedCaCertificates?.length ? { ca: [...rootCertificates, ...options.trustedCaCertificates] } : {}),
+  });
+  return (connectOptions, callback) => {
+    const { hostname } = connectOptions;
+    if (!options.allowPrivateTargets && isIP(hostname) !== 0 && isForbiddenAddress(hostname)) {
+      // Asynchronously, like a real connect failure, so undici's state machine sees the usual order.
+      process.nextTick(() => callback(new TargetNotAllowedError(hostname), null));
+      return;
+    }
+    base(connectOptions, callback);
+  };
+}
+
+// Duck-typed on purpose: errors raised by node core may come from another realm (a vm context such
+// as jest's), where `instanceof Error` / `instanceof AggregateError` is false.
+function errorCode(err: unknown): string | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const { code, errors } = err as { code?: unknown; errors?: unknown };
+  if (typeof code === "string") return code;
+  // With several addresses node's happy-eyeballs reports an AggregateError of the per-address errors.
+  if (Array.isArray(errors)) return errorCode(errors[0]);
+  return undefined;
+}
+
+function errorMessage(err: unknown): string {
+  if (typeof err === "object" && err !== null && typeof (err as { message?: unknown }).message === "string") {
+    return (err as { message: string }).message;
+  }
+  return String(err);
+}
+
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
+const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "ECONNABORTED"]);
+
+/** A short, stable text for the delivery log; receivers' owners read it to fix their endpoint. */
+function describeFailure(err: unknown, hostname: string, timeoutMs: number): string {
+  if (err instanceof TargetNotAllowedError) return err.message;
+  if (err instanceof DeliveryTimeoutError) return err.message;
+  const code = errorCode(err);
+  if (code !== undefined) {
+    if (TIMEOUT_CODES.has(code)) return `Timed out after ${timeoutMs} ms`;
+    if (DNS_CODES.has(code)) return `DNS lookup failed for ${hostname} (${code})`;
+    if (code === "ECONNREFUSED") return "Connection refused";
+    if (RESET_CODES.has(code)) return "Connection reset";
+    if (code === "ETIMEDOUT") return "Connection timed out";
+    if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "Host unreachable";
+    if (code === "UND_ERR_HEADERS_OVERFLOW") return "Response headers too large";
+    if (code.startsWith("HPE_") || code === "UND_ERR_RESPONSE") return "Invalid HTTP response";
+  }
+  const message = errorMessage(err);
+  if (code !== undefined && /TLS|SSL|CERT/.test(code)) return `TLS error: ${message}`;
+  return `Request failed: ${message}`;
+}
+
+/**
+ * Makes stored text safe and bounded: at most `max` UTF-16 units without splitting a surrogate
+ * pair, and no NUL characters (PostgreSQL text columns reject U+0000).
+ */
+function clip(text: string, max: number): string {
+  let clipped = text.length > max ? text.slice(0, max) : text;
+  const last = clipped.charCodeAt(clipped.length - 1);
+  if (text.length > max && last >= 0xd800 && last <= 0xdbff) clipped = clipped.slice(0, -1);
+  return clipped.replace(/\u0000/g, "\uFFFD");
+}
+
+/**
+ * Reads at most about `maxChars` characters and then stops, so a receiver streaming an endless body
+ * costs us one chunk beyond the cap, not unbounded memory.
+ */
+async function readBodyPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, maxChars: number): Promise<string> {
+  const decoder = new TextDecoder("utf-8");
+  let text = "";
+  for await (const chunk of body) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.length >= maxChars) {
+      // Leaving the loop destroys the stream, which also drops the (now unusable) connection.
+      return text;
+    }
+  }
+  return text + decoder.decode();
+}
+
+/** Credentials in a webhook URL are sent the way curl does, as HTTP Basic; undici would drop them. */
+function basicAuthorization(url: URL): string | undefined {
+  if (url.username === "" && url.password === "") return undefined;
+  const decode = (part: string): string => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  return "Basic " + Buffer.from(`${decode(url.username)}:${decode(url.password)}`, "utf8").toString("base64");
+}
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { timeoutMs, allowPrivateTargets } = options;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`timeoutMs must be > 0, got ${timeoutMs}`);
+  const maxChars = options.maxResponseBodyChars ?? DEFAULT_MAX_RESPONSE_BODY_CHARS;
+
+  // One pooled keep-alive agent for every delivery: repeated deliveries to a receiver reuse
+  // connections instead of paying DNS + TCP + TLS each time.
+  const agent = new Agent({
+    connections: options.maxConnectionsPerOrigin ?? DEFAULT_MAX_CONNECTIONS_PER_ORIGIN,
+    // Per-phase bounds; the whole-exchange timer in send() is what enforces the total.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: createGuardedConnector({
+      timeoutMs,
+      allowPrivateTargets,
+      resolveHost: options.resolveHost ?? systemResolver,
+      trustedCaCertificates: options.trustedCaCertificates,
+    }),
+  });
+  let closed = false;
+
+  async function send(delivery: DeliveryRequest): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const failure = (text: string): AttemptOutcome => ({
+      ok: false,
+      responseStatus: 0,
+      responseBody: clip(text, MAX_ERROR_TEXT_CHARS),
+      durationMs: Math.round(performance.now() - started),
+    });
+
+    let url: URL;
+    try {
+      url = new URL(delivery.url);
+    } catch {
+      return failure("Invalid target URL");
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return failure("Invalid target URL");
+    if (closed) return failure("Dispatcher is closed");
+
+    const headers: Record<string, string> = { ...delivery.headers };
+    const authorization = basicAuthorization(url);
+    if (authorization !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
+      headers["Authorization"] = authorization;
+    }
+    url.username = "";
+    url.password = "";
+    url.hash = "";
+
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
+    let status: number | undefined;
+    try {
+      // No redirect handling is configured, so a 3xx is returned as is and never followed
+      // (decisions §6): following one would let a receiver bounce us to an unchecked target.
+      const response = await request(url, {
+        dispatcher: agent,
+        method: "POST",
+        headers,
+        body: delivery.body,
+        signal: controller.signal,
+      });
+      status = response.statusCode;
+      const text = await readBodyPrefix(response.body, maxChars);
+      return {
+        ok: status >= 200 && status <= 299,
+        responseStatus: status,
+        responseBody: clip(text, maxChars),
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (err) {
+      const reason = controller.signal.aborted ? controller.signal.reason : err;
+      const text = describeFailure(reason, url.hostname, timeoutMs);
+      // An answer cut off mid-body is not an answer within the time-out (interface §3), so it is
+      // recorded as "no HTTP answer" with the status kept in the text for whoever debugs it.
+      return failure(status === undefined ? text : `${text} while reading the response body (HTTP ${status})`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    await agent.close();
+  }
+
+  return { send, close };
+}
