@@ -1,0 +1,55 @@
+import { rmSync } from "node:fs";
+import { ApiClient } from "./api-client";
+import { runCoreFlow } from "./flow";
+import { startEmbedded } from "./harness";
+
+jest.setTimeout(180_000);
+
+describe("single-machine mode (pnpm start, embedded PGlite, in-process store and bus)", () => {
+  let product: Awaited<ReturnType<typeof startEmbedded>>;
+  beforeAll(async () => {
+    product = await startEmbedded();
+  });
+  afterAll(async () => {
+    await product?.stop();
+    if (product) rmSync(product.dataDir, { recursive: true, force: true });
+  });
+
+  it("carries one request and one event through every tier", async () => {
+    await runCoreFlow(product.baseUrl, "embedded");
+  });
+
+  it("answers unknown routes, malformed JSON and oversized bodies with the envelope", async () => {
+    const api = new ApiClient(product.baseUrl);
+    const missing = await api.call("GET", "/api/v1/nope");
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ success: false, error: { code: 404000, message: "Route not found" } });
+    expect(missing.headers.get("x-request-id")).toBeTruthy();
+
+    const malformed = await fetch(`${product.baseUrl}/api/v1/auth/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: "{oops" });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error.code).toBe(400002);
+
+    const big = await fetch(`${product.baseUrl}/api/v1/auth/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "x".repeat(1024 * 1024 + 10) }),
+    });
+    expect(big.status).toBe(413);
+    expect((await big.json()).error.code).toBe(413000);
+
+    const echoed = await api.call("GET", "/api/v1/capabilities", undefined, { "x-request-id": "trace-me-123" });
+    expect(echoed.headers.get("x-request-id")).toBe("trace-me-123");
+  });
+
+  it("keeps data across a restart of the same DATA_DIR", async () => {
+    const api = new ApiClient(product.baseUrl);
+    const { email, password } = await api.signUp("restart");
+    await product.stop();
+    const { startEmbedded: again } = await import("./harness");
+    const restarted = await again({ DATA_DIR: product.dataDir });
+    product = { ...restarted, dataDir: product.dataDir };
+    const signIn = await new ApiClient(product.baseUrl).call("POST", "/api/v1/auth/sign-in", { email, password });
+    expect(signIn.status).toBe(200);
+  });
+});

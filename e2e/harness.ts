@@ -1,0 +1,186 @@
+// Starts the product the way users start it, as child processes, and drives it over HTTP.
+// Embedded: `pnpm start` (all services in one process). Distributed: `db:deploy` then one process per
+// service against PostgreSQL, Redis and Kafka.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import net, { type AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { createTestDatabase, testInfra, waitFor } from "@crm/testing";
+
+export const ROOT = path.resolve(__dirname, "..");
+const TSX = path.join(ROOT, "node_modules/.bin/tsx");
+
+export interface RunningProduct {
+  baseUrl: string;
+  logs: () => string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Only what a user's shell would pass, plus the test's own settings: nothing from jest leaks in. */
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const { PATH, HOME, LANG } = process.env;
+  return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra };
+}
+
+function spawnLogged(args: string[], env: NodeJS.ProcessEnv, sink: string[], label: string): ChildProcess {
+  const child = spawn(TSX, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const collect = (chunk: Buffer) => {
+    sink.push(`[${label}] ${chunk.toString("utf8")}`);
+    if (sink.length > 2000) sink.splice(0, sink.length - 2000);
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  return child;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function waitReady(baseUrl: string, children: ChildProcess[], logs: () => string, timeoutMs = 90_000): Promise<void> {
+  try {
+    await waitFor(
+      async () => {
+        const dead = children.find((c) => c.exitCode !== null);
+        if (dead) throw new Error(`a process exited with code ${dead.exitCode}`);
+        const res = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
+        return res?.status === 200;
+      },
+      timeoutMs,
+      250,
+    );
+  } catch (err) {
+    throw new Error(`product did not become ready: ${String(err)}\n${logs()}`);
+  }
+}
+
+/** `pnpm start` with no configuration but a port and a fresh data directory. */
+export async function startEmbedded(extra: Record<string, string> = {}): Promise<RunningProduct & { dataDir: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crm-e2e-"));
+  const port = await freePort();
+  const sink: string[] = [];
+  const child = spawnLogged(["infra/standalone/src/start.ts"], baseEnv({ PORT: String(port), DATA_DIR: dataDir, ...extra }), sink, "standalone");
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const logs = () => sink.join("");
+  try {
+    await waitReady(baseUrl, [child], logs);
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+  return {
+    baseUrl,
+    dataDir,
+    logs,
+    stop: async () => {
+      await stopChild(child);
+    },
+  };
+}
+
+const SERVICES = [
+  { name: "identity", dir: "services/identity", schema: "identity", urlVar: "IDENTITY_URL" },
+  { name: "crm-records", dir: "services/crm-records", schema: "records", urlVar: "CRM_RECORDS_URL" },
+  { name: "webhook-delivery", dir: "services/webhook-delivery", schema: "webhooks", urlVar: "WEBHOOK_DELIVERY_URL" },
+] as const;
+
+/** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
+export async function startDistributed(extra: Record<string, string> = {}): Promise<RunningProduct> {
+  if (!testInfra.databaseUrl || !testInfra.redisUrl || !testInfra.kafkaBrokers) throw new Error("distributed mode needs PostgreSQL, Redis and Kafka");
+  const shared = {
+    REDIS_URL: testInfra.redisUrl,
+    KAFKA_BROKERS: testInfra.kafkaBrokers,
+    JWT_SECRET: randomBytes(32).toString("hex"),
+    INTERNAL_TOKEN_SECRET: randomBytes(32).toString("hex"),
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crm-e2e-dist-")),
+    ...extra,
+  };
+  const sink: string[] = [];
+  const logs = () => sink.join("");
+  const children: ChildProcess[] = [];
+  const databases: Array<{ drop: () => Promise<void> }> = [];
+  const urls: Record<string, string> = {};
+  try {
+    for (const service of SERVICES) {
+      const db = await createTestDatabase(`crm_e2e_${service.schema}`);
+      databases.push(db);
+      // The deploy command users run before starting a release.
+      const deploy = spawnSync("pnpm", ["--filter", `@crm/${service.name}`, "db:deploy"], {
+        cwd: ROOT,
+        env: baseEnv({ DATABASE_URL: db.url }),
+        encoding: "utf8",
+      });
+      if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed:\n${deploy.stdout}\n${deploy.stderr}`);
+      const port = await freePort();
+      urls[service.urlVar] = `http://127.0.0.1:${port}`;
+      children.push(
+        spawnLogged([`${service.dir}/src/main.ts`], baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
+      );
+    }
+    const port = await freePort();
+    children.push(spawnLogged(["services/gateway/src/main.ts"], baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, "gateway"));
+    const baseUrl = `http://127.0.0.1:${port}`;
+    await waitReady(baseUrl, children, logs);
+    return {
+      baseUrl,
+      logs,
+      stop: async () => {
+        for (const child of children.reverse()) await stopChild(child);
+        for (const db of databases) await db.drop();
+        rmSync(shared.DATA_DIR, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    for (const child of children.reverse()) await stopChild(child);
+    for (const db of databases) await db.drop().catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface ReceivedRequest {
+  headers: http.IncomingHttpHeaders;
+  rawBody: string;
+}
+
+/** A webhook receiver on loopback that records every request and answers `status`. */
+export async function startReceiver(status = 200): Promise<{ url: string; received: ReceivedRequest[]; close(): Promise<void> }> {
+  const received: ReceivedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ headers: req.headers, rawBody: Buffer.concat(chunks).toString("utf8") });
+      res.writeHead(status, { "content-type": "text/plain" }).end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export function tempDirCleanup(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}

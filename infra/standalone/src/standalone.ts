@@ -1,0 +1,43 @@
+// Single-machine mode: all four services in one process, each on its own loopback port, the gateway
+// on PORT. With no DATABASE_URL / REDIS_URL / KAFKA_BROKERS they share one embedded PGlite (a schema
+// each), one in-process store and one in-process bus; the HTTP hops are the same as when distributed.
+import * as crmRecords from "@crm/crm-records";
+import * as gateway from "@crm/gateway";
+import * as identity from "@crm/identity";
+import * as webhookDelivery from "@crm/webhook-delivery";
+import type { RunningService } from "@crm/service-kit";
+
+export interface Standalone {
+  url: string;
+  services: RunningService[];
+  stop(): Promise<void>;
+}
+
+/** Starts the product from one environment (process.env in production, a test's own in tests). */
+export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalone> {
+  // Internal services listen on ephemeral loopback ports; only the gateway is public.
+  const internal = { ...env, PORT: "0", HOST: "127.0.0.1" };
+  const started: RunningService[] = [];
+  try {
+    // Sequential: they share one PGlite, and a clear error names the service that failed.
+    for (const service of [identity, crmRecords, webhookDelivery]) {
+      started.push(await service.start(service.loadConfig(internal)));
+    }
+    const [id, records, webhooks] = started as [RunningService, RunningService, RunningService];
+    const edge = await gateway.start(
+      gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }),
+    );
+    started.push(edge);
+    return {
+      url: edge.url,
+      services: started,
+      stop: async () => {
+        // The edge first, so no new work arrives while the services flush.
+        for (const service of [...started].reverse()) await service.stop();
+      },
+    };
+  } catch (err) {
+    for (const service of started.reverse()) await service.stop().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,35 @@
+import { env, parseEnv, z } from "@crm/config";
+
+const schema = z.object({
+  PORT: env.port(3000),
+  HOST: z.string().default("0.0.0.0"),
+  DATA_DIR: z.string().default("./.data"),
+  REDIS_URL: env.redisUrl().optional(),
+  IDENTITY_URL: env.url().default("http://127.0.0.1:4001"),
+  CRM_RECORDS_URL: env.url().default("http://127.0.0.1:4002"),
+  WEBHOOK_DELIVERY_URL: env.url().default("http://127.0.0.1:4003"),
+  /** Shared with identity; generated under DATA_DIR when unset (single machine). */
+  JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  INTERNAL_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  ACCESS_TOKEN_TTL_S: env.int(1800, 1),
+  REFRESH_TOKEN_TTL_S: env.int(86400, 1),
+  RATE_LIMIT_MAX: env.int(50, 1),
+  RATE_LIMIT_WINDOW_MS: env.int(60000, 1),
+  CORS_ALLOWED_ORIGINS: env.csv().default([]),
+  ALLOW_SIGN_UP: env.bool(true),
+  WEBHOOK_TIMEOUT_MS: env.int(10000, 1),
+  WEBHOOK_RETRY_DELAYS_MS: env.intList().default([60000, 300000]),
+  WEBHOOK_RETRY_INTERVAL_MS: env.int(30000, 1),
+  WEBHOOK_RETRY_BATCH_SIZE: env.int(10, 1),
+  /** Number of proxy hops in front of the gateway whose X-Forwarded-For is trusted (0 = none). */
+  TRUST_PROXY_HOPS: env.int(0),
+  /** Time a forwarded request may take before the gateway answers 503000. */
+  UPSTREAM_TIMEOUT_MS: env.int(30000, 1),
+  LOG_LEVEL: env.logLevel(),
+});
+
+export type GatewayConfig = z.infer<typeof schema>;
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
+  return parseEnv(schema, source);
+}

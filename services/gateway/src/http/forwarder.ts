@@ -1,0 +1,73 @@
+// Forwards a public request to the service that owns it, over a keep-alive pool per service, with
+// the internal token that names the caller. The service's answer is passed back unchanged.
+import { Pool, type Dispatcher } from "undici";
+import type { Request } from "express";
+import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
+import { AppError } from "@crm/errors";
+import { signInternalToken } from "@crm/service-kit";
+import type { ServiceName } from "./route-table";
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/** Request headers a service may need; everything else (credentials included) stays at the edge. */
+const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent"];
+/** Response headers passed back to the client. */
+const PASSED_RESPONSE_HEADERS = new Set(["content-type", "set-cookie", "location", "cache-control", "etag", "retry-after"]);
+
+export interface ForwarderOptions {
+  services: Record<Exclude<ServiceName, "gateway">, string>;
+  internalTokenSecret: string;
+  timeoutMs: number;
+}
+
+export class Forwarder {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly options: ForwarderOptions) {
+    for (const url of Object.values(options.services)) {
+      if (!this.pools.has(url)) this.pools.set(url, new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 }));
+    }
+  }
+
+  async forward(service: Exclude<ServiceName, "gateway">, req: Request, principal: Principal | undefined): Promise<UpstreamResponse> {
+    const pool = this.pools.get(this.options.services[service])!;
+    const headers: Record<string, string> = {
+      [INTERNAL_TOKEN_HEADER]: signInternalToken(principal ? { principal, requestId: req.requestId } : { requestId: req.requestId }, this.options.internalTokenSecret),
+      "x-request-id": req.requestId,
+      "x-forwarded-for": req.ip ?? "",
+      "x-forwarded-proto": req.protocol,
+    };
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = req.headers[name];
+      if (typeof value === "string") headers[name] = value;
+    }
+    if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await pool.request({
+        method: req.method as Dispatcher.HttpMethod,
+        path: req.originalUrl,
+        headers,
+        body: req.rawBody,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+      });
+    } catch (cause) {
+      throw new AppError(503000, undefined, { cause });
+    }
+    const body = Buffer.from(await response.body.arrayBuffer());
+    const passed: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined && PASSED_RESPONSE_HEADERS.has(name)) passed[name] = value;
+    }
+    return { status: response.statusCode, headers: passed, body };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close()));
+  }
+}

@@ -1,0 +1,46 @@
+import express, { type RequestHandler } from "express";
+import { AppError } from "@crm/errors";
+import { BODY_LIMIT_BYTES } from "@crm/service-kit";
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The exact request body bytes, forwarded unchanged; undefined when there is none. */
+      rawBody?: Buffer;
+    }
+  }
+}
+
+const readRaw = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
+
+/**
+ * Reads the body once as bytes (413000 over 1 MiB), refuses non-JSON media types (415000) and
+ * malformed JSON (400002) at the edge, and keeps the bytes to forward as they came.
+ */
+export const rawJsonBody: RequestHandler[] = [
+  (req, res, next) => {
+    const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (!hasBody) return next();
+    readRaw(req, res, next);
+  },
+  (req, _res, next) => {
+    if (!Buffer.isBuffer(req.body) || req.body.length === 0) {
+      req.body = undefined;
+      return next();
+    }
+    const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim();
+    if (!JSON_TYPE.test(type)) return next(new AppError(415000));
+    const raw: Buffer = req.body;
+    try {
+      JSON.parse(raw.toString("utf8"));
+    } catch {
+      return next(new AppError(400002));
+    }
+    req.rawBody = raw;
+    req.body = undefined;
+    next();
+  },
+];

@@ -1,0 +1,2 @@
+export { start } from "./start";
+export { loadConfig, type GatewayConfig } from "./config";

@@ -1,0 +1,53 @@
+// The OpenAPI 3.0.3 document, generated from the zod schemas that validate requests (each context
+// registers its own endpoints in @crm/contracts); built once at start.
+import { OpenAPIRegistry, OpenApiGeneratorV3 } from "@asteasolutions/zod-to-openapi";
+import { errorEnvelopeSchema, z } from "@crm/contracts";
+
+export function buildOpenApiDocument(registrations: Array<(registry: OpenAPIRegistry) => void>, serverUrl = "/"): object {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "Access token from sign-in, or an API key (`svc_...`) as a bearer token.",
+  });
+  registry.registerComponent("securitySchemes", "apiKeyAuth", { type: "apiKey", in: "header", name: "X-Api-Key" });
+  registry.register("ErrorEnvelope", errorEnvelopeSchema);
+
+  registry.registerPath({
+    method: "get",
+    path: "/api/v1/openapi.json",
+    summary: "This OpenAPI document",
+    tags: ["Meta"],
+    security: [],
+    responses: { 200: { description: "The OpenAPI 3.0.3 document (not enveloped)", content: { "application/json": { schema: z.object({}).passthrough() } } } },
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/api/v1/capabilities",
+    summary: "What this deployment offers: entities, events, scopes, filter operators, casts, limits",
+    tags: ["Meta"],
+    security: [],
+    responses: {
+      200: {
+        description: "Capabilities",
+        content: { "application/json": { schema: z.object({ success: z.literal(true), data: z.object({}).passthrough() }) } },
+      },
+    },
+  });
+  for (const register of registrations) register(registry);
+
+  const generator = new OpenApiGeneratorV3(registry.definitions);
+  return generator.generateDocument({
+    openapi: "3.0.3",
+    info: {
+      title: "CRM Platform API",
+      version: "1.0.0",
+      description:
+        "Multi-tenant CRM API. Every response uses the envelope `{success, data}` / `{success, data, meta}` / `{success:false, error:{code, message, details?}}`; " +
+        "logout answers 204 with no body. Every response carries X-Request-Id and X-RateLimit-* headers.",
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
+  });
+}

@@ -1,0 +1,59 @@
+import { loadOrCreateSecret } from "@crm/config";
+import { openKvStore } from "@crm/kv-store";
+import { createLogger } from "@crm/logger";
+import { listen, type RunningService } from "@crm/service-kit";
+import { request } from "undici";
+import { createApp } from "./app";
+import type { GatewayConfig } from "./config";
+import { Forwarder } from "./http/forwarder";
+import { IdempotencyStore } from "./http/idempotency";
+import { buildCapabilities } from "./public/capabilities";
+import { buildOpenApiDocument } from "./public/openapi";
+import { openApiRegistrations } from "./public/registrations";
+import { createSecurity } from "./security";
+
+export async function start(config: Readonly<GatewayConfig>): Promise<RunningService> {
+  const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
+  const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt-secret");
+  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
+  const kv = openKvStore(config.REDIS_URL);
+  const services = {
+    identity: config.IDENTITY_URL,
+    "crm-records": config.CRM_RECORDS_URL,
+    "webhook-delivery": config.WEBHOOK_DELIVERY_URL,
+  };
+  const security = createSecurity({ config: { ...config, JWT_SECRET: jwtSecret }, kv, redisUrl: config.REDIS_URL, identityUrl: config.IDENTITY_URL, internalTokenSecret, logger });
+  const forwarder = new Forwarder({ services, internalTokenSecret, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+  const app = createApp({
+    logger,
+    security,
+    forwarder,
+    idempotency: new IdempotencyStore(kv),
+    documents: { capabilities: buildCapabilities(config), openapi: buildOpenApiDocument(openApiRegistrations) },
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+    readiness: [
+      { name: "kv", check: () => kv.ping() },
+      ...Object.entries(services).map(([name, url]) => ({
+        name,
+        check: async () => {
+          const res = await request(`${url}/healthz`, { headersTimeout: 2000, bodyTimeout: 2000 });
+          await res.body.dump();
+          if (res.statusCode !== 200) throw new Error(`${name} answered ${res.statusCode}`);
+        },
+      })),
+    ],
+  });
+  const server = await listen(app, config.PORT, config.HOST);
+  logger.info({ url: server.url }, "gateway listening");
+  return {
+    name: "gateway",
+    url: server.url,
+    port: server.port,
+    stop: async () => {
+      await server.close();
+      await security.close();
+      await forwarder.close();
+      await kv.close();
+    },
+  };
+}
