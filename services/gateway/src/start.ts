@@ -9,6 +9,7 @@ import { Forwarder } from "./http/forwarder";
 import { IdempotencyStore } from "./http/idempotency";
 import { buildCapabilities } from "./public/capabilities";
 import { buildOpenApiDocument } from "./public/openapi";
+import { docsHtml } from "./public/docs-page";
 import { openApiRegistrations } from "./public/registrations";
 import { createSecurity } from "./security";
 
@@ -29,7 +30,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<RunningSer
     security,
     forwarder,
     idempotency: new IdempotencyStore(kv),
-    documents: { capabilities: buildCapabilities(config), openapi: buildOpenApiDocument(openApiRegistrations) },
+    documents: { capabilities: buildCapabilities(config), openapi: buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
     trustProxyHops: config.TRUST_PROXY_HOPS,
     readiness: [
       { name: "kv", check: () => kv.ping() },

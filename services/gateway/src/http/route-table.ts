@@ -36,6 +36,7 @@ const defs: RouteDef[] = [
   { method: "GET", pattern: "/capabilities", service: "gateway", public: true },
   { method: "GET", pattern: "/openapi.json", service: "gateway", public: true },
   { method: "GET", pattern: "/docs", service: "gateway", public: true },
+  { method: "GET", pattern: "/docs/:asset", service: "gateway", public: true },
   { method: "POST", pattern: "/auth/sign-up", service: "identity", public: true },
   { method: "POST", pattern: "/auth/sign-in", service: "identity", public: true },
   { method: "POST", pattern: "/auth/token/refresh", service: "identity", public: true },

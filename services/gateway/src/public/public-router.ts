@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import express, { type Router } from "express";
 import { ok } from "@crm/contracts";
+import { docsAssets } from "./docs-page";
 
 export interface PublicDocuments {
   capabilities: object;
@@ -27,6 +28,9 @@ export function publicRouter(documents: PublicDocuments): Router {
   };
   router.get("/capabilities", serve(capabilities, "application/json"));
   router.get("/openapi.json", serve(openapi, "application/json"));
-  if (documents.docsHtml) router.get("/docs", serve(documents.docsHtml, "text/html"));
+  if (documents.docsHtml) {
+    router.get("/docs", serve(documents.docsHtml, "text/html"));
+    router.use("/docs", docsAssets());
+  }
   return router;
 }

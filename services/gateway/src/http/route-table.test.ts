@@ -1,0 +1,35 @@
+import { matchRoute, pathExists } from "./route-table";
+
+describe("route table", () => {
+  it.each([
+    ["GET", "/api/v1/client", "crm-records", "clients.read"],
+    ["POST", "/api/v1/invoice", "crm-records", "invoices.create"],
+    ["PATCH", "/api/v1/quote/abc", "crm-records", "quotes.update"],
+    ["PUT", "/api/v1/employee/abc", "crm-records", "employees.update"],
+    ["DELETE", "/api/v1/contact/abc", "crm-records", "contacts.delete"],
+    ["GET", "/api/v1/webhook/abc/deliveries", "webhook-delivery", "webhooks.read"],
+    ["POST", "/api/v1/webhook/abc/deliveries/def/retry", "webhook-delivery", "webhooks.update"],
+    ["POST", "/api/v1/api-key", "identity", "apiKeys.create"],
+    ["DELETE", "/api/v1/api-key", "identity", "apiKeys.delete"],
+    ["GET", "/api/v1/user/abc", "identity", "users.read"],
+  ])("%s %s -> %s needing %s", (method, path, service, permission) => {
+    expect(matchRoute(method, path)).toMatchObject({ service, permission, public: false });
+  });
+
+  it("marks public routes and API-key-refused routes", () => {
+    expect(matchRoute("POST", "/api/v1/auth/sign-in")).toMatchObject({ public: true, service: "identity" });
+    expect(matchRoute("GET", "/api/v1/capabilities")).toMatchObject({ public: true, service: "gateway" });
+    expect(matchRoute("POST", "/api/v1/api-key")?.jwtOnly).toBe(true);
+    expect(matchRoute("POST", "/api/v1/auth/logout")).toMatchObject({ public: false });
+    expect(matchRoute("POST", "/api/v1/auth/logout")?.permission).toBeUndefined();
+  });
+
+  it("finds nothing for unknown paths, methods and prefixes", () => {
+    expect(matchRoute("GET", "/api/v1/unknown")).toBeUndefined();
+    expect(matchRoute("DELETE", "/api/v1/client")).toBeUndefined();
+    expect(matchRoute("GET", "/api/v2/client")).toBeUndefined();
+    expect(matchRoute("GET", "/api/v1/client/a/b")).toBeUndefined();
+    expect(pathExists("/api/v1/client/abc")).toBe(true);
+    expect(pathExists("/api/v1/nope")).toBe(false);
+  });
+});
