@@ -3,6 +3,7 @@
 // (stack overflow) or anything else that would surface as a 500.
 import fc from "fast-check";
 import { parseInclude } from "./include.parser";
+import { CASTS, FILTER_OPERATORS } from "./limits.constants";
 import { parseListQuery } from "./list-query.parser";
 import { parseOrderBy } from "./order-by.parser";
 import { isQueryError, testSpec, thrownBy } from "./query-spec.fixture";
@@ -54,6 +55,10 @@ const grammarToken = fc.constantFrom(
   "2024-01-01",
   "2024-01-01T10:00:00Z",
   "PAID",
+  "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b",
+  "0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B",
+  "0193a4b2-",
+  "-1c2d3e4f5a6b",
   "asc",
   "desc",
   "a",
@@ -64,6 +69,18 @@ const grammarToken = fc.constantFrom(
 );
 const grammarString = fc.array(grammarToken, { maxLength: 40 }).map((tokens) => tokens.join(""));
 const input = fc.oneof(anyString, grammarString);
+
+const uuidFields = Object.keys(testSpec.fields).filter((name) => testSpec.fields[name]!.type === "uuid");
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A well-formed uuid of any version or variant nibble, in any mix of upper and lower case. */
+const mixedCaseUuid = fc.mixedCase(fc.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/));
+/** Text near the uuid shape: a uuid with one character changed, dropped or added, or anything at all. */
+const nearUuid = fc.oneof(
+  fc.tuple(mixedCaseUuid, fc.nat(35), fc.constantFrom("", "g", "-", " ", "0", "{", "Z")).map(([u, i, ch]) => u.slice(0, i) + ch + u.slice(i + 1)),
+  fc.tuple(mixedCaseUuid, fc.constantFrom("", "0", " ", "}", "-")).map(([u, extra]) => u + extra),
+  mixedCaseUuid.map((u) => u.replace(/-/g, "")),
+  anyString,
+);
 
 function expectOnly(codes: readonly number[], fn: () => unknown): void {
   const error = thrownBy(fn);
@@ -87,6 +104,46 @@ describe("parsers never throw anything but their own errors", () => {
         expectOnly([400019], () => parseWhere(text, testSpec));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("uuid fields: a well-formed uuid in any case is equality with its lower-case text", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...uuidFields), mixedCaseUuid, fc.boolean(), (field, uuid, quoted) => {
+        const value = quoted ? `"${uuid}"` : uuid;
+        expect(parseWhere(`${field}:${value}`, testSpec)).toEqual({ kind: "condition", field, operator: "equals", value: uuid.toLowerCase() });
+        expect(toPrismaWhere(parseWhere(`${field}:${value}`, testSpec), testSpec)).toEqual({ [field]: { equals: uuid.toLowerCase() } });
+      }),
+      RUNS,
+    );
+  });
+
+  it("uuid fields: anything else, any operator and any cast is 400019", () => {
+    const operator = fc.constantFrom("", ...FILTER_OPERATORS.map((op) => `${op}:`));
+    const cast = fc.constantFrom("", ...CASTS);
+    fc.assert(
+      fc.property(fc.constantFrom(...uuidFields), operator, cast, fc.oneof(mixedCaseUuid, nearUuid), (field, op, castName, text) => {
+        const value = castName === "" ? text : `${castName}(${text})`;
+        const error = thrownBy(() => parseWhere(`${field}:${op}${value}`, testSpec));
+        if (op === "" && castName === "" && UUID_SHAPE.test(text)) {
+          expect(error).toBeUndefined();
+        } else {
+          // Only an exact uuid survives; everything else, whatever it looks like, is a bad query.
+          if (!isQueryError(error, [400019])) throw error ?? new Error(`accepted ${field}:${op}${value}`);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it("uuid fields: NOT on a nullable uuid includes NULL, on a non-nullable one it does not", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...uuidFields), mixedCaseUuid, (field, uuid) => {
+        const negation = { NOT: { [field]: { equals: uuid.toLowerCase() } } };
+        const expected = testSpec.fields[field]!.nullable ? { OR: [{ [field]: null }, negation] } : negation;
+        expect(toPrismaWhere(parseWhere(`NOT:${field}:${uuid}`, testSpec), testSpec)).toEqual(expected);
+      }),
+      RUNS,
     );
   });
 

@@ -40,6 +40,9 @@ function writeValue(spec: FieldSpec, value: FilterValue, useCast: boolean): stri
       return useCast ? `bool(${String(value)})` : String(value);
     case "datetime":
       return useCast ? `date(${(value as Date).toISOString()})` : (value as Date).toISOString();
+    case "uuid":
+      // No cast applies to a uuid; the flag picks the other spelling: quoted and upper-case.
+      return useCast ? quote((value as string).toUpperCase()) : (value as string);
   }
 }
 
@@ -55,6 +58,8 @@ const OPERATORS_BY_TYPE: Record<FieldSpec["type"], readonly Operator[]> = {
   datetime: ["equals", "gt", "gte", "lt", "lte"],
   boolean: ["equals"],
   enum: ["equals"],
+  uuid: ["equals"],
+
 };
 
 /** Small domains so that generated filters and rows actually meet. */
@@ -63,6 +68,14 @@ const INTS = [-1, 0, 1, 2] as const;
 const DECIMALS = ["-1", "0", "0.5", "1"] as const;
 const DATES = [new Date("2024-01-01T00:00:00Z"), new Date("2024-06-01T12:30:00Z"), new Date("2025-01-01T00:00:00Z")] as const;
 const PRIORITIES = ["LOW", "HIGH"] as const;
+const UUIDS = [
+  "00000000-0000-0000-0000-000000000000",
+  "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b",
+  "f47ac10b-58cc-4372-a567-0e02b2c3d479",
+  "ffffffff-ffff-ffff-ffff-ffffffffffff",
+] as const;
+/** Any well-formed uuid (any version or variant nibble), as the parser normalises it: lower case. */
+const anyUuid = fc.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 
 function valueArb(spec: FieldSpec): fc.Arbitrary<FilterValue> {
   switch (spec.type) {
@@ -78,10 +91,12 @@ function valueArb(spec: FieldSpec): fc.Arbitrary<FilterValue> {
       return fc.constantFrom(...DATES);
     case "enum":
       return fc.constantFrom(...(spec.enumValues ?? []));
+    case "uuid":
+      return fc.oneof(fc.constantFrom(...UUIDS), anyUuid);
   }
 }
 
-const semanticFields = ["firstName", "email", "quantity", "score", "discount", "isActive", "isVip", "status", "priority", "dueDate"] as const;
+const semanticFields = ["id", "clientId", "firstName", "email", "quantity", "score", "discount", "isActive", "isVip", "status", "priority", "dueDate"] as const;
 
 const leafArb: fc.Arbitrary<Written> = fc
   .constantFrom(...semanticFields)
@@ -146,6 +161,7 @@ const rowArb: fc.Arbitrary<Row> = fc.record(
       else if (spec.type === "decimal") base = fc.constantFrom(-1, 0, 0.25, 0.5, 1, 2);
       else if (spec.type === "boolean") base = fc.boolean();
       else if (spec.type === "datetime") base = fc.constantFrom(...DATES);
+      else if (spec.type === "uuid") base = fc.constantFrom(...UUIDS);
       else base = fc.constantFrom(...(field === "status" ? INVOICE_STATUSES : PRIORITIES));
       return [field, spec.nullable ? fc.option(base, { nil: null }) : base];
     }),
@@ -297,6 +313,13 @@ describe("where semantics", () => {
     expect(selects(node, { ...row })).toBe(true);
     // A naive { NOT: { email: { equals: "x" } } } would be UNKNOWN there, and drop the row.
     expect(sql({ NOT: { email: { equals: "x" } } }, row)).toBeNull();
+  });
+
+  it("example: NOT:clientId:<uuid> keeps the rows whose clientId is NULL", () => {
+    const node = parseWhere(`NOT:clientId:${UUIDS[1].toUpperCase()}`, testSpec);
+    expect(selects(node, { clientId: null })).toBe(true);
+    expect(selects(node, { clientId: UUIDS[1] })).toBe(false);
+    expect(selects(node, { clientId: UUIDS[2] })).toBe(true);
   });
 
   it("example: contains matches % and _ literally", () => {
