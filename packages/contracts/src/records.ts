@@ -1,0 +1,431 @@
+// Request and response schemas of the CRM-records context (interface §2, §4; decisions §2, §3, §8).
+// crm-records validates request bodies with these, and the gateway's OpenAPI document is built from them.
+import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { errorCatalogue, type ErrorCode } from "@crm/errors";
+import { z } from "./zod";
+import { dataEnvelope, errorEnvelopeSchema, listEnvelope } from "./envelope";
+import type { RecordEntity } from "./events";
+import type { Resource } from "./permissions";
+
+export const contactTypes = ["EMAIL", "PHONE", "MOBILE", "WEBSITE", "OTHER"] as const;
+export const invoiceStatuses = ["DRAFT", "SENT", "PAID", "OVERDUE", "VOID"] as const;
+export const quoteStatuses = ["DRAFT", "SENT", "ACCEPTED", "DECLINED", "EXPIRED"] as const;
+
+/** Fields no body may set: the server owns them (decisions §8). */
+export const readOnlyRecordFields = ["id", "businessId", "number", "totalAmount", "createdAt", "updatedAt"] as const;
+
+/** Permission resource of each entity (`clients.read`, ...). */
+export const recordResourceOf: Readonly<Record<RecordEntity, Resource>> = {
+  client: "clients",
+  contact: "contacts",
+  invoice: "invoices",
+  quote: "quotes",
+  product: "products",
+  service: "services",
+  employee: "employees",
+};
+
+/** Most decimal places an item quantity, unit price or product price may carry. */
+export const MONEY_MAX_DECIMALS = 4;
+/** Amounts are stored as NUMERIC(15,4); anything this large is also beyond exact JSON numbers. */
+export const MONEY_UPPER_BOUND = 100_000_000_000;
+export const MAX_ITEMS = 1000;
+
+/**
+ * Decimal places of a JSON number as the client wrote it. JSON.parse gives the nearest double, and
+ * the shortest text that reads back as that double (`String(n)`) is what was written for every
+ * number of at most 15 significant digits, which the bounds above guarantee.
+ */
+export function decimalPlaces(value: number): number {
+  const match = /^-?\d+(?:\.(\d+))?(?:e([+-]\d+))?$/i.exec(String(value));
+  if (!match) return Number.POSITIVE_INFINITY;
+  return Math.max(0, (match[1]?.length ?? 0) - Number(match[2] ?? 0));
+}
+
+function amount(options: { positive: boolean; description: string }) {
+  const base = z.number();
+  return (options.positive ? base.positive() : base.min(0))
+    .lt(MONEY_UPPER_BOUND)
+    .refine((n) => decimalPlaces(n) <= MONEY_MAX_DECIMALS, { message: `At most ${MONEY_MAX_DECIMALS} decimal places` })
+    .openapi({ description: options.description, example: options.positive ? 2 : 49.99 });
+}
+
+const ISO_DATE = z.iso.date();
+const ISO_DATE_TIME = z.iso.datetime({ offset: true });
+/** `YYYY-MM-DD` (midnight UTC) or a full ISO 8601 date-time with `Z` or an offset. */
+const isoDate = z
+  .string()
+  .refine((v) => ISO_DATE.safeParse(v).success || ISO_DATE_TIME.safeParse(v).success, {
+    message: "Expected an ISO 8601 date (YYYY-MM-DD) or date-time",
+  })
+  .openapi({ description: "ISO 8601 date (YYYY-MM-DD, midnight UTC) or date-time", example: "2025-01-31" });
+
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, { message: "Expected an ISO 4217 currency code (3 upper-case letters)" })
+  .openapi({ description: "ISO 4217 code; default USD", example: "EUR" });
+
+const uuidRef = (description: string) =>
+  z.string().openapi({ description, example: "01939d5e-8c2a-7b3e-9f1a-2c4d6e8f0a1b" });
+
+const text = (max: number) => z.string().min(1).max(max);
+const optionalText = (max: number) => z.string().max(max).nullable().optional();
+const email = z.email({ message: "Invalid email address" }).max(320).openapi({ example: "ada@example.com" });
+
+// ---------------------------------------------------------------------------------------------
+// Writable fields per entity (decisions §2). Defaults are the database's (isActive true, status
+// DRAFT, currency USD, unitPrice 0, isPrimary false), so update schemas are exact partials.
+
+export const recordItemSchema = z
+  .object({
+    description: text(1000),
+    quantity: amount({ positive: true, description: "Greater than 0, at most 4 decimal places" }),
+    unitPrice: amount({ positive: false, description: "0 or more, at most 4 decimal places" }),
+  })
+  .strict()
+  .openapi("RecordItem");
+export type RecordItemInput = z.infer<typeof recordItemSchema>;
+
+const items = z.array(recordItemSchema).min(1, { message: "At least one item is required" }).max(MAX_ITEMS);
+
+export const clientCreateSchema = z
+  .object({
+    firstName: text(200),
+    lastName: text(200),
+    email: email.nullable().optional(),
+    phone: optionalText(50),
+    companyName: optionalText(200),
+    notes: optionalText(10_000),
+    isActive: z.boolean().optional().openapi({ description: "Default true" }),
+  })
+  .strict()
+  .openapi("ClientCreate");
+
+export const contactCreateSchema = z
+  .object({
+    clientId: uuidRef("A client of the caller's business"),
+    type: z.enum(contactTypes),
+    value: text(500),
+    isPrimary: z.boolean().optional().openapi({ description: "Default false" }),
+  })
+  .strict()
+  .openapi("ContactCreate");
+
+export const invoiceCreateSchema = z
+  .object({
+    clientId: uuidRef("A client of the caller's business"),
+    items,
+    status: z.enum(invoiceStatuses).optional().openapi({ description: "Default DRAFT; may change freely" }),
+    currency: currency.optional(),
+    issueDate: isoDate.nullable().optional(),
+    dueDate: isoDate.nullable().optional(),
+    notes: optionalText(10_000),
+  })
+  .strict()
+  .openapi("InvoiceCreate");
+
+export const quoteCreateSchema = z
+  .object({
+    clientId: uuidRef("A client of the caller's business"),
+    items,
+    status: z.enum(quoteStatuses).optional().openapi({ description: "Default DRAFT; may change freely" }),
+    currency: currency.optional(),
+    validUntil: isoDate.nullable().optional(),
+    notes: optionalText(10_000),
+  })
+  .strict()
+  .openapi("QuoteCreate");
+
+export const productCreateSchema = z
+  .object({
+    name: text(200),
+    description: optionalText(10_000),
+    sku: optionalText(100),
+    unitPrice: amount({ positive: false, description: "Default 0; at most 4 decimal places" }).optional(),
+    currency: currency.optional(),
+    isActive: z.boolean().optional().openapi({ description: "Default true" }),
+  })
+  .strict()
+  .openapi("ProductCreate");
+
+export const serviceCreateSchema = z
+  .object({
+    name: text(200),
+    description: optionalText(10_000),
+    unitPrice: amount({ positive: false, description: "Default 0; at most 4 decimal places" }).optional(),
+    unit: optionalText(50).openapi({ example: "hour" }),
+    isActive: z.boolean().optional().openapi({ description: "Default true" }),
+  })
+  .strict()
+  .openapi("ServiceCreate");
+
+export const employeeCreateSchema = z
+  .object({
+    firstName: text(200),
+    lastName: text(200),
+    email: email.nullable().optional(),
+    phone: optionalText(50),
+    position: optionalText(200),
+    isActive: z.boolean().optional().openapi({ description: "Default true" }),
+  })
+  .strict()
+  .openapi("EmployeeCreate");
+
+export const clientUpdateSchema = clientCreateSchema.partial().strict().openapi("ClientUpdate");
+export const contactUpdateSchema = contactCreateSchema.partial().strict().openapi("ContactUpdate");
+export const invoiceUpdateSchema = invoiceCreateSchema.partial().strict().openapi("InvoiceUpdate");
+export const quoteUpdateSchema = quoteCreateSchema.partial().strict().openapi("QuoteUpdate");
+export const productUpdateSchema = productCreateSchema.partial().strict().openapi("ProductUpdate");
+export const serviceUpdateSchema = serviceCreateSchema.partial().strict().openapi("ServiceUpdate");
+export const employeeUpdateSchema = employeeCreateSchema.partial().strict().openapi("EmployeeUpdate");
+
+export type ClientCreate = z.infer<typeof clientCreateSchema>;
+export type ContactCreate = z.infer<typeof contactCreateSchema>;
+export type InvoiceCreate = z.infer<typeof invoiceCreateSchema>;
+export type QuoteCreate = z.infer<typeof quoteCreateSchema>;
+export type ProductCreate = z.infer<typeof productCreateSchema>;
+export type ServiceCreate = z.infer<typeof serviceCreateSchema>;
+export type EmployeeCreate = z.infer<typeof employeeCreateSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Responses: what GET returns. Events carry the same objects without relations.
+
+const timestamp = z.string().openapi({ format: "date-time" });
+const nullableTimestamp = z.string().nullable().openapi({ format: "date-time" });
+const base = { id: z.string(), businessId: z.string() };
+const times = { createdAt: timestamp, updatedAt: timestamp };
+
+const recordItemView = z.object({ description: z.string(), quantity: z.number(), unitPrice: z.number() });
+
+export const contactSchema = z
+  .object({ ...base, clientId: z.string(), type: z.enum(contactTypes), value: z.string(), isPrimary: z.boolean(), ...times })
+  .openapi("Contact");
+
+const clientFields = {
+  ...base,
+  firstName: z.string(),
+  lastName: z.string(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  companyName: z.string().nullable(),
+  notes: z.string().nullable(),
+  isActive: z.boolean(),
+  ...times,
+};
+const clientBaseSchema = z.object(clientFields);
+
+const documentFields = {
+  ...base,
+  number: z.string().openapi({ description: "Read-only, per business in sequence", example: "INV-000001" }),
+  clientId: z.string(),
+  currency: z.string(),
+  notes: z.string().nullable(),
+  items: z.array(recordItemView),
+  totalAmount: z.number().openapi({ description: "Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals" }),
+};
+
+export const invoiceSchema = z
+  .object({
+    ...documentFields,
+    status: z.enum(invoiceStatuses),
+    issueDate: nullableTimestamp,
+    dueDate: nullableTimestamp,
+    ...times,
+    client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }),
+  })
+  .openapi("Invoice");
+
+export const quoteSchema = z
+  .object({
+    ...documentFields,
+    number: z.string().openapi({ description: "Read-only, per business in sequence", example: "QUO-000001" }),
+    status: z.enum(quoteStatuses),
+    validUntil: nullableTimestamp,
+    ...times,
+    client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }),
+  })
+  .openapi("Quote");
+
+export const clientSchema = z
+  .object({
+    ...clientFields,
+    contacts: z.array(contactSchema).optional().openapi({ description: "Default relation; remove with include=-contacts" }),
+    invoices: z.array(invoiceSchema.omit({ client: true })).optional().openapi({ description: "Only with include=invoices" }),
+    quotes: z.array(quoteSchema.omit({ client: true })).optional().openapi({ description: "Only with include=quotes" }),
+  })
+  .openapi("Client");
+
+export const contactWithClientSchema = contactSchema
+  .extend({ client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }) })
+  .openapi("ContactWithRelations");
+
+export const productSchema = z
+  .object({
+    ...base,
+    name: z.string(),
+    description: z.string().nullable(),
+    sku: z.string().nullable(),
+    unitPrice: z.number(),
+    currency: z.string(),
+    isActive: z.boolean(),
+    ...times,
+  })
+  .openapi("Product");
+
+export const serviceSchema = z
+  .object({
+    ...base,
+    name: z.string(),
+    description: z.string().nullable(),
+    unitPrice: z.number(),
+    unit: z.string().nullable(),
+    isActive: z.boolean(),
+    ...times,
+  })
+  .openapi("Service");
+
+export const employeeSchema = z
+  .object({
+    ...base,
+    firstName: z.string(),
+    lastName: z.string(),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    position: z.string().nullable(),
+    isActive: z.boolean(),
+    ...times,
+  })
+  .openapi("Employee");
+
+/** Per entity: request schemas, response schema and the relations `include` may name (default marked). */
+export const recordContracts = {
+  client: { create: clientCreateSchema, update: clientUpdateSchema, view: clientSchema, relations: { contacts: true, invoices: false, quotes: false } },
+  contact: { create: contactCreateSchema, update: contactUpdateSchema, view: contactWithClientSchema, relations: { client: false } },
+  invoice: { create: invoiceCreateSchema, update: invoiceUpdateSchema, view: invoiceSchema, relations: { client: false } },
+  quote: { create: quoteCreateSchema, update: quoteUpdateSchema, view: quoteSchema, relations: { client: false } },
+  product: { create: productCreateSchema, update: productUpdateSchema, view: productSchema, relations: {} },
+  service: { create: serviceCreateSchema, update: serviceUpdateSchema, view: serviceSchema, relations: {} },
+  employee: { create: employeeCreateSchema, update: employeeUpdateSchema, view: employeeSchema, relations: {} },
+} as const satisfies Record<RecordEntity, { create: z.ZodType; update: z.ZodType; view: z.ZodType; relations: Record<string, boolean> }>;
+
+// ---------------------------------------------------------------------------------------------
+// OpenAPI
+
+const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
+
+// Errors any authenticated route can answer with, besides its own.
+const AUTH_ERRORS: ErrorCode[] = [401000, 401010, 401011, 401014, 401020, 401021, 401022, 403000, 429000, 500000];
+
+function errorResponses(codes: ErrorCode[]): RouteConfig["responses"] {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, ...AUTH_ERRORS]) {
+    const status = errorCatalogue[code].status;
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    byStatus.set(status, list);
+  }
+  const responses: RouteConfig["responses"] = {};
+  for (const [status, list] of byStatus) {
+    responses[String(status)] = {
+      description: list.map((code) => `${code} ${errorCatalogue[code].message}`).join("; "),
+      ...json(errorEnvelopeSchema),
+    };
+  }
+  return responses;
+}
+
+const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Record id (UUID); anything else is 404001" }) });
+const param = (name: string, description: string, example?: string) =>
+  z.string().optional().openapi({ param: { name, in: "query" }, description, ...(example ? { example } : {}) });
+const includeParam = (relations: Record<string, boolean>) => {
+  const names = Object.entries(relations).map(([name, isDefault]) => (isDefault ? `${name} (default)` : name));
+  return param(
+    "include",
+    `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019.`,
+  );
+};
+const listQuery = (relations: Record<string, boolean>) =>
+  z.object({
+    page: param("page", "1-based page number (default 1); not a positive integer: 400001", "1"),
+    perPage: param("perPage", "Items per page (default 10, capped at 100); not a positive integer: 400001", "10"),
+    where: param(
+      "where",
+      "Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); " +
+        "comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019.",
+      "isActive:true,createdAt:gte:date(2025-01-01)",
+    ),
+    orderBy: param("orderBy", "Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011.", "createdAt:desc"),
+    include: includeParam(relations),
+  });
+
+const titles: Record<RecordEntity, string> = {
+  client: "client",
+  contact: "contact",
+  invoice: "invoice",
+  quote: "quote",
+  product: "product",
+  service: "service",
+  employee: "employee",
+};
+
+/** Registers every endpoint the crm-records service serves (five per entity). */
+export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { security?: RouteConfig["security"] } = {}): void {
+  for (const [entity, contract] of Object.entries(recordContracts) as Array<[RecordEntity, (typeof recordContracts)[RecordEntity]]>) {
+    const resource = recordResourceOf[entity];
+    const name = titles[entity];
+    const tag = `${name[0]!.toUpperCase()}${name.slice(1)}s`;
+    const base = { tags: [tag], ...(options.security ? { security: options.security } : {}) };
+    const route = (config: Omit<RouteConfig, "tags">) => registry.registerPath({ ...base, ...config });
+    const one = dataEnvelope(contract.view);
+    const writeErrors: ErrorCode[] = [400001, 400002, 413000, 415000];
+    const hasClientRef = entity === "contact" || entity === "invoice" || entity === "quote";
+    const writeNote = hasClientRef ? " An unknown clientId or one of another business: 400001 with details[0].path clientId." : "";
+
+    route({
+      method: "get",
+      path: `/api/v1/${entity}`,
+      summary: `List ${name}s of the caller's business (permission ${resource}.read)`,
+      request: { query: listQuery(contract.relations) },
+      responses: { 200: { description: "A page of records with pagination meta", ...json(listEnvelope(contract.view)) }, ...errorResponses([400001, 400011, 400019]) },
+    });
+    route({
+      method: "get",
+      path: `/api/v1/${entity}/{id}`,
+      summary: `Get one ${name} (permission ${resource}.read)`,
+      request: { params: idParams, query: z.object({ include: includeParam(contract.relations) }) },
+      responses: { 200: { description: "The record", ...json(one) }, ...errorResponses([400019, 404001]) },
+    });
+    route({
+      method: "post",
+      path: `/api/v1/${entity}`,
+      summary: `Create a ${name} (permission ${resource}.create); emits ${entity}.created`,
+      description: `Unknown and read-only fields (id, businessId, number, totalAmount, createdAt, updatedAt) are rejected with 400001.${writeNote}`,
+      request: { body: { required: true, ...json(contract.create) } },
+      responses: { 201: { description: "The created record (without relations)", ...json(dataEnvelope(contract.view)) }, ...errorResponses(writeErrors) },
+    });
+    for (const method of ["patch", "put"] as const) {
+      route({
+        method,
+        path: `/api/v1/${entity}/{id}`,
+        summary: `Update any subset of a ${name}'s writable fields (permission ${resource}.update); emits ${entity}.updated`,
+        description: `PATCH and PUT are both partial updates.${writeNote}`,
+        request: { params: idParams, body: { required: true, ...json(contract.update) } },
+        responses: { 200: { description: "The updated record (without relations)", ...json(one) }, ...errorResponses([...writeErrors, 404001]) },
+      });
+    }
+    route({
+      method: "delete",
+      path: `/api/v1/${entity}/{id}`,
+      summary: `Delete a ${name} (permission ${resource}.delete); emits ${entity}.deleted`,
+      description:
+        entity === "client"
+          ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003."
+          : undefined,
+      request: { params: idParams },
+      responses: {
+        200: { description: "The record as it was (without relations)", ...json(one) },
+        ...errorResponses(entity === "client" ? [404001, 409003] : [404001]),
+      },
+    });
+  }
+}

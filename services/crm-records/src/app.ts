@@ -1,0 +1,35 @@
+import type { Express } from "express";
+import type { Logger } from "@crm/logger";
+import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
+import { entityDefinitions } from "./entities";
+import { createRecordsRouter } from "./http/records.router";
+import type { PrismaClient } from "./persistence/prisma";
+import { RecordService } from "./persistence/record.service";
+
+export interface AppDeps {
+  logger: Logger;
+  prisma: PrismaClient;
+  internalTokenSecret: string;
+  /** Database and bus checks for /readyz. */
+  readiness?: ReadinessCheck[];
+  /** Called after each committed write, so the outbox relay publishes at once. */
+  onCommitted?: () => void;
+  /** True on PostgreSQL: list data and count read one REPEATABLE READ snapshot. */
+  snapshotIsolation?: boolean;
+}
+
+/** The crm-records HTTP app, not listening (tests drive it in-process). */
+export function createApp(deps: AppDeps): Express {
+  const service = new RecordService({
+    prisma: deps.prisma,
+    definitions: entityDefinitions,
+    onCommitted: deps.onCommitted,
+    snapshotIsolation: deps.snapshotIsolation,
+  });
+  return createServiceApp({
+    logger: deps.logger,
+    internalTokenSecret: deps.internalTokenSecret,
+    readiness: deps.readiness ?? [],
+    api: createRecordsRouter(service, entityDefinitions),
+  });
+}

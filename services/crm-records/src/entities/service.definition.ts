@@ -1,0 +1,22 @@
+import { serviceCreateSchema, serviceUpdateSchema } from "@crm/contracts";
+import { commonColumns, timestampColumns, type EntityDefinition } from "./entity-definition";
+
+export const serviceDefinition: EntityDefinition = {
+  entity: "service",
+  resource: "services",
+  delegate: "service",
+  table: `"records"."Service"`,
+  createSchema: serviceCreateSchema,
+  updateSchema: serviceUpdateSchema,
+  columns: {
+    ...commonColumns,
+    name: { type: "string", nullable: false },
+    description: { type: "string", nullable: true },
+    unitPrice: { type: "decimal", nullable: false },
+    unit: { type: "string", nullable: true },
+    isActive: { type: "boolean", nullable: false },
+    ...timestampColumns,
+  },
+  relations: {},
+  decimalInputs: ["unitPrice"],
+};

@@ -1,0 +1,58 @@
+// One router for every entity: five routes per definition, permission-checked, business-scoped.
+import { Router, type Request } from "express";
+import { isUuid, ok, okList, permission, type RecordEntity } from "@crm/contracts";
+import { AppError } from "@crm/errors";
+import { principalOf, requirePermission } from "@crm/service-kit";
+import type { EntityDefinition } from "../entities";
+import type { RecordService } from "../persistence/record.service";
+import { parseRecordBody } from "./record-body";
+
+/** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
+function businessOf(req: Request): string {
+  const { businessId } = principalOf(req);
+  if (!isUuid(businessId)) throw new AppError(401015);
+  return businessId.toLowerCase();
+}
+
+function idParam(req: Request): string {
+  return String(req.params["id"] ?? "");
+}
+
+export function createRecordsRouter(service: RecordService, definitions: Readonly<Record<RecordEntity, EntityDefinition>>): Router {
+  const router = Router();
+  for (const definition of Object.values(definitions)) {
+    const path = `/${definition.entity}`;
+    const can = (action: "read" | "create" | "update" | "delete") => requirePermission(permission(definition.resource, action));
+
+    router.get(path, can("read"), async (req, res) => {
+      const { data, meta } = await service.list(definition, businessOf(req), req.query as Record<string, unknown>);
+      res.json(okList(data, meta));
+    });
+
+    router.get(`${path}/:id`, can("read"), async (req, res) => {
+      res.json(ok(await service.get(definition, businessOf(req), idParam(req), req.query["include"])));
+    });
+
+    router.post(path, can("create"), async (req, res) => {
+      const businessId = businessOf(req);
+      const input = parseRecordBody(definition.createSchema, req.body);
+      res.status(201).json(ok(await service.create(definition, businessId, input)));
+    });
+
+    const update = async (req: Request, res: import("express").Response) => {
+      const businessId = businessOf(req);
+      const id = idParam(req);
+      // An id that cannot exist is 404 before the body is looked at, like an unknown one.
+      if (!isUuid(id)) throw new AppError(404001);
+      const input = parseRecordBody(definition.updateSchema, req.body);
+      res.json(ok(await service.update(definition, businessId, id, input)));
+    };
+    router.patch(`${path}/:id`, can("update"), update);
+    router.put(`${path}/:id`, can("update"), update);
+
+    router.delete(`${path}/:id`, can("delete"), async (req, res) => {
+      res.json(ok(await service.remove(definition, businessOf(req), idParam(req))));
+    });
+  }
+  return router;
+}

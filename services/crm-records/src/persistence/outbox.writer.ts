@@ -1,0 +1,15 @@
+// Appends an event to the outbox inside the caller's transaction, so the event exists exactly
+// when the change does (decisions §6).
+import { eventName, RECORDS_TOPIC, uuidv7, type EventAction, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import type { RecordView } from "../domain/record.serializer";
+import type { Prisma, Tx } from "./prisma";
+
+export function buildEnvelope(entity: RecordEntity, action: EventAction, businessId: string, data: RecordView): EventEnvelope {
+  return { id: uuidv7(), type: eventName(entity, action), businessId, occurredAt: new Date().toISOString(), version: 1, data };
+}
+
+export async function appendEvent(tx: Tx, envelope: EventEnvelope): Promise<void> {
+  await tx.outboxEvent.create({
+    data: { id: envelope.id, topic: RECORDS_TOPIC, key: envelope.businessId, payload: envelope as unknown as Prisma.InputJsonObject },
+  });
+}

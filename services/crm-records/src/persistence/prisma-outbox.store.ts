@@ -1,0 +1,38 @@
+// The relay's view of the outbox table: pending rows in sequence order, marking them sent, and a
+// lease row so only one relay per database publishes at a time (events stay in order per business).
+import type { EventEnvelope } from "@crm/contracts";
+import type { OutboxRow, OutboxStore } from "@crm/event-bus";
+import type { PrismaClient } from "./prisma";
+
+const LEASE_NAME = "records-outbox-relay";
+
+export class PrismaOutboxStore implements OutboxStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async pending(limit: number): Promise<OutboxRow[]> {
+    const rows = await this.prisma.outboxEvent.findMany({ where: { sentAt: null }, orderBy: { sequence: "asc" }, take: limit });
+    return rows.map((row) => ({ sequence: row.sequence, topic: row.topic, key: row.key, payload: row.payload as unknown as EventEnvelope }));
+  }
+
+  async markSent(sequences: readonly bigint[]): Promise<void> {
+    if (sequences.length === 0) return;
+    await this.prisma.outboxEvent.updateMany({ where: { sequence: { in: [...sequences] }, sentAt: null }, data: { sentAt: new Date() } });
+  }
+
+  /** Takes the lease when free or expired, renews it when already held; the database clock decides expiry. */
+  async acquireLease(holder: string, ttlMs: number): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<Array<{ holder: string }>>`
+      INSERT INTO "records"."OutboxLease" ("name", "holder", "expiresAt")
+      VALUES (${LEASE_NAME}, ${holder}, now() + (${Math.round(ttlMs)}::int * interval '1 millisecond'))
+      ON CONFLICT ("name") DO UPDATE SET "holder" = EXCLUDED."holder", "expiresAt" = EXCLUDED."expiresAt"
+      WHERE "OutboxLease"."holder" = EXCLUDED."holder" OR "OutboxLease"."expiresAt" < now()
+      RETURNING "holder"`;
+    return rows.length === 1;
+  }
+
+  async releaseLease(holder: string): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE "records"."OutboxLease" SET "expiresAt" = now() - interval '1 second'
+      WHERE "name" = ${LEASE_NAME} AND "holder" = ${holder}`;
+  }
+}

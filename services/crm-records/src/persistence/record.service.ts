@@ -1,0 +1,248 @@
+// The one generic service behind all seven entities: list (data + count in one snapshot), get,
+// create, update and delete, each scoped by the caller's business, each write committing its
+// outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
+import { isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput } from "@crm/contracts";
+import { AppError, validationError } from "@crm/errors";
+import {
+  DEFAULT_ORDER_BY,
+  paginationMeta,
+  parseDate,
+  parseInclude,
+  parseListQuery,
+  toPrismaOrderBy,
+  toPrismaWhere,
+  type PaginationMeta,
+  type QuerySpec,
+} from "@crm/query-language";
+import { querySpecOf, type EntityDefinition } from "../entities";
+import { formatScaled, ITEM_DECIMALS, toScaled, totalAmount } from "../domain/money";
+import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
+import { guardUuidFilters } from "../domain/where-guard";
+import { nextDocumentNumber } from "./document-number";
+import { appendEvent, buildEnvelope } from "./outbox.writer";
+import { delegateOf, isPrismaError, type PrismaClient, type Tx } from "./prisma";
+
+export interface RecordServiceOptions {
+  prisma: PrismaClient;
+  definitions: Readonly<Record<RecordEntity, EntityDefinition>>;
+  /** Called after every committed write (the outbox relay's kick). */
+  onCommitted?: () => void;
+  /** PGlite runs one transaction at a time anyway; PostgreSQL needs an explicit snapshot for data + count. */
+  snapshotIsolation?: boolean;
+}
+
+type Input = Record<string, unknown>;
+
+const ITEMS_ORDER = { orderBy: { position: "asc" } } as const;
+const DEFAULT_ORDER = toPrismaOrderBy(DEFAULT_ORDER_BY.map((term) => ({ ...term })));
+
+function unknownClient(): AppError {
+  return validationError("clientId", "Unknown client");
+}
+
+export class RecordService {
+  private readonly specs = new Map<RecordEntity, QuerySpec>();
+  private readonly uuidColumns = new Map<RecordEntity, ReadonlySet<string>>();
+
+  constructor(private readonly options: RecordServiceOptions) {
+    for (const definition of Object.values(options.definitions)) {
+      this.specs.set(definition.entity, querySpecOf(definition));
+      this.uuidColumns.set(
+        definition.entity,
+        new Set(Object.entries(definition.columns).filter(([, column]) => column.uuid).map(([name]) => name)),
+      );
+    }
+  }
+
+  specOf(definition: EntityDefinition): QuerySpec {
+    return this.specs.get(definition.entity)!;
+  }
+
+  async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>): Promise<{ data: RecordView[]; meta: PaginationMeta }> {
+    const spec = this.specOf(definition);
+    const parsed = parseListQuery(query, spec);
+    const filter = guardUuidFilters(toPrismaWhere(parsed.where, spec), this.uuidColumns.get(definition.entity)!);
+    // The business scope is ANDed outside whatever the client wrote, so no filter can widen it.
+    const where = { AND: [{ businessId }, filter] };
+    const delegate = delegateOf(this.options.prisma, definition.delegate);
+    const include = this.includeArgs(definition, parsed.include, businessId);
+    const [rows, total] = await this.options.prisma.$transaction(
+      [
+        delegate.findMany({ where, orderBy: toPrismaOrderBy(parsed.orderBy), skip: parsed.skip, take: parsed.take, ...(include ? { include } : {}) }),
+        delegate.count({ where }),
+      ] as never,
+      this.options.snapshotIsolation ? { isolationLevel: "RepeatableRead" } : undefined,
+    ) as unknown as [Row[], number];
+    return {
+      data: rows.map((row) => serializeRecord(definition, row, this.options.definitions, true)),
+      meta: paginationMeta(total, parsed.page, parsed.perPage),
+    };
+  }
+
+  async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown): Promise<RecordView> {
+    const relations = parseInclude(includeParam === undefined ? undefined : (includeParam as string), this.specOf(definition));
+    if (!isUuid(id)) throw new AppError(404001);
+    const include = this.includeArgs(definition, relations, businessId);
+    const row = await delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId }, ...(include ? { include } : {}) });
+    if (!row) throw new AppError(404001);
+    return serializeRecord(definition, row, this.options.definitions, true);
+  }
+
+  async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
+    return this.write(async (tx) => {
+      await this.checkClientReference(tx, definition, businessId, input);
+      const data: Input = { ...this.scalarData(definition, input), id: uuidv7(), businessId };
+      if (definition.document) {
+        const items = input[definition.document.itemsRelation] as RecordItemInput[];
+        data["number"] = await nextDocumentNumber(tx, businessId, definition.document.numberPrefix);
+        data["totalAmount"] = totalAmount(items);
+        data[definition.document.itemsRelation] = { create: itemRows(items) };
+      }
+      const row = await this.withReferenceErrors(() =>
+        delegateOf(tx, definition.delegate).create({ data, ...this.baseInclude(definition) }),
+      );
+      const view = serializeRecord(definition, row, this.options.definitions, false);
+      return { view, events: [buildEnvelope(definition.entity, "created", businessId, view)] };
+    });
+  }
+
+  /** PATCH and PUT: any subset of the writable fields. */
+  async update(definition: EntityDefinition, businessId: string, id: string, input: Input): Promise<RecordView> {
+    if (!isUuid(id)) throw new AppError(404001);
+    return this.write(async (tx) => {
+      const delegate = delegateOf(tx, definition.delegate);
+      const existing = await delegate.findFirst({ where: { id, businessId }, select: { id: true } });
+      if (!existing) throw new AppError(404001);
+      await this.checkClientReference(tx, definition, businessId, input);
+      const data = this.scalarData(definition, input);
+      const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
+      if (definition.document && items) {
+        data["totalAmount"] = totalAmount(items);
+        data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
+      }
+      const row = await this.withReferenceErrors(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) }));
+      const view = serializeRecord(definition, row, this.options.definitions, false);
+      return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view)] };
+    });
+  }
+
+  /** Deletes and returns the record as it was; dependents per the definition (cascade with events, or 409003). */
+  async remove(definition: EntityDefinition, businessId: string, id: string): Promise<RecordView> {
+    if (!isUuid(id)) throw new AppError(404001);
+    return this.write(async (tx) => {
+      // Lock the row first: a concurrent insert referencing it (a new contact or invoice) waits for
+      // this transaction, so nothing can slip in between the dependents check and the delete.
+      // `table` is a constant of the definition; the values are bound parameters.
+      const locked = await tx.$queryRawUnsafe<unknown[]>(
+        `SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`,
+        id,
+        businessId,
+      );
+      if (locked.length === 0) throw new AppError(404001);
+      const delegate = delegateOf(tx, definition.delegate);
+      const row = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
+      if (!row) throw new AppError(404001);
+
+      for (const dependent of definition.restrictDelete ?? []) {
+        const target = this.options.definitions[dependent.entity];
+        const found = await delegateOf(tx, target.delegate).findFirst({ where: { businessId, [dependent.foreignKey]: id }, select: { id: true } });
+        if (found) throw new AppError(409003);
+      }
+      const events: EventEnvelope[] = [];
+      for (const dependent of definition.cascadeDelete ?? []) {
+        const target = this.options.definitions[dependent.entity];
+        const targetDelegate = delegateOf(tx, target.delegate);
+        const children = await targetDelegate.findMany({ where: { businessId, [dependent.foreignKey]: id }, orderBy: DEFAULT_ORDER, ...this.baseInclude(target) });
+        if (children.length === 0) continue;
+        await targetDelegate.deleteMany({ where: { businessId, id: { in: children.map((child) => child["id"]) } } });
+        for (const child of children) {
+          events.push(buildEnvelope(target.entity, "deleted", businessId, serializeRecord(target, child, this.options.definitions, false)));
+        }
+      }
+      try {
+        await delegate.delete({ where: { id } });
+      } catch (err) {
+        // Defence in depth: ON DELETE RESTRICT caught a dependent the checks above did not know about.
+        if (isPrismaError(err, "P2003")) throw new AppError(409003, undefined, { cause: err });
+        throw err;
+      }
+      const view = serializeRecord(definition, row, this.options.definitions, false);
+      events.push(buildEnvelope(definition.entity, "deleted", businessId, view));
+      return { view, events };
+    });
+  }
+
+  /** One transaction for the change and its events; the relay is told once it has committed. */
+  private async write(work: (tx: Tx) => Promise<{ view: RecordView; events: EventEnvelope[] }>): Promise<RecordView> {
+    const { view } = await this.options.prisma.$transaction(async (tx) => {
+      const result = await work(tx);
+      for (const event of result.events) await appendEvent(tx, event);
+      return result;
+    });
+    this.options.onCommitted?.();
+    return view;
+  }
+
+  private async checkClientReference(tx: Tx, definition: EntityDefinition, businessId: string, input: Input): Promise<void> {
+    const field = definition.clientReference;
+    if (!field || input[field] === undefined) return;
+    const clientId = input[field];
+    if (typeof clientId !== "string" || !isUuid(clientId)) throw unknownClient();
+    const client = await tx.client.findFirst({ where: { id: clientId, businessId }, select: { id: true } });
+    if (!client) throw unknownClient();
+  }
+
+  /** The composite foreign key (businessId, clientId) is the last word if the client vanished meanwhile. */
+  private async withReferenceErrors<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (isPrismaError(err, "P2003")) throw new AppError(400001, [{ path: "clientId", message: "Unknown client" }], { cause: err });
+      throw err;
+    }
+  }
+
+  /** Body fields -> column values: ISO dates to Date, decimals to exact text, items handled by the caller. */
+  private scalarData(definition: EntityDefinition, input: Input): Input {
+    const data: Input = {};
+    const itemsField = definition.document?.itemsRelation;
+    for (const [key, value] of Object.entries(input)) {
+      if (key === itemsField || value === undefined) continue;
+      if (definition.dateInputs?.includes(key) && typeof value === "string") {
+        const date = parseDate(value);
+        if (!date) throw validationError(key, "Expected an ISO 8601 date (YYYY-MM-DD) or date-time");
+        data[key] = date;
+      } else if (definition.decimalInputs?.includes(key) && typeof value === "number") {
+        data[key] = formatScaled(toScaled(value), ITEM_DECIMALS);
+      } else {
+        data[key] = value;
+      }
+    }
+    return data;
+  }
+
+  private baseInclude(definition: EntityDefinition): { include?: Record<string, unknown> } {
+    return definition.document ? { include: { [definition.document.itemsRelation]: ITEMS_ORDER } } : {};
+  }
+
+  /** Relations to load; every to-many include is filtered by business too (the FKs already keep them inside it). */
+  private includeArgs(definition: EntityDefinition, relations: readonly string[], businessId: string): Record<string, unknown> | undefined {
+    const include: Record<string, unknown> = { ...this.baseInclude(definition).include };
+    for (const name of relations) {
+      const relation = definition.relations[name]!;
+      const target = this.options.definitions[relation.target];
+      const nested = this.baseInclude(target);
+      include[name] = relation.kind === "many" ? { where: { businessId }, orderBy: DEFAULT_ORDER, ...nested } : nested.include ? nested : true;
+    }
+    return Object.keys(include).length > 0 ? include : undefined;
+  }
+}
+
+function itemRows(items: readonly RecordItemInput[]): Input[] {
+  return items.map((item, position) => ({
+    position,
+    description: item.description,
+    quantity: formatScaled(toScaled(item.quantity), ITEM_DECIMALS),
+    unitPrice: formatScaled(toScaled(item.unitPrice), ITEM_DECIMALS),
+  }));
+}

@@ -1,0 +1,191 @@
+// Events: every write commits exactly one outbox row (the envelope of decisions §6) with the change,
+// the relay publishes them in order, and a relay stopped between commit and publish loses nothing:
+// rows stay pending and leave once a relay runs again. In-process bus on PGlite; Kafka on PostgreSQL.
+import { isUuid, RECORDS_TOPIC, uuidv7, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import { InProcessBus, KafkaBus, OutboxRelay, type EventBus, type Subscription } from "@crm/event-bus";
+import { describeDistributed, testInfra, uniqueName, waitFor } from "@crm/testing";
+import { PrismaOutboxStore } from "../src/persistence/prisma-outbox.store";
+import { createClient, logger, openHarness, type Caller, type Harness } from "./harness";
+
+const item = { description: "Work", quantity: 1.5, unitPrice: 10 };
+
+async function outboxRows(h: Harness, businessId: string) {
+  const rows = await h.prisma.outboxEvent.findMany({ where: { key: businessId }, orderBy: { sequence: "asc" } });
+  return rows.map((r) => ({ ...r, payload: r.payload as unknown as EventEnvelope }));
+}
+
+describe("events through the outbox (PGlite, in-process bus)", () => {
+  let h: Harness;
+  let relay: OutboxRelay;
+  let store: PrismaOutboxStore;
+  const bus = new InProcessBus();
+  const received: EventEnvelope[] = [];
+
+  beforeAll(async () => {
+    h = await openHarness("pglite", { onCommitted: () => relay?.kick() });
+    store = new PrismaOutboxStore(h.prisma);
+    await bus.subscribe({ topic: RECORDS_TOPIC, groupId: "test", handler: async (event) => void received.push(event) });
+    relay = new OutboxRelay({ store, bus, logger, holder: "relay-1", intervalMs: 50 });
+    relay.start();
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await h?.close();
+  });
+
+  it("writes exactly one event per create, update and delete, with the record as GET returns it", async () => {
+    const caller = h.caller();
+    const clientId = await createClient(caller);
+    const bodies: Record<RecordEntity, object> = {
+      client: { firstName: "Ev", lastName: "Ent", email: "ev@example.com" },
+      contact: { clientId, type: "EMAIL", value: "ev@example.com" },
+      invoice: { clientId, items: [item] },
+      quote: { clientId, items: [item] },
+      product: { name: "P", unitPrice: 1.25 },
+      service: { name: "S" },
+      employee: { firstName: "E", lastName: "Mployee" },
+    };
+    for (const [entity, body] of Object.entries(bodies) as Array<[RecordEntity, object]>) {
+      const count = (await outboxRows(h, caller.businessId)).length;
+      const created = (await caller.post(`/${entity}`, body).expect(201)).body.data;
+      const updated = (await caller.patch(`/${entity}/${created.id}`, {}).expect(200)).body.data;
+      await caller.post(`/${entity}`, { ...body, unknownField: 1 }).expect(400); // failed writes emit nothing
+      const deleted = (await caller.delete(`/${entity}/${created.id}`).expect(200)).body.data;
+      const rows = (await outboxRows(h, caller.businessId)).slice(count);
+      expect(rows.map((r) => r.payload.type)).toEqual([`${entity}.created`, `${entity}.updated`, `${entity}.deleted`]);
+      expect(rows.map((r) => r.payload.data)).toEqual([created, updated, deleted]);
+      for (const row of rows) {
+        expect(row.topic).toBe(RECORDS_TOPIC);
+        expect(row.payload).toEqual({
+          id: row.id,
+          type: expect.any(String),
+          businessId: caller.businessId,
+          occurredAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+          version: 1,
+          data: expect.any(Object),
+        });
+        expect(isUuid(row.id) && row.id[14] === "7").toBe(true);
+      }
+    }
+    const clientCreated = (await outboxRows(h, caller.businessId)).find((r) => r.payload.type === "client.created" && r.payload.data["firstName"] === "Ev");
+    expect(Object.keys(clientCreated!.payload.data)).toEqual(expect.arrayContaining(["id", "firstName", "lastName", "email", "businessId", "createdAt"]));
+
+    // The relay publishes all of them, in outbox order, and marks them sent.
+    const ids = (await outboxRows(h, caller.businessId)).map((r) => r.id);
+    await waitFor(() => ids.every((id) => received.some((e) => e.id === id)), 10_000);
+    expect(received.filter((e) => e.businessId === caller.businessId).map((e) => e.id)).toEqual(ids);
+    await waitFor(async () => (await outboxRows(h, caller.businessId)).every((r) => r.sentAt !== null), 5_000);
+  });
+
+  it("loses nothing when the relay stops between commit and publish", async () => {
+    const caller = h.caller();
+    await relay.stop();
+    const before = received.length;
+    const clientId = await createClient(caller);
+    await caller.post("/invoice", { clientId, items: [item] }).expect(201);
+    await caller.patch(`/client/${clientId}`, { notes: "while the relay was down" }).expect(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const pending = await outboxRows(h, caller.businessId);
+    expect(pending.map((r) => [r.payload.type, r.sentAt])).toEqual([
+      ["client.created", null],
+      ["invoice.created", null],
+      ["client.updated", null],
+    ]);
+    expect(received.length).toBe(before);
+
+    relay = new OutboxRelay({ store, bus, logger, holder: "relay-2", intervalMs: 50 });
+    relay.start();
+    await waitFor(() => received.filter((e) => e.businessId === caller.businessId).length === 3, 10_000);
+    expect(received.filter((e) => e.businessId === caller.businessId).map((e) => e.id)).toEqual(pending.map((r) => r.id));
+    await waitFor(async () => (await outboxRows(h, caller.businessId)).every((r) => r.sentAt !== null), 5_000);
+  });
+
+  it("keeps events pending while the bus refuses them, and publishes them once it accepts", async () => {
+    const caller = h.caller();
+    let healthy = false;
+    const flaky = new InProcessBus();
+    const seen: string[] = [];
+    await flaky.subscribe({
+      topic: RECORDS_TOPIC,
+      groupId: "flaky",
+      handler: async (event) => {
+        if (!healthy) throw new Error("consumer down");
+        if (event.businessId === caller.businessId) seen.push(event.type);
+      },
+    });
+    await relay.stop();
+    relay = new OutboxRelay({ store, bus: flaky, logger, holder: "relay-3", intervalMs: 20 });
+    relay.start();
+    await caller.post("/product", { name: "Retry me" }).expect(201);
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await outboxRows(h, caller.businessId))[0]!.sentAt).toBeNull();
+    healthy = true;
+    relay.kick();
+    await waitFor(() => seen.length === 1, 10_000);
+    expect(seen).toEqual(["product.created"]);
+  });
+
+  it("lets one relay hold the lease at a time", async () => {
+    expect(await store.acquireLease("relay-3", 10_000)).toBe(true); // the running relay renews its own
+    expect(await store.acquireLease("intruder", 10_000)).toBe(false);
+    await relay.stop(); // releases it
+    expect(await store.acquireLease("intruder", 10_000)).toBe(true);
+    await store.releaseLease("intruder");
+    relay = new OutboxRelay({ store, bus, logger, holder: "relay-4", intervalMs: 50 });
+    relay.start();
+  });
+});
+
+describeDistributed("events through the outbox (PostgreSQL, Kafka)", () => {
+  jest.setTimeout(60_000);
+  let h: Harness;
+  let relay: OutboxRelay;
+  let store: PrismaOutboxStore;
+  let kafka: EventBus;
+  let subscription: Subscription;
+  let caller: Caller;
+  const received: EventEnvelope[] = [];
+
+  beforeAll(async () => {
+    h = await openHarness("postgres", { onCommitted: () => relay?.kick() });
+    caller = h.caller({ businessId: uuidv7() });
+    kafka = new KafkaBus({ brokers: testInfra.kafkaBrokers!.split(","), clientId: uniqueName("crm-records-test"), logger });
+    store = new PrismaOutboxStore(h.prisma);
+    subscription = await kafka.subscribe({
+      topic: RECORDS_TOPIC,
+      groupId: uniqueName("crm-records-test"),
+      handler: async (event) => {
+        if (event.businessId === caller.businessId) received.push(event);
+      },
+    });
+    relay = new OutboxRelay({ store, bus: kafka, logger, holder: "kafka-relay-1", intervalMs: 100 });
+    relay.start();
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await subscription?.stop();
+    await kafka?.close();
+    await h?.close();
+  });
+
+  it("publishes each write once to crm.records.v1, keyed by business, and loses nothing across a relay restart", async () => {
+    const clientId = await createClient(caller);
+    await caller.post("/contact", { clientId, type: "EMAIL", value: "k@example.com" }).expect(201);
+    await waitFor(() => received.length >= 2, 45_000, 100);
+
+    await relay.stop();
+    await caller.post("/invoice", { clientId, items: [item] }).expect(201);
+    await caller.delete(`/client/${clientId}`).expect(409);
+    await caller.patch(`/client/${clientId}`, { notes: "relay down" }).expect(200);
+    const pending = (await outboxRows(h, caller.businessId)).filter((r) => r.sentAt === null);
+    expect(pending.map((r) => r.payload.type)).toEqual(["invoice.created", "client.updated"]);
+
+    relay = new OutboxRelay({ store, bus: kafka, logger, holder: "kafka-relay-2", intervalMs: 100 });
+    relay.start();
+    await waitFor(() => new Set(received.map((e) => e.id)).size >= 4, 45_000, 100);
+    const rows = await outboxRows(h, caller.businessId);
+    // At least once, in order: the first occurrence of each event follows the outbox sequence.
+    expect([...new Set(received.map((e) => e.id))]).toEqual(rows.map((r) => r.id));
+    expect(received.map((e) => e.type).filter((t, i, all) => all.indexOf(t) === i)).toEqual(["client.created", "contact.created", "invoice.created", "client.updated"]);
+  });
+});
