@@ -20,9 +20,9 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
   const started: RunningService[] = [];
   try {
     // Sequential: they share one PGlite, and a clear error names the service that failed.
-    for (const service of [identity, crmRecords, webhookDelivery]) {
-      started.push(await service.start(service.loadConfig(internal)));
-    }
+    started.push(await identity.start(identity.loadConfig(internal)));
+    started.push(await crmRecords.start(crmRecords.loadConfig(internal)));
+    started.push(await webhookDelivery.start(webhookDelivery.loadConfig(internal)));
     const [id, records, webhooks] = started as [RunningService, RunningService, RunningService];
     const edge = await gateway.start(
       gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }),

@@ -1,0 +1,71 @@
+// What identity writes and the gateway reads to resolve a caller's current permissions. Permissions
+// are never baked into tokens: a demotion, deletion or revocation is one write here and is seen by
+// every gateway instance sharing the store on its next request.
+import { isPermission, rolePermissions, roles, type Permission, type Role } from "@crm/contracts";
+
+export const AUTH_STATE_VERSION = 1;
+
+/** A user as the gateway needs it. `deleted` is a tombstone, so a racing cache fill cannot resurrect the user. */
+export type UserAuthState =
+  | { v: 1; userId: string; deleted: false; businessId: string | null; role: Role }
+  | { v: 1; userId: string; deleted: true };
+
+/** An API key as the gateway needs it, by digest. `unknown` is a short-lived negative entry. */
+export type ApiKeyAuthState =
+  | {
+      v: 1;
+      unknown: false;
+      id: string;
+      businessId: string;
+      createdByUserId: string | null;
+      scopes: Permission[];
+      /** ISO 8601, or null for no expiry. */
+      expiresAt: string | null;
+      revoked: boolean;
+    }
+  | { v: 1; unknown: true };
+
+const roleSet = new Set<string>(roles);
+
+export function parseUserAuthState(text: string | null): UserAuthState | undefined {
+  const value = parse(text);
+  if (!value || value.v !== AUTH_STATE_VERSION || typeof value.userId !== "string") return undefined;
+  if (value.deleted === true) return { v: 1, userId: value.userId, deleted: true };
+  if (value.deleted !== false || typeof value.role !== "string" || !roleSet.has(value.role)) return undefined;
+  if (value.businessId !== null && typeof value.businessId !== "string") return undefined;
+  return { v: 1, userId: value.userId, deleted: false, businessId: value.businessId, role: value.role as Role };
+}
+
+export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | undefined {
+  const value = parse(text);
+  if (!value || value.v !== AUTH_STATE_VERSION) return undefined;
+  if (value.unknown === true) return { v: 1, unknown: true };
+  const { id, businessId, createdByUserId, scopes, expiresAt, revoked } = value;
+  if (value.unknown !== false || typeof id !== "string" || typeof businessId !== "string") return undefined;
+  if (createdByUserId !== null && typeof createdByUserId !== "string") return undefined;
+  if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === "string" && isPermission(s))) return undefined;
+  if (expiresAt !== null && typeof expiresAt !== "string") return undefined;
+  if (typeof revoked !== "boolean") return undefined;
+  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked };
+}
+
+function parse(text: string | null): Record<string, unknown> | undefined {
+  if (text === null) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A key acts with its creator's permissions as they are now: all of them when `scopes` is empty,
+ * else only the scopes the creator still holds (decisions §5).
+ */
+export function effectivePermissions(creatorRole: Role, scopes: readonly Permission[]): Permission[] {
+  const held = rolePermissions[creatorRole];
+  if (scopes.length === 0) return [...held];
+  const allowed = new Set<Permission>(held);
+  return scopes.filter((s) => allowed.has(s));
+}

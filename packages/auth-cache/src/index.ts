@@ -1,0 +1,11 @@
+export { AccessTokenCodec, type AccessTokenClaims } from "./access-token";
+export { API_KEY_PATTERN, API_KEY_PREFIX, API_KEY_VISIBLE_CHARS, generateApiKey, digestApiKey, looksLikeApiKey } from "./api-key-format";
+export {
+  AUTH_STATE_VERSION,
+  effectivePermissions,
+  parseApiKeyAuthState,
+  parseUserAuthState,
+  type ApiKeyAuthState,
+  type UserAuthState,
+} from "./auth-state";
+export { AuthCache, authKeys, internalAuthPaths, AUTH_STATE_TTL_MS, UNKNOWN_API_KEY_TTL_MS } from "./auth-cache";

@@ -1,0 +1,189 @@
+// Request and response schemas of the webhooks context (interface §2, §4, §6; decisions §6, §8).
+// The webhook-delivery service validates with these, and the gateway's OpenAPI document is built from them.
+import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { errorCatalogue, type ErrorCode } from "@crm/errors";
+import { z } from "./zod";
+import { dataEnvelope, errorEnvelopeSchema, listEnvelope } from "./envelope";
+import { eventCatalogue, isEventName } from "./events";
+
+/** Longest accepted webhook URL; longer ones are not real receivers. */
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 1000;
+
+/** Event name of the record `POST /webhook/{id}/test` creates (decisions §6). */
+export const WEBHOOK_TEST_EVENT = "webhook.test";
+
+export const deliveryStatuses = ["PENDING", "SUCCESS", "RETRYING", "FAILED"] as const;
+export type DeliveryStatus = (typeof deliveryStatuses)[number];
+
+const webhookUrl = z
+  .string()
+  .min(1)
+  .max(WEBHOOK_URL_MAX_LENGTH)
+  .openapi({ description: "Absolute https: (recommended) or http: URL; literal loopback/private addresses are refused", example: "https://example.com/hooks/crm" });
+
+const webhookEvents = z
+  .array(z.string().refine(isEventName, { message: "Unknown event name" }))
+  .min(1, { message: "At least one event is required" })
+  .openapi({ description: "Event names to receive", example: ["client.created", "invoice.updated"], items: { type: "string", enum: [...eventCatalogue] } });
+
+const webhookDescription = z.string().max(WEBHOOK_DESCRIPTION_MAX_LENGTH);
+
+export const webhookCreateSchema = z
+  .object({
+    url: webhookUrl,
+    events: webhookEvents,
+    description: webhookDescription.optional().openapi({ description: 'Free text; default ""' }),
+  })
+  .strict()
+  .openapi("WebhookCreate");
+export type WebhookCreate = z.infer<typeof webhookCreateSchema>;
+
+export const webhookUpdateSchema = z
+  .object({
+    url: webhookUrl.optional(),
+    events: webhookEvents.optional(),
+    description: webhookDescription.optional(),
+    isActive: z.boolean().optional(),
+  })
+  .strict()
+  .openapi("WebhookUpdate");
+export type WebhookUpdate = z.infer<typeof webhookUpdateSchema>;
+
+export const webhookSchema = z
+  .object({
+    id: z.string(),
+    businessId: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    description: z.string(),
+    secretPrefix: z.string().openapi({ example: "whsec_AbCdEf" }),
+    isActive: z.boolean(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Webhook");
+export type WebhookView = z.infer<typeof webhookSchema>;
+
+/** Only the creation and rotate-secret responses carry the secret. */
+export const webhookWithSecretSchema = webhookSchema
+  .extend({ secret: z.string().openapi({ description: "Signing secret (whsec_...); shown only in this response" }) })
+  .openapi("WebhookWithSecret");
+export type WebhookWithSecretView = z.infer<typeof webhookWithSecretSchema>;
+
+export const deliverySchema = z
+  .object({
+    id: z.string().openapi({ description: "Also the X-Service-Delivery-Id of every attempt" }),
+    webhookId: z.string(),
+    event: z.string(),
+    status: z.enum(deliveryStatuses),
+    responseStatus: z.number().int().nullable().openapi({ description: "HTTP status of the last attempt; 0 when no HTTP answer came; null before the first attempt" }),
+    responseBody: z.string().nullable().openapi({ description: "First 4,096 characters of the last answer, or the error text" }),
+    attempt: z.number().int(),
+    nextRetryAt: z.string().nullable().openapi({ format: "date-time" }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("WebhookDelivery");
+export type DeliveryView = z.infer<typeof deliverySchema>;
+
+const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
+const deliveryParams = idParams.extend({ deliveryId: z.string().openapi({ param: { name: "deliveryId", in: "path" } }) });
+const pageQuery = z.object({
+  page: z.string().optional().openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1)", example: "1" }),
+  perPage: z.string().optional().openapi({ param: { name: "perPage", in: "query" }, description: "Items per page (default 10, capped at 100)", example: "10" }),
+});
+
+const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
+
+// Errors any authenticated route can answer with, besides its own.
+const AUTH_ERRORS: ErrorCode[] = [401000, 401010, 401011, 401014, 401020, 401021, 401022, 403000, 429000, 500000];
+
+function errorResponses(codes: ErrorCode[]): RouteConfig["responses"] {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, ...AUTH_ERRORS]) {
+    const status = errorCatalogue[code].status;
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    byStatus.set(status, list);
+  }
+  const responses: RouteConfig["responses"] = {};
+  for (const [status, list] of byStatus) {
+    responses[String(status)] = {
+      description: list.map((code) => `${code} ${errorCatalogue[code].message}`).join("; "),
+      ...json(errorEnvelopeSchema),
+    };
+  }
+  return responses;
+}
+
+/** Registers every endpoint the webhook-delivery service serves. */
+export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { security?: RouteConfig["security"] } = {}): void {
+  const base = { tags: ["Webhooks"], ...(options.security ? { security: options.security } : {}) };
+  const route = (config: Omit<RouteConfig, "tags">) => registry.registerPath({ ...base, ...config });
+  const one = dataEnvelope(webhookSchema);
+
+  route({
+    method: "post",
+    path: "/api/v1/webhook",
+    summary: "Create a webhook (permission webhooks.create); the secret is shown only here",
+    request: { body: { required: true, ...json(webhookCreateSchema) } },
+    responses: { 201: { description: "Created", ...json(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
+  });
+  route({
+    method: "get",
+    path: "/api/v1/webhook",
+    summary: "List webhooks, newest first (permission webhooks.read)",
+    request: { query: pageQuery },
+    responses: { 200: { description: "OK", ...json(listEnvelope(webhookSchema)) }, ...errorResponses([400001]) },
+  });
+  route({
+    method: "get",
+    path: "/api/v1/webhook/{id}",
+    summary: "Get a webhook (permission webhooks.read)",
+    request: { params: idParams },
+    responses: { 200: { description: "OK", ...json(one) }, ...errorResponses([404001]) },
+  });
+  route({
+    method: "put",
+    path: "/api/v1/webhook/{id}",
+    summary: "Update any of url, events, description, isActive (permission webhooks.update)",
+    request: { params: idParams, body: { required: true, ...json(webhookUpdateSchema) } },
+    responses: { 200: { description: "The updated webhook", ...json(one) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
+  });
+  route({
+    method: "delete",
+    path: "/api/v1/webhook/{id}",
+    summary: "Deactivate a webhook; the record is kept (permission webhooks.delete)",
+    request: { params: idParams },
+    responses: { 200: { description: "The webhook, isActive false", ...json(one) }, ...errorResponses([404001]) },
+  });
+  route({
+    method: "post",
+    path: "/api/v1/webhook/{id}/test",
+    summary: "Create a PENDING webhook.test delivery record; no HTTP call is made (permission webhooks.update)",
+    request: { params: idParams },
+    responses: { 201: { description: "The new delivery record", ...json(dataEnvelope(deliverySchema)) }, ...errorResponses([404001]) },
+  });
+  route({
+    method: "post",
+    path: "/api/v1/webhook/{id}/rotate-secret",
+    summary: "Replace the signing secret; the new one is shown only here (permission webhooks.update)",
+    request: { params: idParams },
+    responses: { 200: { description: "The webhook with its new secret", ...json(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([404001]) },
+  });
+  route({
+    method: "get",
+    path: "/api/v1/webhook/{id}/deliveries",
+    summary: "Delivery log of a webhook, newest first (permission webhooks.read)",
+    request: { params: idParams, query: pageQuery },
+    responses: { 200: { description: "OK", ...json(listEnvelope(deliverySchema)) }, ...errorResponses([400001, 404001]) },
+  });
+  route({
+    method: "post",
+    path: "/api/v1/webhook/{id}/deliveries/{deliveryId}/retry",
+    summary: "Re-send a FAILED delivery now, as a new attempt on the same record (permission webhooks.update)",
+    request: { params: deliveryParams },
+    responses: { 202: { description: "Accepted; the delivery record", ...json(dataEnvelope(deliverySchema)) }, ...errorResponses([404001, 409004]) },
+  });
+}

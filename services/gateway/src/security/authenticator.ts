@@ -1,0 +1,100 @@
+// Resolves a credential to a Principal with the caller's permissions as they are now. JWTs are
+// verified locally with a pre-built key; the allow-list and the user's role come from the shared
+// store in one round trip; API keys are looked up by digest. Identity is asked only on a miss.
+import {
+  AccessTokenCodec,
+  API_KEY_PATTERN,
+  AuthCache,
+  digestApiKey,
+  effectivePermissions,
+  type UserAuthState,
+} from "@crm/auth-cache";
+import { rolePermissions, type Principal } from "@crm/contracts";
+import { AppError } from "@crm/errors";
+import type { KvStore } from "@crm/kv-store";
+import type { Credential } from "./credentials";
+import type { IdentityClient } from "./identity-client";
+
+export class Authenticator {
+  private readonly codec: AccessTokenCodec;
+  private readonly cache: AuthCache;
+
+  constructor(
+    jwtSecret: string,
+    kv: KvStore,
+    private readonly identity: IdentityClient,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.codec = new AccessTokenCodec(jwtSecret);
+    this.cache = new AuthCache(kv);
+  }
+
+  /** The principal, or an AppError with the exact 401xxx code. Store failures surface as 503000. */
+  async authenticate(credential: Credential): Promise<Principal> {
+    switch (credential.kind) {
+      case "none":
+        throw new AppError(401000);
+      case "malformed":
+        throw new AppError(401010);
+      case "jwt":
+        return this.fromJwt(credential.token);
+      case "apiKey":
+        return this.fromApiKey(credential.key);
+    }
+  }
+
+  private async fromJwt(token: string): Promise<Principal> {
+    const claims = this.codec.verify(token, this.now());
+    if (!claims) throw new AppError(401010);
+    const cached = await guardStore(() => this.cache.readAccessTokenAndUser(claims.jti, claims.sub));
+    if (cached.sessionId !== claims.sid) throw new AppError(401011);
+    const user = cached.user ?? (await this.identity.user(claims.sub));
+    if (user.deleted) throw new AppError(401011);
+    if (!user.businessId) throw new AppError(401015);
+    return {
+      businessId: user.businessId,
+      authType: "jwt",
+      userId: user.userId,
+      apiKeyId: null,
+      sessionId: claims.sid,
+      jti: claims.jti,
+      permissions: [...rolePermissions[user.role]],
+    };
+  }
+
+  private async fromApiKey(key: string): Promise<Principal> {
+    if (!API_KEY_PATTERN.test(key)) throw new AppError(401022);
+    const digest = digestApiKey(key);
+    const state = (await guardStore(() => this.cache.readApiKey(digest))) ?? (await this.identity.apiKey(digest));
+    if (state.unknown) throw new AppError(401022);
+    if (state.revoked) throw new AppError(401021);
+    if (state.expiresAt !== null && Date.parse(state.expiresAt) <= this.now()) throw new AppError(401020);
+    // A key acts for its creator; a key whose creator is gone cannot act at all.
+    if (!state.createdByUserId) throw new AppError(401021);
+    const creator = await this.user(state.createdByUserId);
+    if (creator.deleted) throw new AppError(401021);
+    if (!creator.businessId) throw new AppError(401015);
+    return {
+      businessId: state.businessId,
+      authType: "apiKey",
+      userId: null,
+      apiKeyId: state.id,
+      sessionId: null,
+      jti: null,
+      permissions: effectivePermissions(creator.role, state.scopes),
+    };
+  }
+
+  private async user(userId: string): Promise<UserAuthState> {
+    return (await guardStore(() => this.cache.readUser(userId))) ?? (await this.identity.user(userId));
+  }
+}
+
+/** The store being unreachable is not the caller's fault, and must never let a request through. */
+async function guardStore<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (cause) {
+    throw new AppError(503000, undefined, { cause });
+  }
+}

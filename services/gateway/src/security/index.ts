@@ -1,0 +1,96 @@
+// The gateway's security stages: `edge` (CORS, preflights, `Origin: null`) runs before routing;
+// `guard` (authentication, rate limit, permission) runs after the route is in `res.locals.route`.
+import type { Request, RequestHandler } from "express";
+import type { Principal } from "@crm/contracts";
+import { AppError, isAppError } from "@crm/errors";
+import type { KvStore } from "@crm/kv-store";
+import type { Logger } from "@crm/logger";
+import { Authenticator } from "./authenticator";
+import { corsEdge } from "./cors";
+import { readCredential } from "./credentials";
+import { IdentityClient } from "./identity-client";
+import { addressKey, createRateLimiter } from "./rate-limiter";
+
+export interface SecurityConfig {
+  CORS_ALLOWED_ORIGINS: readonly string[];
+  RATE_LIMIT_MAX: number;
+  RATE_LIMIT_WINDOW_MS: number;
+  /** The resolved signing key (loadOrCreateSecret), the same one identity signs with. */
+  JWT_SECRET: string;
+}
+
+export interface SecurityDeps {
+  config: SecurityConfig;
+  /** The shared store identity writes (allow-lists, user and key state). */
+  kv: KvStore;
+  /** Rate-limit counters live here when set (a Redis client of the limiter's own); in memory otherwise. */
+  redisUrl?: string;
+  /** Base URL of identity, for cache misses (`/internal/auth/...`). */
+  identityUrl: string;
+  internalTokenSecret: string;
+  logger: Logger;
+}
+
+export interface Security {
+  edge: RequestHandler[];
+  guard: RequestHandler[];
+  close(): Promise<void>;
+}
+
+interface RouteLike {
+  public: boolean;
+  permission?: string;
+  jwtOnly?: boolean;
+}
+
+export function createSecurity(deps: SecurityDeps): Security {
+  const authenticator = new Authenticator(deps.config.JWT_SECRET, deps.kv, new IdentityClient(deps.identityUrl, deps.internalTokenSecret));
+  // Authentication runs before the rate limit (the bucket depends on who is calling) but its
+  // failure is raised after it, so requests with bad credentials still count, per address.
+  const failures = new WeakMap<Request, AppError>();
+
+  const authenticate: RequestHandler = async (req, res, next) => {
+    const route = res.locals.route as RouteLike | undefined;
+    // Unknown routes (404000) and public routes are anonymous: they count per address.
+    if (!route || route.public) return next();
+    try {
+      res.locals.principal = await authenticator.authenticate(readCredential(req));
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      if (err.code === 503000) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
+      failures.set(req, err);
+    }
+    next();
+  };
+
+  const limiter = createRateLimiter({
+    max: deps.config.RATE_LIMIT_MAX,
+    windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
+    redisUrl: deps.redisUrl,
+    logger: deps.logger,
+    key: (req) => {
+      const principal = (req.res?.locals.principal as Principal | undefined) ?? undefined;
+      if (principal?.apiKeyId) return `key:${principal.apiKeyId}`;
+      if (principal?.userId) return `user:${principal.userId}`;
+      return addressKey(req);
+    },
+  });
+
+  const authorize: RequestHandler = (req, res, next) => {
+    const failure = failures.get(req);
+    if (failure) return next(failure);
+    const route = res.locals.route as RouteLike | undefined;
+    if (!route || route.public) return next();
+    const principal = res.locals.principal as Principal | undefined;
+    if (!principal) return next(new AppError(401000));
+    if (route.jwtOnly && principal.authType !== "jwt") return next(new AppError(401014));
+    if (route.permission && !principal.permissions.includes(route.permission)) return next(new AppError(401014));
+    next();
+  };
+
+  return {
+    edge: [corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
+    guard: [authenticate, limiter.middleware, authorize],
+    close: () => limiter.close(),
+  };
+}

@@ -1,0 +1,157 @@
+// The global rate limit: buckets per key / user / address, headers, 429, the shared budget of two
+// instances on one Redis, and failing open when Redis is gone (while authentication fails closed).
+import supertest from "supertest";
+import { MemoryKvStore, RedisKvStore, type KvStore } from "@crm/kv-store";
+import { testInfra, uniqueName } from "@crm/testing";
+import { buildGateway, FakeIdentity, type Gateway } from "./security.fixture";
+
+const describeRedis: jest.Describe = testInfra.redisUrl ? describe : describe.skip;
+
+describe("gateway rate limit (in-process store)", () => {
+  let kv: MemoryKvStore;
+  let identity: FakeIdentity;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    kv = new MemoryKvStore();
+    identity = new FakeIdentity(kv);
+    await identity.start();
+    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_WINDOW_MS: 60_000 });
+  });
+  afterAll(async () => {
+    await gw.security.close();
+    await identity.stop();
+    await kv.close();
+  });
+
+  it("counts down, answers 429000 with Retry-After, and keeps users apart", async () => {
+    const a = (await identity.signIn(await identity.addUser("OWNER"))).token;
+    const b = (await identity.signIn(await identity.addUser("OWNER"))).token;
+    const started = Math.floor(Date.now() / 1000);
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${a}`);
+      expect(res.status).toBe(200);
+      expect(res.headers["x-ratelimit-limit"]).toBe("3");
+      const reset = Number(res.headers["x-ratelimit-reset"]);
+      expect(reset).toBeGreaterThanOrEqual(started + 59);
+      expect(reset).toBeLessThanOrEqual(started + 61);
+      expect(res.headers["ratelimit-policy"]).toMatch(/q=3; w=60/);
+      expect(res.headers.ratelimit).toMatch(/r=\d+; t=\d+/);
+      remaining.push(String(res.headers["x-ratelimit-remaining"]));
+    }
+    expect(remaining).toEqual(["2", "1", "0"]);
+    const limited = await supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${a}`);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ success: false, error: { code: 429000, message: "Too many requests" } });
+    const retryAfter = Number(limited.headers["retry-after"]);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.headers["x-ratelimit-remaining"]).toBe("0");
+    expect((await supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${b}`)).status).toBe(200);
+  });
+
+  it("counts requests without valid credentials, unknown routes and sign-in per client address", async () => {
+    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
+    try {
+      const codes = [
+        (await supertest(fresh.app).post("/api/v1/auth/sign-in")).status,
+        (await supertest(fresh.app).get("/api/v1/nope")).status,
+        (await supertest(fresh.app).get("/api/v1/client").set("authorization", "Bearer bad")).status,
+        (await supertest(fresh.app).post("/api/v1/auth/sign-up")).status,
+      ];
+      expect(codes).toEqual([200, 404, 401, 429]);
+      // A valid credential has a bucket of its own.
+      const token = (await identity.signIn(await identity.addUser("OWNER"))).token;
+      expect((await supertest(fresh.app).get("/api/v1/client").set("authorization", `Bearer ${token}`)).status).toBe(200);
+    } finally {
+      await fresh.security.close();
+    }
+  });
+});
+
+describeRedis("gateway rate limit and revocation across instances on one Redis", () => {
+  let kvA: KvStore;
+  let kvB: KvStore;
+  let identity: FakeIdentity;
+  let one: Gateway;
+  let two: Gateway;
+
+  beforeAll(async () => {
+    const prefix = `${uniqueName("sec")}:`;
+    kvA = new RedisKvStore(testInfra.redisUrl!, prefix);
+    kvB = new RedisKvStore(testInfra.redisUrl!, prefix);
+    identity = new FakeIdentity(kvA);
+    await identity.start();
+    one = buildGateway(kvA, identity.url, { RATE_LIMIT_MAX: 4, RATE_LIMIT_WINDOW_MS: 2000 }, testInfra.redisUrl);
+    two = buildGateway(kvB, identity.url, { RATE_LIMIT_MAX: 4, RATE_LIMIT_WINDOW_MS: 2000 }, testInfra.redisUrl);
+  });
+  afterAll(async () => {
+    await one.security.close();
+    await two.security.close();
+    await identity.stop();
+    await kvA.close();
+    await kvB.close();
+  });
+
+  it("two instances spend one budget, and the window resets when X-RateLimit-Reset says", async () => {
+    const token = (await identity.signIn(await identity.addUser("OWNER"))).token;
+    const call = (gw: Gateway) => supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${token}`);
+    const seen: Array<[number, string]> = [];
+    for (const gw of [one, two, one, two, one]) {
+      const res = await call(gw);
+      seen.push([res.status, String(res.headers["x-ratelimit-remaining"])]);
+    }
+    expect(seen).toEqual([
+      [200, "3"],
+      [200, "2"],
+      [200, "1"],
+      [200, "0"],
+      [429, "0"],
+    ]);
+    const limited = await call(two);
+    expect(limited.status).toBe(429);
+    const reset = Number(limited.headers["x-ratelimit-reset"]);
+    const waitMs = reset * 1000 - Date.now() + 50;
+    // Epoch seconds, rounded up: at most the window plus one second away.
+    expect(waitMs).toBeLessThanOrEqual(3100);
+    await new Promise((r) => setTimeout(r, Math.max(0, waitMs)));
+    const after = await call(two);
+    expect(after.status).toBe(200);
+    expect(after.headers["x-ratelimit-remaining"]).toBe("3");
+  });
+
+  it("a revocation or demotion written by identity is seen by the other instance at once", async () => {
+    const owner = await identity.addUser("OWNER");
+    const { key, digest } = await identity.createKey(owner);
+    const { token, sid } = await identity.signIn(owner);
+    expect((await supertest(two.app).get("/api/v1/user").set("x-api-key", key)).status).toBe(200);
+    expect((await supertest(two.app).get("/api/v1/user").set("authorization", `Bearer ${token}`)).status).toBe(200);
+    await identity.revokeKey(digest);
+    await identity.setRole(owner, "VIEWER");
+    expect((await supertest(two.app).get("/api/v1/user").set("x-api-key", key)).body.error.code).toBe(401021);
+    expect((await supertest(two.app).get("/api/v1/user").set("authorization", `Bearer ${token}`)).body.error.code).toBe(401014);
+    await identity.cache.revokeSessionAccessTokens(sid);
+    expect((await supertest(one.app).get("/api/v1/client").set("authorization", `Bearer ${token}`)).body.error.code).toBe(401011);
+  });
+});
+
+describe("gateway with Redis unreachable", () => {
+  it("fails authentication closed (503000) and the rate limit open, with a logged warning", async () => {
+    const deadUrl = "redis://127.0.0.1:1";
+    const kv = new RedisKvStore(deadUrl, "dead:");
+    const gw = buildGateway(kv, "http://127.0.0.1:1", { RATE_LIMIT_MAX: 1 }, deadUrl);
+    try {
+      const token = `svc_${"d".repeat(40)}`;
+      const auth = await supertest(gw.app).get("/api/v1/client").set("x-api-key", token);
+      expect(auth.status).toBe(503);
+      expect(auth.body).toEqual({ success: false, error: { code: 503000, message: "Service unavailable" } });
+      for (let i = 0; i < 3; i++) expect((await supertest(gw.app).post("/api/v1/auth/sign-in")).status).toBe(200);
+      expect(gw.logs.some((l) => l.includes("rate-limit store unavailable"))).toBe(true);
+      expect(gw.logs.join("\n")).not.toContain(token);
+    } finally {
+      await gw.security.close();
+      await kv.close();
+    }
+  }, 20_000);
+});

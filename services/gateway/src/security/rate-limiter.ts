@@ -1,0 +1,117 @@
+// The global rate limit (interface §8, decisions §7, §8): RATE_LIMIT_MAX requests per
+// RATE_LIMIT_WINDOW_MS (fixed window), per API key, else per user, else per client address. Counted
+// in Redis when configured, so every gateway instance spends one budget. If the store fails, the
+// limit fails open: the request goes on, with a logged warning (availability over strictness; the
+// authentication path, which must not fail open, answers 503000 on its own).
+import type { Request, RequestHandler } from "express";
+import { ipKeyGenerator, MemoryStore, rateLimit, type IncrementResponse, type Options, type Store } from "express-rate-limit";
+import Redis from "ioredis";
+import { RedisStore } from "rate-limit-redis";
+import { AppError } from "@crm/errors";
+import type { Logger } from "@crm/logger";
+
+export interface RateLimitOptions {
+  max: number;
+  windowMs: number;
+  redisUrl?: string;
+  logger: Logger;
+  /** The caller's bucket; see `rateLimitKey`. */
+  key: (req: Request) => string;
+}
+
+export interface RateLimiter {
+  middleware: RequestHandler;
+  close(): Promise<void>;
+}
+
+const WARN_EVERY_MS = 10_000;
+
+/** Wraps a store so a failure lets the request through (fail open) and is logged, at most every 10 s. */
+class FailOpenStore implements Store {
+  private windowMs = 60_000;
+  private lastWarning = 0;
+  readonly prefix?: string;
+
+  constructor(
+    private readonly inner: Store,
+    private readonly logger: Logger,
+  ) {}
+
+  init(options: Options): void {
+    this.windowMs = options.windowMs;
+    this.inner.init?.(options);
+  }
+
+  async increment(key: string): Promise<IncrementResponse> {
+    try {
+      return await this.inner.increment(key);
+    } catch (err) {
+      const now = Date.now();
+      if (now - this.lastWarning > WARN_EVERY_MS) {
+        this.lastWarning = now;
+        this.logger.warn({ err }, "rate-limit store unavailable; requests are not being rate limited");
+      }
+      return { totalHits: 0, resetTime: new Date(now + this.windowMs) };
+    }
+  }
+
+  async decrement(key: string): Promise<void> {
+    try {
+      await this.inner.decrement(key);
+    } catch {
+      /* fail open, as increment does */
+    }
+  }
+
+  async resetKey(key: string): Promise<void> {
+    await this.inner.resetKey(key);
+  }
+}
+
+export function createRateLimiter(options: RateLimitOptions): RateLimiter {
+  let redis: Redis | undefined;
+  let store: Store;
+  if (options.redisUrl) {
+    // A client of its own: short command time-out so a dead Redis costs a request ~1 s at most.
+    redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+    redis.on("error", () => {
+      /* reported through failed commands (FailOpenStore) and the gateway's readiness check */
+    });
+    const client = redis;
+    const redisStore = new RedisStore({
+      prefix: "crm:rl:",
+      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<never>,
+    });
+    // Script loading starts in the constructor; a Redis that is down at start must not crash the
+    // process with an unhandled rejection (the store reloads the scripts on the next increment).
+    redisStore.incrementScriptSha.catch(() => undefined);
+    redisStore.getScriptSha.catch(() => undefined);
+    store = redisStore;
+  } else {
+    store = new MemoryStore();
+  }
+
+  const middleware = rateLimit({
+    windowMs: options.windowMs,
+    limit: options.max,
+    store: new FailOpenStore(store, options.logger),
+    legacyHeaders: true,
+    standardHeaders: "draft-8",
+    keyGenerator: options.key,
+    handler: (_req, _res, next) => next(new AppError(429000)),
+    // Our key generator already folds IPv6 addresses to their /56; the checks only print to stderr.
+    validate: false,
+  });
+
+  return {
+    middleware,
+    close: async () => {
+      if (redis) await redis.quit().catch(() => redis?.disconnect());
+    },
+  };
+}
+
+/** Client address as the rate-limit bucket: IPv6 folded to its /56, so one host cannot rotate addresses. */
+export function addressKey(req: Request): string {
+  return `ip:${ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? "unknown")}`;
+}

@@ -1,0 +1,82 @@
+import express, { Router, type Express } from "express";
+import { AuthCache } from "@crm/auth-cache";
+import { errorMiddleware } from "@crm/errors";
+import type { KvStore } from "@crm/kv-store";
+import type { Logger } from "@crm/logger";
+import { createServiceApp, jsonBody, requestContext, requireInternalCaller, type ReadinessCheck } from "@crm/service-kit";
+import type { IdentityConfig } from "./config";
+import { PasswordHasher } from "./domain/password-hasher";
+import { apiKeyRouter } from "./http/api-key.router";
+import { authRouter, publicAuthRouter, type AuthRouterDeps } from "./http/auth.router";
+import { internalRouter } from "./http/internal.router";
+import { userRouter } from "./http/user.router";
+import type { PrismaClient } from "./persistence/prisma";
+import { AccountService } from "./services/account.service";
+import { ApiKeyService } from "./services/api-key.service";
+import { AuthStateService } from "./services/auth-state.service";
+import { SessionService } from "./services/session.service";
+import { SignInThrottle } from "./services/sign-in-throttle";
+import { UserService } from "./services/user.service";
+
+export interface AppDeps {
+  config: Pick<
+    IdentityConfig,
+    | "ACCESS_TOKEN_TTL_S"
+    | "REFRESH_TOKEN_TTL_S"
+    | "ALLOW_SIGN_UP"
+    | "PASSWORD_HASH_COST"
+    | "SIGN_IN_MAX_FAILURES"
+    | "SIGN_IN_FAILURE_WINDOW_MS"
+    | "SIGN_IN_LOCK_BASE_MS"
+    | "SIGN_IN_LOCK_MAX_MS"
+  >;
+  logger: Logger;
+  prisma: PrismaClient;
+  kv: KvStore;
+  jwtSecret: string;
+  internalTokenSecret: string;
+  readiness: ReadinessCheck[];
+}
+
+export function createApp(deps: AppDeps): Express {
+  const { config, prisma, kv, logger, internalTokenSecret } = deps;
+  const cache = new AuthCache(kv);
+  const hasher = new PasswordHasher(config.PASSWORD_HASH_COST);
+  const authState = new AuthStateService(prisma, cache);
+  const sessions = new SessionService(prisma, cache, deps.jwtSecret, {
+    accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
+    refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
+  });
+  const throttle = new SignInThrottle(kv, {
+    maxFailures: config.SIGN_IN_MAX_FAILURES,
+    windowMs: config.SIGN_IN_FAILURE_WINDOW_MS,
+    lockBaseMs: config.SIGN_IN_LOCK_BASE_MS,
+    lockMaxMs: config.SIGN_IN_LOCK_MAX_MS,
+  });
+  const accounts = new AccountService(prisma, hasher, sessions, throttle);
+  const authDeps: AuthRouterDeps = {
+    prisma,
+    accounts,
+    sessions,
+    allowSignUp: config.ALLOW_SIGN_UP,
+    refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
+  };
+
+  const api = Router();
+  api.use(authRouter(authDeps));
+  api.use(userRouter(new UserService(prisma, hasher, sessions, authState)));
+  api.use(apiKeyRouter(new ApiKeyService(prisma, authState)));
+
+  const service = createServiceApp({ logger, internalTokenSecret, readiness: deps.readiness, api, internal: internalRouter(authState) });
+
+  // sign-up, sign-in and token/refresh are public: the gateway forwards them with an internal token
+  // that names no principal, which the service app's /api/v1 mount refuses. They are served in front
+  // of it with the same request context, body parsing and error envelope.
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple");
+  app.use(publicAuthRouter(authDeps, [requestContext(logger), ...jsonBody(), requireInternalCaller(internalTokenSecret)]));
+  app.use(errorMiddleware((req) => req.log ?? logger));
+  app.use(service);
+  return app;
+}

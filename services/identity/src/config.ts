@@ -1,0 +1,27 @@
+import { env, parseEnv, z } from "@crm/config";
+import { serviceConfigFields } from "@crm/service-kit";
+
+/** Everything the identity service reads from the environment (decisions §1). */
+export const configSchema = z.object({
+  ...serviceConfigFields,
+  PORT: env.port(4001),
+  /** Access-token signing key; generated under DATA_DIR when unset, exactly as the gateway does. */
+  JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  ACCESS_TOKEN_TTL_S: env.int(1800, 1),
+  REFRESH_TOKEN_TTL_S: env.int(86400, 1),
+  ALLOW_SIGN_UP: env.bool(true),
+  /** log2 of scrypt's N. 17 is OWASP's recommendation; tests lower it to stay fast. */
+  PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),
+  /** Failed sign-ins for one email from one address, within SIGN_IN_FAILURE_WINDOW_MS, before a lock. */
+  SIGN_IN_MAX_FAILURES: env.int(10, 1),
+  SIGN_IN_FAILURE_WINDOW_MS: env.int(15 * 60_000, 1000),
+  /** First lock period; doubles with every further failure, never beyond SIGN_IN_LOCK_MAX_MS. */
+  SIGN_IN_LOCK_BASE_MS: env.int(30_000, 1000),
+  SIGN_IN_LOCK_MAX_MS: env.int(15 * 60_000, 1000),
+});
+
+export type IdentityConfig = z.infer<typeof configSchema>;
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<IdentityConfig> {
+  return parseEnv(configSchema, source);
+}

@@ -1,0 +1,95 @@
+// /api/v1/auth/*. sign-up, sign-in and token/refresh are public: the gateway forwards them with an
+// internal token that names no principal. logout and me need the caller.
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import { ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
+import { AppError, parseOrThrow } from "@crm/errors";
+import { principalOf } from "@crm/service-kit";
+import { businessView, userView } from "../domain/views";
+import type { PrismaClient } from "../persistence/prisma";
+import type { AccountService, SignedIn } from "../services/account.service";
+import type { SessionService } from "../services/session.service";
+import { clearRefreshCookie, REFRESH_COOKIE, setRefreshCookie } from "./refresh-cookie";
+import { clientAddress, readCookie } from "./request-meta";
+
+export interface AuthRouterDeps {
+  prisma: PrismaClient;
+  accounts: AccountService;
+  sessions: SessionService;
+  allowSignUp: boolean;
+  refreshTokenTtlS: number;
+}
+
+/** Paths of the routes that need no principal. */
+export const PUBLIC_AUTH_PATHS = ["/api/v1/auth/sign-up", "/api/v1/auth/sign-in", "/api/v1/auth/token/refresh"];
+
+/** Routes that need no principal, at their full paths, each behind `guard` (request context, body, internal caller). */
+export function publicAuthRouter(deps: AuthRouterDeps, guard: RequestHandler[]): Router {
+  const router = Router();
+  const signedIn = (req: Request, res: Response, status: number, result: SignedIn) => {
+    setRefreshCookie(req, res, result.refreshToken, deps.refreshTokenTtlS);
+    res.status(status).json(ok({ accessToken: result.accessToken, user: userView(result.user), business: businessView(result.business) }));
+  };
+
+  router.post("/api/v1/auth/sign-up", ...guard, async (req, res) => {
+    // ALLOW_SIGN_UP=false: the route exists but is closed.
+    if (!deps.allowSignUp) throw new AppError(403000);
+    const input = parseOrThrow(signUpSchema, req.body ?? {});
+    signedIn(req, res, 201, await deps.accounts.signUp(input));
+  });
+
+  router.post("/api/v1/auth/sign-in", ...guard, async (req, res) => {
+    const input = parseOrThrow(signInSchema, req.body ?? {});
+    const result = await deps.accounts.signIn(input, clientAddress(req));
+    if ("lockedForMs" in result) {
+      res.setHeader("Retry-After", String(Math.max(1, Math.ceil(result.lockedForMs / 1000))));
+      throw new AppError(429000);
+    }
+    signedIn(req, res, 200, result);
+  });
+
+  router.post("/api/v1/auth/token/refresh", ...guard, async (req, res) => {
+    const result = await deps.sessions.refresh(readCookie(req, REFRESH_COOKIE));
+    setRefreshCookie(req, res, result.refreshToken, deps.refreshTokenTtlS);
+    res.json(ok({ accessToken: result.accessToken }));
+  });
+
+  return router;
+}
+
+/** Routes that need the caller; mounted under the authenticated /api/v1 router. */
+export function authRouter(deps: AuthRouterDeps): Router {
+  const router = Router();
+
+  router.post("/auth/logout", async (req, res) => {
+    const principal = jwtPrincipal(req);
+    await deps.sessions.revoke(principal.sessionId);
+    clearRefreshCookie(req, res);
+    res.status(204).end();
+  });
+
+  router.get("/auth/me", async (req, res) => {
+    const principal = principalOf(req);
+    const business = await deps.prisma.business.findUnique({ where: { id: principal.businessId } });
+    if (!business) throw new AppError(401015);
+    let user = null;
+    if (principal.authType === "jwt" && principal.userId) {
+      user = await deps.prisma.user.findFirst({ where: { id: principal.userId, businessId: business.id } });
+      if (!user) throw new AppError(401011);
+    }
+    const me: MeView = {
+      user: user ? userView(user) : null,
+      business: businessView(business),
+      permissions: principal.permissions,
+      authType: principal.authType,
+    };
+    res.json(ok(me));
+  });
+
+  return router;
+}
+
+function jwtPrincipal(req: Request): Principal & { sessionId: string } {
+  const principal = principalOf(req);
+  if (principal.authType !== "jwt" || !principal.sessionId) throw new AppError(401014);
+  return principal as Principal & { sessionId: string };
+}

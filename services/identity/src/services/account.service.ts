@@ -1,0 +1,78 @@
+// Sign-up and sign-in: who may start a session.
+import type { SignIn, SignUp } from "@crm/contracts";
+import { uuidv7 } from "@crm/contracts";
+import { AppError } from "@crm/errors";
+import type { PasswordHasher } from "../domain/password-hasher";
+import { Prisma, type Business, type PrismaClient, type User } from "../persistence/prisma";
+import type { SignInThrottle } from "./sign-in-throttle";
+import type { IssuedTokens, SessionService } from "./session.service";
+
+export interface SignedIn extends IssuedTokens {
+  user: User;
+  business: Business;
+}
+
+export function emailKey(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** Prisma's unique-violation, as the catalogue's conflict. */
+export function conflictOnUnique(err: unknown): never {
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") throw new AppError(409001);
+  throw err;
+}
+
+export class AccountService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly hasher: PasswordHasher,
+    private readonly sessions: SessionService,
+    private readonly throttle: SignInThrottle,
+  ) {}
+
+  async signUp(input: SignUp): Promise<SignedIn> {
+    const key = emailKey(input.email);
+    if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw new AppError(409001);
+    const passwordHash = await this.hasher.hash(input.password);
+    const businessId = uuidv7();
+    const { user, business } = await this.prisma
+      .$transaction(async (tx) => {
+        const business = await tx.business.create({ data: { id: businessId, name: input.businessName } });
+        const user = await tx.user.create({
+          data: {
+            id: uuidv7(),
+            businessId,
+            email: input.email.trim(),
+            emailKey: key,
+            passwordHash,
+            firstName: input.firstName ?? null,
+            lastName: input.lastName ?? null,
+            role: "OWNER",
+          },
+        });
+        return { user, business };
+      })
+      .catch(conflictOnUnique);
+    return { user, business, ...(await this.sessions.start(user)) };
+  }
+
+  /**
+   * Wrong email and wrong password answer the same (401001) after the same work; a locked
+   * (email, address) pair answers 429000 without checking anything.
+   */
+  async signIn(input: SignIn, clientAddress: string): Promise<SignedIn | { lockedForMs: number }> {
+    const key = emailKey(input.email);
+    const lockedForMs = await this.throttle.lockedFor(key, clientAddress);
+    if (lockedForMs > 0) return { lockedForMs };
+    const user = await this.prisma.user.findUnique({ where: { emailKey: key }, include: { business: true } });
+    const valid = user ? await this.hasher.verify(input.password, user.passwordHash) : await this.hasher.verifyAgainstDummy(input.password);
+    if (!user || !valid) {
+      await this.throttle.recordFailure(key, clientAddress);
+      throw new AppError(401001);
+    }
+    await this.throttle.recordSuccess(key, clientAddress);
+    if (!user.business) throw new AppError(401015);
+    const { business, ...plain } = user;
+    return { user: plain, business, ...(await this.sessions.start(plain)) };
+  }
+}

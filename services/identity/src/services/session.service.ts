@@ -1,0 +1,103 @@
+// Sessions: sign-in issues an access token (allow-listed in the shared store for its lifetime) and
+// a refresh token (stored as a digest); refresh rotates the refresh token; presenting a rotated-out
+// one revokes the whole session, its live access tokens included (decisions §4, §8).
+import { AccessTokenCodec, type AuthCache } from "@crm/auth-cache";
+import { uuidv7 } from "@crm/contracts";
+import { AppError } from "@crm/errors";
+import { digestToken, newRefreshToken } from "../domain/opaque-token";
+import type { PrismaClient, User } from "../persistence/prisma";
+
+export interface SessionTtls {
+  accessTokenTtlS: number;
+  refreshTokenTtlS: number;
+}
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  sessionId: string;
+}
+
+export class SessionService {
+  private readonly codec: AccessTokenCodec;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly cache: AuthCache,
+    jwtSecret: string,
+    private readonly ttls: SessionTtls,
+  ) {
+    this.codec = new AccessTokenCodec(jwtSecret);
+  }
+
+  /** A new session for a user who just proved who they are. */
+  async start(user: User): Promise<IssuedTokens> {
+    const sessionId = uuidv7();
+    const refreshToken = newRefreshToken();
+    const expiresAt = this.refreshExpiry();
+    await this.prisma.session.create({
+      data: { id: sessionId, userId: user.id, expiresAt, refreshTokens: { create: { digest: digestToken(refreshToken), expiresAt } } },
+    });
+    const accessToken = await this.issueAccessToken(user, sessionId);
+    return { accessToken, refreshToken, sessionId };
+  }
+
+  /** Rotates a refresh token. Unknown, expired or revoked: 401012. Already used: 401013 and the session ends. */
+  async refresh(presented: string | undefined): Promise<IssuedTokens> {
+    if (!presented) throw new AppError(401012);
+    const digest = digestToken(presented);
+    const row = await this.prisma.refreshToken.findUnique({ where: { digest }, include: { session: { include: { user: true } } } });
+    if (!row) throw new AppError(401012);
+    const { session } = row;
+    // Reuse is checked first: a rotated-out token is answered 401013 even once its session has ended.
+    if (row.usedAt) {
+      await this.revoke(session.id);
+      throw new AppError(401013);
+    }
+    if (session.revokedAt) throw new AppError(401012);
+    const now = new Date();
+    if (row.expiresAt <= now || session.expiresAt <= now) throw new AppError(401012);
+    if (!session.user.businessId) throw new AppError(401015);
+
+    const next = newRefreshToken();
+    const expiresAt = this.refreshExpiry();
+    const rotated = await this.prisma.$transaction(async (tx) => {
+      // Conditional on usedAt still being null: of two concurrent refreshes with one token, one wins
+      // and the other is treated as reuse.
+      const claimed = await tx.refreshToken.updateMany({ where: { digest, usedAt: null }, data: { usedAt: now } });
+      if (claimed.count !== 1) return false;
+      await tx.refreshToken.create({ data: { digest: digestToken(next), sessionId: session.id, expiresAt } });
+      await tx.session.update({ where: { id: session.id }, data: { expiresAt } });
+      return true;
+    });
+    if (!rotated) {
+      await this.revoke(session.id);
+      throw new AppError(401013);
+    }
+    const accessToken = await this.issueAccessToken(session.user, session.id);
+    return { accessToken, refreshToken: next, sessionId: session.id };
+  }
+
+  /** Ends a session: its refresh token and every live access token stop working at once. */
+  async revoke(sessionId: string): Promise<void> {
+    await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
+    await this.cache.revokeSessionAccessTokens(sessionId);
+  }
+
+  /** Every session of a user (deletion, password change). */
+  async revokeAllOf(userId: string): Promise<void> {
+    const sessions = await this.prisma.session.findMany({ where: { userId, revokedAt: null }, select: { id: true } });
+    for (const { id } of sessions) await this.revoke(id);
+  }
+
+  private async issueAccessToken(user: User, sessionId: string): Promise<string> {
+    const jti = uuidv7();
+    const token = this.codec.sign({ sub: user.id, businessId: user.businessId, jti, sid: sessionId }, this.ttls.accessTokenTtlS);
+    await this.cache.allowAccessToken(jti, sessionId, this.ttls.accessTokenTtlS * 1000);
+    return token;
+  }
+
+  private refreshExpiry(): Date {
+    return new Date(Date.now() + this.ttls.refreshTokenTtlS * 1000);
+  }
+}

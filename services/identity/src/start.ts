@@ -1,0 +1,58 @@
+import path from "node:path";
+import { loadOrCreateSecret } from "@crm/config";
+import { openDatabase } from "@crm/database";
+import { openKvStore } from "@crm/kv-store";
+import { createLogger } from "@crm/logger";
+import { listen, type RunningService } from "@crm/service-kit";
+import { createApp } from "./app";
+import type { IdentityConfig } from "./config";
+import { PrismaClient } from "./persistence/prisma";
+
+export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
+
+export async function start(config: Readonly<IdentityConfig>): Promise<RunningService> {
+  const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
+  const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt-secret");
+  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
+  const db = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    schema: "identity",
+    migrationsDir: MIGRATIONS_DIR,
+    migrate: config.MIGRATE_ON_START,
+  });
+  const prisma = new PrismaClient({ adapter: db.adapter });
+  const kv = openKvStore(config.REDIS_URL);
+  try {
+    const app = createApp({
+      config,
+      logger,
+      prisma,
+      kv,
+      jwtSecret,
+      internalTokenSecret,
+      readiness: [
+        { name: "database", check: () => db.ping() },
+        { name: "kv", check: () => kv.ping() },
+      ],
+    });
+    const server = await listen(app, config.PORT, config.HOST);
+    logger.info({ url: server.url }, "identity listening");
+    return {
+      name: "identity",
+      url: server.url,
+      port: server.port,
+      stop: async () => {
+        await server.close();
+        await prisma.$disconnect();
+        await kv.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await prisma.$disconnect().catch(() => undefined);
+    await kv.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,122 @@
+// Builds the identity app in-process on PGlite (temp DATA_DIR) or on a fresh PostgreSQL database,
+// with an in-memory key-value store and a logger whose lines the tests can search for secrets.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import supertest from "supertest";
+import { AccessTokenCodec, AuthCache } from "@crm/auth-cache";
+import { rolePermissions, type Principal } from "@crm/contracts";
+import { openDatabase, type Database } from "@crm/database";
+import { MemoryKvStore } from "@crm/kv-store";
+import { createLogger } from "@crm/logger";
+import { signInternalToken } from "@crm/service-kit";
+import { createTestDatabase } from "@crm/testing";
+import { createApp, loadConfig } from "../src";
+import { PrismaClient } from "../src/persistence/prisma";
+import { MIGRATIONS_DIR } from "../src/start";
+
+export type Mode = "pglite" | "postgres";
+
+export interface Harness {
+  app: ReturnType<typeof createApp>;
+  prisma: PrismaClient;
+  kv: MemoryKvStore;
+  cache: AuthCache;
+  codec: AccessTokenCodec;
+  logs: string[];
+  internalSecret: string;
+  /** A public auth route as the gateway forwards it: internal token without principal, X-Forwarded-*. */
+  pub(path: string, opts?: { address?: string; proto?: string; cookie?: string }): supertest.Test;
+  /** A request carrying the given principal. */
+  as(principal: Principal, method: "get" | "post" | "patch" | "put" | "delete", path: string): supertest.Test;
+  /** The principal the gateway would build for this access token (throws when it would refuse it). */
+  principalOf(accessToken: string): Promise<Principal>;
+  close(): Promise<void>;
+}
+
+export const JWT_SECRET = "test-jwt-secret-that-is-long-enough-0123456789";
+const INTERNAL_SECRET = "test-internal-secret-long-enough-0123456789abc";
+
+export async function openHarness(mode: Mode, env: Record<string, string> = {}): Promise<Harness> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "identity-test-"));
+  let db: Database;
+  let drop: (() => Promise<void>) | undefined;
+  if (mode === "postgres") {
+    const created = await createTestDatabase("identity_test");
+    drop = created.drop;
+    db = await openDatabase({ url: created.url, dataDir, schema: "identity", migrationsDir: MIGRATIONS_DIR, migrate: true });
+  } else {
+    db = await openDatabase({ dataDir, schema: "identity", migrationsDir: MIGRATIONS_DIR });
+  }
+  const config = loadConfig({ PASSWORD_HASH_COST: "10", ...env });
+  const prisma = new PrismaClient({ adapter: db.adapter });
+  const kv = new MemoryKvStore();
+  const logs: string[] = [];
+  const logger = createLogger({ service: "identity", level: "debug", destination: { write: (line: string) => void logs.push(line) } });
+  const app = createApp({ config, logger, prisma, kv, jwtSecret: JWT_SECRET, internalTokenSecret: INTERNAL_SECRET, readiness: [] });
+  const cache = new AuthCache(kv);
+  const codec = new AccessTokenCodec(JWT_SECRET);
+  const agent = supertest(app);
+
+  return {
+    app,
+    prisma,
+    kv,
+    cache,
+    codec,
+    logs,
+    internalSecret: INTERNAL_SECRET,
+    pub: (p, opts = {}) => {
+      const test = agent
+        .post(p)
+        .set("x-internal-token", signInternalToken({}, INTERNAL_SECRET))
+        .set("x-forwarded-for", opts.address ?? "127.0.0.1")
+        .set("x-forwarded-proto", opts.proto ?? "http");
+      return opts.cookie ? test.set("cookie", opts.cookie) : test;
+    },
+    as: (principal, method, p) => agent[method](p).set("x-internal-token", signInternalToken({ principal }, INTERNAL_SECRET)),
+    principalOf: async (accessToken) => {
+      const claims = codec.verify(accessToken);
+      if (!claims) throw new Error("401010");
+      const { sessionId, user } = await cache.readAccessTokenAndUser(claims.jti, claims.sub);
+      if (sessionId !== claims.sid) throw new Error("401011");
+      const row = await prisma.user.findUnique({ where: { id: claims.sub } });
+      if (!row || !row.businessId || user?.deleted) throw new Error("401011");
+      return {
+        businessId: row.businessId,
+        authType: "jwt",
+        userId: row.id,
+        apiKeyId: null,
+        sessionId: claims.sid,
+        jti: claims.jti,
+        permissions: [...rolePermissions[row.role]],
+      };
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      await kv.close();
+      await db.close();
+      await drop?.();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Values of the Set-Cookie header for `refreshToken`. */
+export function refreshCookie(res: { headers: Record<string, unknown> }): string | undefined {
+  const raw = res.headers["set-cookie"];
+  const list = Array.isArray(raw) ? (raw as string[]) : typeof raw === "string" ? [raw] : [];
+  return list.find((c) => c.startsWith("refreshToken="));
+}
+
+export function cookieValue(setCookie: string | undefined): string {
+  return decodeURIComponent(setCookie?.split(";")[0]?.slice("refreshToken=".length) ?? "");
+}
+
+let counter = 0;
+export function uniqueEmail(tag = "user"): string {
+  counter += 1;
+  return `${tag}.${process.pid}.${Date.now()}.${counter}@Example.com`;
+}
+
+export const PASSWORD = "correct horse battery";

@@ -1,0 +1,61 @@
+// Behaviour that depends on configuration: token lifetimes, closed sign-up, the production hash cost.
+import { PasswordHasher } from "../src/domain/password-hasher";
+import { cookieValue, openHarness, PASSWORD, refreshCookie, uniqueEmail, type Harness } from "./harness";
+
+describe("identity with short token lifetimes and closed sign-up", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await openHarness("pglite", { ACCESS_TOKEN_TTL_S: "1", REFRESH_TOKEN_TTL_S: "1" });
+  });
+  afterAll(() => h?.close());
+
+  it("expires the access token and its allow-list entry, and the refresh token, after their TTLs", async () => {
+    const res = await h.pub("/api/v1/auth/sign-up").send({ businessName: "T", email: uniqueEmail(), password: PASSWORD });
+    const access = res.body.data.accessToken as string;
+    const claims = h.codec.verify(access)!;
+    expect(claims.exp - claims.iat).toBe(1);
+    expect(refreshCookie(res)).toMatch(/Max-Age=1;/);
+    expect(await h.cache.allowedAccessToken(claims.jti)).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(h.codec.verify(access)).toBeUndefined();
+    expect(await h.cache.allowedAccessToken(claims.jti)).toBeNull();
+    const refreshed = await h.pub("/api/v1/auth/token/refresh", { cookie: `refreshToken=${cookieValue(refreshCookie(res))}` });
+    expect(refreshed.body.error.code).toBe(401012);
+  });
+
+  it("closes sign-up with 403000 when ALLOW_SIGN_UP=false", async () => {
+    const closed = await openHarness("pglite", { ALLOW_SIGN_UP: "false" });
+    try {
+      const res = await closed.pub("/api/v1/auth/sign-up").send({ businessName: "T", email: uniqueEmail(), password: PASSWORD });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ success: false, error: { code: 403000, message: "Forbidden resource" } });
+    } finally {
+      await closed.close();
+    }
+  });
+});
+
+describe("password hashing", () => {
+  it("hashes at OWASP strength (scrypt N=2^17, r=8, p=1) without hitting scrypt's memory limit", async () => {
+    const hasher = new PasswordHasher(17);
+    const hash = await hasher.hash(PASSWORD);
+    expect(hash).toMatch(/^scrypt\$17\$8\$1\$/);
+    expect(await hasher.verify(PASSWORD, hash)).toBe(true);
+    expect(await hasher.verify("something else", hash)).toBe(false);
+  });
+
+  it("spends about the same time on an unknown user as on a wrong password", async () => {
+    const hasher = new PasswordHasher(14);
+    const stored = await hasher.hash(PASSWORD);
+    await hasher.verifyAgainstDummy("warm up");
+    const time = async (fn: () => Promise<unknown>) => {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < 5; i++) await fn();
+      return Number(process.hrtime.bigint() - start);
+    };
+    const wrongPassword = await time(() => hasher.verify("wrong password!", stored));
+    const noUser = await time(() => hasher.verifyAgainstDummy("wrong password!"));
+    expect(noUser / wrongPassword).toBeGreaterThan(0.5);
+    expect(noUser / wrongPassword).toBeLessThan(2);
+  });
+});

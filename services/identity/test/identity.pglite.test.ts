@@ -1,0 +1,3 @@
+import { identitySuite } from "./identity.suite";
+
+describe("identity on PGlite", () => identitySuite("pglite"));
