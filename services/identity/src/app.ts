@@ -1,9 +1,8 @@
-import express, { Router, type Express } from "express";
+import { Router, type Express } from "express";
 import { AuthCache } from "@crm/auth-cache";
-import { errorMiddleware } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
-import { createServiceApp, jsonBody, requestContext, requireInternalCaller, type ReadinessCheck } from "@crm/service-kit";
+import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
 import type { IdentityConfig } from "./config";
 import { PasswordHasher } from "./domain/password-hasher";
 import { apiKeyRouter } from "./http/api-key.router";
@@ -67,16 +66,13 @@ export function createApp(deps: AppDeps): Express {
   api.use(userRouter(new UserService(prisma, hasher, sessions, authState)));
   api.use(apiKeyRouter(new ApiKeyService(prisma, authState)));
 
-  const service = createServiceApp({ logger, internalTokenSecret, readiness: deps.readiness, api, internal: internalRouter(authState) });
-
-  // sign-up, sign-in and token/refresh are public: the gateway forwards them with an internal token
-  // that names no principal, which the service app's /api/v1 mount refuses. They are served in front
-  // of it with the same request context, body parsing and error envelope.
-  const app = express();
-  app.disable("x-powered-by");
-  app.set("query parser", "simple");
-  app.use(publicAuthRouter(authDeps, [requestContext(logger), ...jsonBody(), requireInternalCaller(internalTokenSecret)]));
-  app.use(errorMiddleware((req) => req.log ?? logger));
-  app.use(service);
-  return app;
+  // sign-up, sign-in and token/refresh: forwarded by the gateway with an internal token naming no principal.
+  return createServiceApp({
+    logger,
+    internalTokenSecret,
+    readiness: deps.readiness,
+    publicApi: publicAuthRouter(authDeps),
+    api,
+    internal: internalRouter(authState),
+  });
 }

@@ -1,6 +1,6 @@
 // /api/v1/auth/*. sign-up, sign-in and token/refresh are public: the gateway forwards them with an
 // internal token that names no principal. logout and me need the caller.
-import { Router, type Request, type RequestHandler, type Response } from "express";
+import { Router, type Request, type Response } from "express";
 import { ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
 import { AppError, parseOrThrow } from "@crm/errors";
 import { principalOf } from "@crm/service-kit";
@@ -22,22 +22,22 @@ export interface AuthRouterDeps {
 /** Paths of the routes that need no principal. */
 export const PUBLIC_AUTH_PATHS = ["/api/v1/auth/sign-up", "/api/v1/auth/sign-in", "/api/v1/auth/token/refresh"];
 
-/** Routes that need no principal, at their full paths, each behind `guard` (request context, body, internal caller). */
-export function publicAuthRouter(deps: AuthRouterDeps, guard: RequestHandler[]): Router {
+/** Routes that need no principal (mounted as the service app's publicApi: internal token required, no caller). */
+export function publicAuthRouter(deps: AuthRouterDeps): Router {
   const router = Router();
   const signedIn = (req: Request, res: Response, status: number, result: SignedIn) => {
     setRefreshCookie(req, res, result.refreshToken, deps.refreshTokenTtlS);
     res.status(status).json(ok({ accessToken: result.accessToken, user: userView(result.user), business: businessView(result.business) }));
   };
 
-  router.post("/api/v1/auth/sign-up", ...guard, async (req, res) => {
+  router.post("/auth/sign-up", async (req, res) => {
     // ALLOW_SIGN_UP=false: the route exists but is closed.
     if (!deps.allowSignUp) throw new AppError(403000);
     const input = parseOrThrow(signUpSchema, req.body ?? {});
     signedIn(req, res, 201, await deps.accounts.signUp(input));
   });
 
-  router.post("/api/v1/auth/sign-in", ...guard, async (req, res) => {
+  router.post("/auth/sign-in", async (req, res) => {
     const input = parseOrThrow(signInSchema, req.body ?? {});
     const result = await deps.accounts.signIn(input, clientAddress(req));
     if ("lockedForMs" in result) {
@@ -47,7 +47,7 @@ export function publicAuthRouter(deps: AuthRouterDeps, guard: RequestHandler[]):
     signedIn(req, res, 200, result);
   });
 
-  router.post("/api/v1/auth/token/refresh", ...guard, async (req, res) => {
+  router.post("/auth/token/refresh", async (req, res) => {
     const result = await deps.sessions.refresh(readCookie(req, REFRESH_COOKIE));
     setRefreshCookie(req, res, result.refreshToken, deps.refreshTokenTtlS);
     res.json(ok({ accessToken: result.accessToken }));
