@@ -88,8 +88,17 @@ export function createSecurity(deps: SecurityDeps): Security {
     next();
   };
 
+  // The CORS edge answers preflights and refuses `Origin: null` before the limiter runs; those
+  // answers still carry the caller's current X-RateLimit-* figures (not counted).
+  const peekWhenEdgeAnswers: RequestHandler = async (req, res, next) => {
+    const origin = req.headers.origin;
+    const preflight = req.method === "OPTIONS" && origin !== undefined && req.headers["access-control-request-method"] !== undefined;
+    if (preflight || origin === "null") await limiter.peek(req, res);
+    next();
+  };
+
   return {
-    edge: [corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
+    edge: [peekWhenEdgeAnswers, corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
     guard: [authenticate, limiter.middleware, authorize],
     close: () => limiter.close(),
   };

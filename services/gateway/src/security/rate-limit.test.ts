@@ -51,6 +51,24 @@ describe("gateway rate limit (in-process store)", () => {
     expect((await supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${b}`)).status).toBe(200);
   });
 
+  it("puts the current figures on preflights and Origin: null refusals without counting them", async () => {
+    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
+    try {
+      await supertest(fresh.app).get("/api/v1/nope");
+      const preflight = await supertest(fresh.app).options("/api/v1/client").set("origin", "https://x.test").set("access-control-request-method", "GET");
+      expect(preflight.status).toBe(204);
+      expect([preflight.headers["x-ratelimit-limit"], preflight.headers["x-ratelimit-remaining"]]).toEqual(["3", "2"]);
+      expect(Number(preflight.headers["x-ratelimit-reset"])).toBeGreaterThan(Date.now() / 1000);
+      const refused = await supertest(fresh.app).get("/api/v1/client").set("origin", "null");
+      expect(refused.status).toBe(403);
+      expect(refused.headers["x-ratelimit-remaining"]).toBe("2");
+      const counted = await supertest(fresh.app).get("/api/v1/nope");
+      expect(counted.headers["x-ratelimit-remaining"]).toBe("1");
+    } finally {
+      await fresh.security.close();
+    }
+  });
+
   it("counts requests without valid credentials, unknown routes and sign-in per client address", async () => {
     const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
     try {

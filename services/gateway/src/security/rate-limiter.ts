@@ -4,7 +4,8 @@
 // limit fails open: the request goes on, with a logged warning (availability over strictness; the
 // authentication path, which must not fail open, answers 503000 on its own).
 import type { Request, RequestHandler } from "express";
-import { ipKeyGenerator, MemoryStore, rateLimit, type IncrementResponse, type Options, type Store } from "express-rate-limit";
+import type { Response } from "express";
+import { ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from "express-rate-limit";
 import Redis from "ioredis";
 import { RedisStore } from "rate-limit-redis";
 import { AppError } from "@crm/errors";
@@ -21,6 +22,12 @@ export interface RateLimitOptions {
 
 export interface RateLimiter {
   middleware: RequestHandler;
+  /**
+   * Sets the X-RateLimit-* headers from the caller's current window without counting the request:
+   * for answers the edge gives before the limiter runs (preflights, `Origin: null` refusals), since
+   * every response carries the headers.
+   */
+  peek(req: Request, res: Response): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,6 +59,14 @@ class FailOpenStore implements Store {
         this.logger.warn({ err }, "rate-limit store unavailable; requests are not being rate limited");
       }
       return { totalHits: 0, resetTime: new Date(now + this.windowMs) };
+    }
+  }
+
+  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+    try {
+      return await this.inner.get?.(key);
+    } catch {
+      return undefined;
     }
   }
 
@@ -105,6 +120,13 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
 
   return {
     middleware,
+    peek: async (req, res) => {
+      const info = await Promise.resolve(middleware.getKey(options.key(req))).catch(() => undefined);
+      const resetTime = info?.resetTime ?? new Date(Date.now() + options.windowMs);
+      res.setHeader("X-RateLimit-Limit", String(options.max));
+      res.setHeader("X-RateLimit-Remaining", String(Math.max(0, options.max - (info?.totalHits ?? 0))));
+      res.setHeader("X-RateLimit-Reset", String(Math.ceil(resetTime.getTime() / 1000)));
+    },
     close: async () => {
       if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
