@@ -1,4 +1,6 @@
-// A minimal HTTP client for the end-to-end tests: JSON in and out, cookies kept like a browser's jar.
+// A minimal HTTP client for the end-to-end tests: JSON in and out, cookies kept like a browser's jar,
+// and every response checked against the product's own OpenAPI document when a validator is given.
+import type { OpenApiResponseValidator } from "./openapi-validator";
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -11,7 +13,13 @@ export class ApiClient {
   accessToken: string | undefined;
   apiKey: string | undefined;
 
-  constructor(readonly baseUrl: string) {}
+  /** Responses that the OpenAPI document does not describe; tests assert this stays empty. */
+  readonly undocumented: string[] = [];
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly validator?: OpenApiResponseValidator,
+  ) {}
 
   async call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     const all: Record<string, string> = { accept: "application/json", ...headers };
@@ -34,6 +42,9 @@ export class ApiClient {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = undefined;
+    }
+    if (this.validator && path.startsWith("/api/v1/")) {
+      this.undocumented.push(...this.validator.check(method, path.slice(0, path.indexOf("?") === -1 ? undefined : path.indexOf("?")), res.status, parsed, res.headers.get("content-type")));
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }

@@ -4,6 +4,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { waitFor } from "@crm/testing";
 import { ApiClient } from "./api-client";
 import { startReceiver } from "./harness";
+import { OpenApiResponseValidator } from "./openapi-validator";
 
 /** Interface §6, re-implemented here independently of the product's signer. */
 export function verifyInterfaceSignature(secret: string, rawBody: string, header: string | undefined): boolean {
@@ -15,7 +16,8 @@ export function verifyInterfaceSignature(secret: string, rawBody: string, header
 }
 
 export async function runCoreFlow(baseUrl: string, suffix: string): Promise<void> {
-  const api = new ApiClient(baseUrl);
+  const doc = (await (await fetch(`${baseUrl}/api/v1/openapi.json`)).json()) as Record<string, unknown>;
+  const api = new ApiClient(baseUrl, new OpenApiResponseValidator(doc));
   const { email, password, businessId } = await api.signUp(suffix);
 
   const signIn = await api.call("POST", "/api/v1/auth/sign-in", { email, password });
@@ -53,6 +55,7 @@ export async function runCoreFlow(baseUrl: string, suffix: string): Promise<void
     expect(deliveries.body.meta.total).toBe(1);
     expect(deliveries.body.data[0]).toMatchObject({ event: "client.created", status: "SUCCESS", responseStatus: 200, attempt: 1, nextRetryAt: null });
     expect(request.headers["x-service-delivery-id"]).toBe(deliveries.body.data[0].id);
+    expect(api.undocumented).toEqual([]);
   } finally {
     await receiver.close();
   }

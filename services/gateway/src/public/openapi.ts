@@ -38,7 +38,7 @@ export function buildOpenApiDocument(registrations: Array<(registry: OpenAPIRegi
   for (const register of registrations) register(registry);
 
   const generator = new OpenApiGeneratorV3(registry.definitions);
-  return generator.generateDocument({
+  return withEdgeResponses(generator.generateDocument({
     openapi: "3.0.3",
     info: {
       title: "CRM Platform API",
@@ -49,5 +49,33 @@ export function buildOpenApiDocument(registrations: Array<(registry: OpenAPIRegi
     },
     servers: [{ url: serverUrl }],
     security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
-  });
+  }));
+}
+
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } });
+
+/**
+ * Answers the gateway itself can give on any operation, whatever the service behind it documents:
+ * rate limit and unavailable upstream everywhere; body errors where there is a body; idempotency
+ * conflicts on POST. Added where the operation does not already describe that status.
+ */
+function withEdgeResponses<T extends { paths?: Record<string, Record<string, any>> }>(doc: T): T {
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
+      const responses: Record<string, unknown> = (operation.responses ??= {});
+      const add = (status: string, description: string) => {
+        responses[status] ??= errorResponse(description);
+      };
+      add("429", "Too many requests (429000); `Retry-After` says when to try again");
+      add("503", "A service behind the gateway is unavailable (503000)");
+      if (operation.requestBody) {
+        add("400", "Validation failed (400001) or malformed JSON (400002)");
+        add("413", "Request body larger than 1 MiB (413000)");
+        add("415", "Request body is not JSON (415000)");
+      }
+      if (method === "post") add("409", "Idempotency-Key reused with a different request (409002)");
+    }
+  }
+  return doc;
 }
