@@ -87,6 +87,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(options: DatabaseOptions, url: string): Promise<Database> {
   const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // An idle client whose connection dies (server restart, database dropped) emits "error" on the
+  // pool; without a listener that would crash the process. The next query reconnects or fails loudly.
+  pool.on("error", () => undefined);
   const sql: SqlRunner = {
     exec: (text) => pool.query(text),
     query: async <T>(text: string, params?: unknown[]) => ({ rows: (await pool.query(text, params)).rows as T[] }),

@@ -1,0 +1,20 @@
+import type { Express } from "express";
+import type { Logger } from "@crm/logger";
+import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
+import { webhookRouter, type WebhookRouterDeps } from "./http/webhook.router";
+
+export interface AppDeps extends WebhookRouterDeps {
+  logger: Logger;
+  internalTokenSecret: string;
+  readiness: ReadinessCheck[];
+}
+
+/** The service's Express app, not listening: start() listens, tests drive it in-process. */
+export function createApp(deps: AppDeps): Express {
+  return createServiceApp({
+    logger: deps.logger,
+    internalTokenSecret: deps.internalTokenSecret,
+    readiness: deps.readiness,
+    api: webhookRouter(deps),
+  });
+}

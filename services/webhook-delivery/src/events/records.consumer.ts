@@ -1,0 +1,44 @@
+import type { EventEnvelope } from "@crm/contracts";
+import type { EventHandler } from "@crm/event-bus";
+import type { Logger } from "@crm/logger";
+import { serializePayload } from "../domain/payload";
+import type { DeliveryRepository } from "../persistence/delivery.repository";
+import type { WebhookRepository } from "../persistence/webhook.repository";
+import type { AttemptExecutor } from "../scheduling/attempt-executor";
+
+export interface RecordsConsumerDeps {
+  webhooks: WebhookRepository;
+  deliveries: DeliveryRepository;
+  executor: AttemptExecutor;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/**
+ * Handles one record event: a delivery record per active webhook of that business subscribed to the
+ * event, created in one statement and idempotent on the event id (at-least-once bus). The first
+ * attempts start after that commit but are not awaited: the consumer never waits on receivers.
+ */
+export function createRecordsConsumer(deps: RecordsConsumerDeps): EventHandler {
+  const now = deps.now ?? (() => new Date());
+  return async (event: EventEnvelope) => {
+    const subscribers = await deps.webhooks.subscribers(event.businessId, event.type);
+    if (subscribers.length === 0) return;
+    const at = now();
+    let occurredAt = new Date(event.occurredAt);
+    if (Number.isNaN(occurredAt.getTime())) {
+      // A producer bug must not block the partition behind this event forever.
+      deps.logger.warn({ eventId: event.id, occurredAt: event.occurredAt }, "event has no valid occurredAt; using the receipt time");
+      occurredAt = at;
+    }
+    const created = await deps.deliveries.createForEvent({
+      webhookIds: subscribers.map((w) => w.id),
+      businessId: event.businessId,
+      eventId: event.id,
+      event: event.type,
+      payload: serializePayload({ event: event.type, data: event.data, businessId: event.businessId, timestamp: occurredAt }),
+      now: at,
+    });
+    if (created.length > 0) void deps.executor.sendNow(created.map((d) => d.id));
+  };
+}

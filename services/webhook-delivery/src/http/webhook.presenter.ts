@@ -1,0 +1,37 @@
+import type { DeliveryView, WebhookView, WebhookWithSecretView } from "@crm/contracts";
+import type { Delivery, Webhook } from "../generated/prisma/client";
+
+/** The public shape of a webhook: everything but the secret. */
+export function webhookView(row: Webhook): WebhookView {
+  return {
+    id: row.id,
+    businessId: row.businessId,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    secretPrefix: row.secretPrefix,
+    isActive: row.isActive,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Only for the two responses that show a secret once: creation and rotation. */
+export function webhookWithSecretView(row: Webhook): WebhookWithSecretView {
+  return { ...webhookView(row), secret: row.secret };
+}
+
+export function deliveryView(row: Delivery): DeliveryView {
+  return {
+    id: row.id,
+    webhookId: row.webhookId,
+    event: row.event,
+    status: row.status,
+    responseStatus: row.responseStatus,
+    responseBody: row.responseBody,
+    attempt: row.attempt,
+    nextRetryAt: row.nextRetryAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,141 @@
+import { Router, type Request } from "express";
+import { ok, okList, webhookCreateSchema, webhookUpdateSchema, WEBHOOK_TEST_EVENT } from "@crm/contracts";
+import { AppError, parseOrThrow, validationError } from "@crm/errors";
+import { paginationMeta, parsePagination } from "@crm/query-language";
+import { principalOf, requirePermission } from "@crm/service-kit";
+import { checkTargetUrl } from "../delivery/ssrf-guard";
+import { serializePayload } from "../domain/payload";
+import { generateWebhookSecret, secretPrefix } from "../domain/secret";
+import type { Webhook } from "../generated/prisma/client";
+import type { DeliveryRepository } from "../persistence/delivery.repository";
+import type { WebhookRepository } from "../persistence/webhook.repository";
+import type { AttemptExecutor } from "../scheduling/attempt-executor";
+import { deliveryView, webhookView, webhookWithSecretView } from "./webhook.presenter";
+
+export interface WebhookRouterDeps {
+  webhooks: WebhookRepository;
+  deliveries: DeliveryRepository;
+  executor: AttemptExecutor;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: literal private addresses accepted as URLs. */
+  allowPrivateTargets: boolean;
+  /** How long a manual retry waits for its attempt before answering 202 with the record as it is then. */
+  manualRetryWaitMs: number;
+  now?: () => Date;
+}
+
+/** A URL the service can deliver to; otherwise 400001 on `url` (decisions §6). */
+function targetUrl(url: string, allowPrivateTargets: boolean): string {
+  const check = checkTargetUrl(url, { allowPrivateTargets });
+  if (!check.ok) throw validationError("url", check.message);
+  return url;
+}
+
+/** Subscribing twice to one event means nothing more; keep the first occurrence's order. */
+function uniqueEvents(events: string[]): string[] {
+  return [...new Set(events)];
+}
+
+/** The `{id}` webhook of the caller's business, or 404001 (another tenant's, unknown or malformed id alike). */
+async function webhookOf(deps: WebhookRouterDeps, req: Request): Promise<Webhook> {
+  const webhook = await deps.webhooks.find(principalOf(req).businessId, String(req.params["id"]));
+  if (!webhook) throw new AppError(404001);
+  return webhook;
+}
+
+export function webhookRouter(deps: WebhookRouterDeps): Router {
+  const router = Router();
+  const now = deps.now ?? (() => new Date());
+
+  router.post("/webhook", requirePermission("webhooks.create"), async (req, res) => {
+    const input = parseOrThrow(webhookCreateSchema, req.body ?? {});
+    const secret = generateWebhookSecret();
+    const webhook = await deps.webhooks.create({
+      businessId: principalOf(req).businessId,
+      url: targetUrl(input.url, deps.allowPrivateTargets),
+      events: uniqueEvents(input.events),
+      description: input.description ?? "",
+      secret,
+      secretPrefix: secretPrefix(secret),
+    });
+    res.status(201).json(ok(webhookWithSecretView(webhook)));
+  });
+
+  router.get("/webhook", requirePermission("webhooks.read"), async (req, res) => {
+    const page = parsePagination(req.query);
+    const { rows, total } = await deps.webhooks.list(principalOf(req).businessId, page);
+    res.json(okList(rows.map(webhookView), paginationMeta(total, page.page, page.perPage)));
+  });
+
+  router.get("/webhook/:id", requirePermission("webhooks.read"), async (req, res) => {
+    res.json(ok(webhookView(await webhookOf(deps, req))));
+  });
+
+  router.put("/webhook/:id", requirePermission("webhooks.update"), async (req, res) => {
+    const current = await webhookOf(deps, req);
+    const input = parseOrThrow(webhookUpdateSchema, req.body ?? {});
+    const updated = await deps.webhooks.update(current.businessId, current.id, {
+      ...(input.url !== undefined && { url: targetUrl(input.url, deps.allowPrivateTargets) }),
+      ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.isActive !== undefined && { isActive: input.isActive }),
+    });
+    if (!updated) throw new AppError(404001);
+    res.json(ok(webhookView(updated)));
+  });
+
+  // Deactivates, keeps the record (interface §3); deleting twice answers the same.
+  router.delete("/webhook/:id", requirePermission("webhooks.delete"), async (req, res) => {
+    const current = await webhookOf(deps, req);
+    const updated = await deps.webhooks.update(current.businessId, current.id, { isActive: false });
+    if (!updated) throw new AppError(404001);
+    res.json(ok(webhookView(updated)));
+  });
+
+  router.post("/webhook/:id/test", requirePermission("webhooks.update"), async (req, res) => {
+    const webhook = await webhookOf(deps, req);
+    const at = now();
+    const delivery = await deps.deliveries.createTest({
+      webhookId: webhook.id,
+      businessId: webhook.businessId,
+      event: WEBHOOK_TEST_EVENT,
+      payload: serializePayload({ event: WEBHOOK_TEST_EVENT, data: { webhookId: webhook.id }, businessId: webhook.businessId, timestamp: at }),
+      now: at,
+    });
+    res.status(201).json(ok(deliveryView(delivery)));
+  });
+
+  router.post("/webhook/:id/rotate-secret", requirePermission("webhooks.update"), async (req, res) => {
+    const current = await webhookOf(deps, req);
+    const secret = generateWebhookSecret();
+    const updated = await deps.webhooks.update(current.businessId, current.id, { secret, secretPrefix: secretPrefix(secret) });
+    if (!updated) throw new AppError(404001);
+    res.json(ok(webhookWithSecretView(updated)));
+  });
+
+  router.get("/webhook/:id/deliveries", requirePermission("webhooks.read"), async (req, res) => {
+    const page = parsePagination(req.query);
+    const webhook = await webhookOf(deps, req);
+    const { rows, total } = await deps.deliveries.list(webhook.id, page);
+    res.json(okList(rows.map(deliveryView), paginationMeta(total, page.page, page.perPage)));
+  });
+
+  router.post("/webhook/:id/deliveries/:deliveryId/retry", requirePermission("webhooks.update"), async (req, res) => {
+    const webhook = await webhookOf(deps, req);
+    const deliveryId = String(req.params["deliveryId"]);
+    const result = await deps.deliveries.requestManualRetry(webhook.businessId, webhook.id, deliveryId, now());
+    if (result === "not-found") throw new AppError(404001);
+    if (result === "not-failed") throw new AppError(409004);
+    // The re-send is durable from here (the record is due); waiting a bounded time lets the answer
+    // usually show the attempt's outcome without ever holding the request for a hung receiver.
+    await Promise.race([deps.executor.sendNow([deliveryId]), delay(deps.manualRetryWaitMs)]);
+    const delivery = await deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
+    if (!delivery) throw new AppError(404001);
+    res.status(202).json(ok(deliveryView(delivery)));
+  });
+
+  return router;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,214 @@
+import { isUuid, uuidv7 } from "@crm/contracts";
+import type { Pagination } from "@crm/query-language";
+import { Prisma, type Delivery, type DeliveryStatus, type PrismaClient } from "../generated/prisma/client";
+
+/**
+ * A delivery this process may attempt. `leaseUntil` is the value this process wrote into
+ * `nextRetryAt` when it claimed the row: while it is still there, nobody else has claimed the
+ * attempt, so it doubles as the fencing token for every later write about this attempt.
+ */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  attempt: number;
+  leaseUntil: Date;
+}
+
+/** What an attempt needs, read at send time (the webhook's current URL and secret). */
+export interface StartedAttempt extends ClaimedDelivery {
+  event: string;
+  payload: string;
+  manualRetry: boolean;
+  url: string;
+  secret: string;
+  webhookActive: boolean;
+}
+
+export interface AttemptRecord {
+  responseStatus: number;
+  responseBody: string;
+  durationMs: number;
+  succeeded: boolean;
+  status: DeliveryStatus;
+  nextRetryAt: Date | null;
+}
+
+export interface NewEventDeliveries {
+  webhookIds: string[];
+  businessId: string;
+  eventId: string;
+  event: string;
+  payload: string;
+  now: Date;
+}
+
+// Raw SQL names: the models live in the "webhooks" PostgreSQL schema.
+const DELIVERY = Prisma.raw(`"webhooks"."Delivery"`);
+const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
+
+/**
+ * Delivery records and the claim protocol that lets any number of instances share the work:
+ * a due row (status PENDING or RETRYING, nextRetryAt <= now) is claimed by moving its nextRetryAt
+ * to a lease end under FOR UPDATE SKIP LOCKED, so exactly one instance gets it; every later write
+ * about that attempt requires nextRetryAt to still hold that lease end.
+ */
+export class DeliveryRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /**
+   * One PENDING record per webhook, due at once, in one statement; a re-delivered event hits the
+   * (webhookId, eventId) unique key and creates nothing. Returns only the records created now.
+   */
+  async createForEvent(input: NewEventDeliveries): Promise<Array<Pick<Delivery, "id">>> {
+    if (input.webhookIds.length === 0) return [];
+    return this.prisma.delivery.createManyAndReturn({
+      data: input.webhookIds.map((webhookId) => ({
+        id: uuidv7(input.now.getTime()),
+        webhookId,
+        businessId: input.businessId,
+        eventId: input.eventId,
+        event: input.event,
+        payload: input.payload,
+        status: "PENDING" as const,
+        attempt: 0,
+        // Due now: if the immediate attempt is lost in a crash, the retry cycle still sends it.
+        nextRetryAt: input.now,
+        createdAt: input.now,
+      })),
+      skipDuplicates: true,
+      select: { id: true },
+    });
+  }
+
+  /** A test delivery: PENDING, never due (nextRetryAt null), so no HTTP call is ever made. */
+  createTest(input: { webhookId: string; businessId: string; event: string; payload: string; now: Date }): Promise<Delivery> {
+    const { now, ...fields } = input;
+    return this.prisma.delivery.create({
+      data: { id: uuidv7(now.getTime()), ...fields, eventId: null, status: "PENDING", attempt: 0, nextRetryAt: null, createdAt: now, updatedAt: now },
+    });
+  }
+
+  async list(webhookId: string, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      this.prisma.delivery.findMany({
+        where: { webhookId },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        skip: page.skip,
+        take: page.take,
+      }),
+      this.prisma.delivery.count({ where: { webhookId } }),
+    ]);
+    return { rows, total };
+  }
+
+  async find(businessId: string, webhookId: string, id: string): Promise<Delivery | undefined> {
+    if (!isUuid(id)) return undefined;
+    return (await this.prisma.delivery.findFirst({ where: { id, webhookId, businessId } })) ?? undefined;
+  }
+
+  /**
+   * Claims up to `limit` due deliveries, oldest due first (optionally only among `ids`). Rows another
+   * instance is claiming right now are skipped, not waited for.
+   */
+  async claimDue(options: { now: Date; leaseUntil: Date; limit: number; ids?: readonly string[] }): Promise<ClaimedDelivery[]> {
+    const ids = options.ids?.filter(isUuid);
+    if (options.limit < 1 || ids?.length === 0) return [];
+    const onlyIds = ids ? Prisma.sql`AND id IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))})` : Prisma.empty;
+    const rows = await this.prisma.$queryRaw<Array<{ id: string; webhookId: string; attempt: number }>>`
+      WITH due AS (
+        SELECT id FROM ${DELIVERY}
+        WHERE status IN ('PENDING', 'RETRYING') AND "nextRetryAt" <= ${options.now} ${onlyIds}
+        ORDER BY "nextRetryAt", id
+        LIMIT ${options.limit}
+        FOR UPDATE SKIP LOCKED
+      )
+      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
+      FROM due WHERE d.id = due.id
+      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d.attempt`;
+    return rows.map((row) => ({ ...row, attempt: Number(row.attempt), leaseUntil: options.leaseUntil }));
+  }
+
+  /**
+   * Renews the lease when the attempt really starts (it may have waited for a concurrency slot) and
+   * reads what to send. Null when the lease was lost: someone else owns this attempt now.
+   */
+  async startAttempt(claim: ClaimedDelivery, leaseUntil: Date): Promise<StartedAttempt | null> {
+    const rows = await this.prisma.$queryRaw<
+      Array<{ event: string; payload: string; manualRetry: boolean; url: string; secret: string; webhookActive: boolean }>
+    >`
+      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${leaseUntil}
+      FROM ${WEBHOOK} AS w
+      WHERE d.id = ${claim.id}::uuid AND d.attempt = ${claim.attempt} AND d."nextRetryAt" = ${claim.leaseUntil}
+        AND d.status IN ('PENDING', 'RETRYING') AND w.id = d."webhookId"
+      RETURNING d.event, d.payload, d."manualRetry", w.url, w.secret, w."isActive" AS "webhookActive"`;
+    const row = rows[0];
+    return row ? { ...claim, ...row, leaseUntil } : null;
+  }
+
+  /** Stores the outcome of an attempt and its history row; false when the lease was lost meanwhile. */
+  async recordAttempt(started: StartedAttempt, outcome: AttemptRecord, at: Date): Promise<boolean> {
+    const attempt = started.attempt + 1;
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.delivery.updateMany({
+        where: { id: started.id, attempt: started.attempt, nextRetryAt: started.leaseUntil },
+        data: {
+          attempt,
+          status: outcome.status,
+          responseStatus: outcome.responseStatus,
+          responseBody: outcome.responseBody,
+          nextRetryAt: outcome.nextRetryAt,
+          updatedAt: at,
+        },
+      });
+      if (count === 0) return false;
+      await tx.deliveryAttempt.create({
+        data: {
+          id: uuidv7(at.getTime()),
+          deliveryId: started.id,
+          attempt,
+          manual: started.manualRetry,
+          succeeded: outcome.succeeded,
+          responseStatus: outcome.responseStatus,
+          responseBody: outcome.responseBody,
+          durationMs: outcome.durationMs,
+          createdAt: at,
+        },
+      });
+      return true;
+    });
+  }
+
+  /** Gives an unstarted claim back (shutting down): due again at once, for any instance. */
+  async releaseClaim(claim: ClaimedDelivery, now: Date): Promise<void> {
+    await this.prisma.delivery.updateMany({
+      where: { id: claim.id, attempt: claim.attempt, nextRetryAt: claim.leaseUntil },
+      data: { nextRetryAt: now },
+    });
+  }
+
+  /** The webhook was deactivated before this attempt: nothing is sent and nothing more will be. */
+  async cancel(started: StartedAttempt, reason: string, at: Date): Promise<void> {
+    await this.prisma.delivery.updateMany({
+      where: { id: started.id, attempt: started.attempt, nextRetryAt: started.leaseUntil },
+      data: { status: "FAILED", responseStatus: 0, responseBody: reason, nextRetryAt: null, updatedAt: at },
+    });
+  }
+
+  /**
+   * Turns a FAILED delivery back into a due one, marked manual (its failure schedules nothing).
+   * "not-found" covers other businesses' deliveries and ids that are not ids.
+   */
+  async requestManualRetry(businessId: string, webhookId: string, id: string, now: Date): Promise<"accepted" | "not-found" | "not-failed"> {
+    if (!isUuid(id)) return "not-found";
+    const { count } = await this.prisma.delivery.updateMany({
+      where: { id, webhookId, businessId, status: "FAILED" },
+      data: { status: "RETRYING", manualRetry: true, nextRetryAt: now, updatedAt: now },
+    });
+    if (count > 0) return "accepted";
+    return (await this.find(businessId, webhookId, id)) ? "not-failed" : "not-found";
+  }
+
+  attempts(deliveryId: string) {
+    return this.prisma.deliveryAttempt.findMany({ where: { deliveryId }, orderBy: { attempt: "asc" } });
+  }
+}

@@ -1,0 +1,58 @@
+import { isUuid, uuidv7 } from "@crm/contracts";
+import type { Pagination } from "@crm/query-language";
+import type { PrismaClient, Webhook } from "../generated/prisma/client";
+
+export interface NewWebhook {
+  businessId: string;
+  url: string;
+  events: string[];
+  description: string;
+  secret: string;
+  secretPrefix: string;
+}
+
+export type WebhookChanges = Partial<Pick<Webhook, "url" | "events" | "description" | "isActive" | "secret" | "secretPrefix">>;
+
+/** Webhook rows, always scoped by the caller's business: another tenant's webhook simply does not exist. */
+export class WebhookRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  create(input: NewWebhook): Promise<Webhook> {
+    return this.prisma.webhook.create({ data: { id: uuidv7(), ...input } });
+  }
+
+  /** Newest first, ties broken by id so pages never overlap. */
+  async list(businessId: string, page: Pagination): Promise<{ rows: Webhook[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      this.prisma.webhook.findMany({
+        where: { businessId },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        skip: page.skip,
+        take: page.take,
+      }),
+      this.prisma.webhook.count({ where: { businessId } }),
+    ]);
+    return { rows, total };
+  }
+
+  /** Undefined for an unknown id, another business's id, or a string that is not an id at all. */
+  async find(businessId: string, id: string): Promise<Webhook | undefined> {
+    if (!isUuid(id)) return undefined;
+    return (await this.prisma.webhook.findFirst({ where: { id, businessId } })) ?? undefined;
+  }
+
+  async update(businessId: string, id: string, changes: WebhookChanges): Promise<Webhook | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { count } = await this.prisma.webhook.updateMany({ where: { id, businessId }, data: changes });
+    if (count === 0) return undefined;
+    return this.find(businessId, id);
+  }
+
+  /** Active webhooks of a business that subscribe to `event`: the receivers of one bus event. */
+  subscribers(businessId: string, event: string): Promise<Array<Pick<Webhook, "id">>> {
+    return this.prisma.webhook.findMany({
+      where: { businessId, isActive: true, events: { has: event } },
+      select: { id: true },
+    });
+  }
+}

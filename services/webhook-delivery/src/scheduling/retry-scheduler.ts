@@ -1,0 +1,74 @@
+import type { Logger } from "@crm/logger";
+import type { DeliveryRepository } from "../persistence/delivery.repository";
+import type { AttemptExecutor } from "./attempt-executor";
+
+export interface RetrySchedulerOptions {
+  deliveries: DeliveryRepository;
+  executor: AttemptExecutor;
+  /** WEBHOOK_RETRY_INTERVAL_MS. */
+  intervalMs: number;
+  /** WEBHOOK_RETRY_BATCH_SIZE: due records claimed per cycle at most. */
+  batchSize: number;
+  /** Attempts this process keeps claimed or running at most; a cycle claims only what fits. */
+  maxPending: number;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/**
+ * The retry cycle: every interval, claims the oldest due deliveries (at most one batch) and hands them
+ * to the executor without waiting for them, so a slow receiver never stalls the cycle. All state is
+ * in the database: a restarted process, or any number of instances, just carry on.
+ */
+export class RetryScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private cycle: Promise<void> = Promise.resolve();
+  private stopped = true;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: RetrySchedulerOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Runs a first cycle at once (work left by a previous run), then one per interval. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** No new cycle starts; the current claim finishes (attempts themselves are drained by the executor). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.cycle;
+  }
+
+  /** One cycle; returns how many deliveries it claimed. Exposed for tests and tools. */
+  async runOnce(): Promise<number> {
+    const { deliveries, executor, batchSize, maxPending } = this.options;
+    const limit = Math.min(batchSize, maxPending - executor.pending);
+    if (limit < 1) return 0;
+    const now = this.now();
+    const claims = await deliveries.claimDue({ now, leaseUntil: executor.leaseFrom(now), limit });
+    executor.run(claims);
+    return claims.length;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.cycle = this.runOnce()
+        .then(
+          (claimed) => {
+            if (claimed > 0) this.options.logger.debug({ claimed }, "retry cycle");
+          },
+          (err: unknown) => this.options.logger.error({ err }, "retry cycle failed"),
+        )
+        .finally(() => this.schedule(this.options.intervalMs));
+    }, delayMs);
+    // The HTTP server keeps the process alive; the timer alone should not.
+    this.timer.unref();
+  }
+}

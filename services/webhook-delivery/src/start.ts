@@ -1,0 +1,134 @@
+import path from "node:path";
+import { loadOrCreateSecret } from "@crm/config";
+import { RECORDS_TOPIC } from "@crm/contracts";
+import { openDatabase } from "@crm/database";
+import { openEventBus } from "@crm/event-bus";
+import { createLogger, type Logger } from "@crm/logger";
+import { listen, type RunningService } from "@crm/service-kit";
+import { createApp } from "./app";
+import type { Config } from "./config";
+import { createConcurrencyLimiter } from "./delivery/concurrency";
+import { createDispatcher } from "./delivery/dispatcher";
+import { createRecordsConsumer } from "./events/records.consumer";
+import { PrismaClient } from "./generated/prisma/client";
+import { DeliveryRepository } from "./persistence/delivery.repository";
+import { WebhookRepository } from "./persistence/webhook.repository";
+import { AttemptExecutor } from "./scheduling/attempt-executor";
+import { RetryScheduler } from "./scheduling/retry-scheduler";
+
+export const SERVICE_NAME = "webhook-delivery";
+/** The consumer group of this service on the records topic. */
+export const CONSUMER_GROUP = "webhook-delivery";
+
+// Attempts in flight at most, overall and per webhook: one slow receiver holds two slots, not all.
+const MAX_IN_FLIGHT = 50;
+const MAX_IN_FLIGHT_PER_WEBHOOK = 2;
+// Claimed-but-unrecorded attempts per process at most (in flight plus waiting for a slot).
+const MAX_PENDING = MAX_IN_FLIGHT * 2;
+// Margin of a claim over the time-out, for the database writes around the HTTP call.
+const LEASE_MARGIN_MS = 30_000;
+
+export interface StartOptions {
+  /** Another consumer group, so tests sharing one Kafka cluster do not split each other's partitions. */
+  consumerGroupId?: string;
+  logger?: Logger;
+}
+
+/** A running service plus the parts tests look into. */
+export interface WebhookDeliveryService extends RunningService {
+  prisma: PrismaClient;
+  scheduler: RetryScheduler;
+  executor: AttemptExecutor;
+  deliveries: DeliveryRepository;
+}
+
+export async function start(config: Readonly<Config>, options: StartOptions = {}): Promise<WebhookDeliveryService> {
+  const logger = options.logger ?? createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL });
+  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
+  // Undo steps of what has started so far, run in reverse on stop() or on a failed start.
+  const undo: Array<() => Promise<unknown>> = [];
+  const unwind = async () => {
+    for (const step of undo.reverse().splice(0)) {
+      await step().catch((err: unknown) => logger.error({ err }, "shutdown step failed"));
+    }
+  };
+
+  try {
+    const db = await openDatabase({
+      url: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      schema: "webhooks",
+      migrationsDir: path.resolve(__dirname, "../prisma/migrations"),
+      migrate: config.MIGRATE_ON_START,
+    });
+    undo.push(() => db.close());
+    const prisma = new PrismaClient({ adapter: db.adapter });
+    undo.push(() => prisma.$disconnect());
+    const bus = openEventBus({ brokers: config.KAFKA_BROKERS, clientId: SERVICE_NAME, logger });
+    undo.push(() => bus.close());
+
+    const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
+    undo.push(() => dispatcher.close());
+    const webhooks = new WebhookRepository(prisma);
+    const deliveries = new DeliveryRepository(prisma);
+    const executor = new AttemptExecutor({
+      deliveries,
+      dispatcher,
+      limiter: createConcurrencyLimiter({ maxInFlight: MAX_IN_FLIGHT, maxPerKey: MAX_IN_FLIGHT_PER_WEBHOOK }),
+      retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+      leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+      logger,
+    });
+    undo.push(() => executor.drain());
+    const scheduler = new RetryScheduler({
+      deliveries,
+      executor,
+      intervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
+      batchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
+      maxPending: MAX_PENDING,
+      logger,
+    });
+
+    const subscription = await bus.subscribe({
+      topic: RECORDS_TOPIC,
+      groupId: options.consumerGroupId ?? CONSUMER_GROUP,
+      handler: createRecordsConsumer({ webhooks, deliveries, executor, logger }),
+    });
+    undo.push(() => subscription.stop());
+    scheduler.start();
+    undo.push(() => scheduler.stop());
+
+    const app = createApp({
+      logger,
+      internalTokenSecret,
+      readiness: [
+        { name: "database", check: () => db.ping() },
+        { name: "bus", check: () => bus.ping() },
+      ],
+      webhooks,
+      deliveries,
+      executor,
+      allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      manualRetryWaitMs: config.WEBHOOK_TIMEOUT_MS + 1_000,
+    });
+    const server = await listen(app, config.PORT, config.HOST);
+    undo.push(() => server.close());
+    logger.info({ url: server.url, database: db.kind, bus: bus.kind }, "webhook-delivery listening");
+
+    let stopping: Promise<void> | undefined;
+    return {
+      name: SERVICE_NAME,
+      url: server.url,
+      port: server.port,
+      prisma,
+      scheduler,
+      executor,
+      deliveries,
+      // Reverse order of start: server, scheduler, consumer, in-flight attempts, dispatcher, bus, database.
+      stop: () => (stopping ??= unwind()),
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}

@@ -1,0 +1,165 @@
+// Event on the bus -> delivery record -> signed POST to a loopback receiver -> SUCCESS in the log
+// (interface §6, decisions §6). Signatures are checked by an independent implementation of
+// interface §6 and by the standardwebhooks package, always over the raw body.
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { uuidv7, type EventEnvelope } from "@crm/contracts";
+import { waitFor } from "@crm/testing";
+import type { WebhookDeliveryService } from "../src";
+import {
+  api,
+  databaseModes,
+  inProcessBus,
+  principal,
+  publish,
+  recordEvent,
+  sleep,
+  startReceiver,
+  startService,
+  testDatabase,
+  type Receiver,
+  type TestDatabase,
+} from "./support/harness";
+import { verifyInterfaceSignature } from "./support/verify-signature";
+
+function clientCreated(businessId: string): EventEnvelope {
+  return {
+    ...recordEvent(businessId, "client.created"),
+    occurredAt: "2026-01-02T03:04:05.678Z",
+    data: { id: uuidv7(), firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", businessId, createdAt: "2026-01-02T03:04:05.678Z" },
+  };
+}
+
+describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mode) => {
+  let db: TestDatabase;
+  let service: WebhookDeliveryService;
+  let receiver: Receiver;
+  const bus = inProcessBus();
+
+  beforeAll(async () => {
+    db = await testDatabase(mode);
+    service = await startService(db, { WEBHOOK_RETRY_INTERVAL_MS: "100" });
+    receiver = await startReceiver({ kind: "status", status: 200, body: "thanks" });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await receiver?.close();
+    await db?.drop();
+  });
+
+  it("sends exactly the interface §6 request, verifiably signed, and logs SUCCESS", async () => {
+    const business = uuidv7();
+    const owner = api(service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(201)).body.data;
+    const event = clientCreated(business);
+    const before = receiver.requests.length;
+    await publish(bus, [event]);
+
+    const received = await waitFor(() => receiver.requests[before]);
+    expect(received.method).toBe("POST");
+    expect(received.path).toBe("/hook");
+    expect(received.headers["content-type"]).toBe("application/json");
+    expect(received.headers["x-service-event"]).toBe("client.created");
+    expect(verifyInterfaceSignature(hook.secret, received.rawBody, received.headers["x-service-signature"] as string)).toBe(true);
+    expect(received.headers["x-service-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+    // Re-serialising the parsed body would break the signature; the raw bytes are what was signed.
+    expect(JSON.parse(received.rawBody)).toEqual({ event: "client.created", data: event.data, businessId: business, timestamp: "2026-01-02T03:04:05.678Z" });
+
+    // Standard Webhooks headers, verified by the reference library.
+    expect(received.headers["webhook-id"]).toBe(received.headers["x-service-delivery-id"]);
+    const standard = new StandardWebhook(hook.secret);
+    expect(() =>
+      standard.verify(received.rawBody, {
+        "webhook-id": received.headers["webhook-id"] as string,
+        "webhook-timestamp": received.headers["webhook-timestamp"] as string,
+        "webhook-signature": received.headers["webhook-signature"] as string,
+      }),
+    ).not.toThrow();
+    expect(verifyInterfaceSignature("whsec_wrong", received.rawBody, received.headers["x-service-signature"] as string)).toBe(false);
+
+    const log = await waitFor(async () => {
+      const res = await owner.get(`/api/v1/webhook/${hook.id}/deliveries`).expect(200);
+      return res.body.data[0]?.status === "SUCCESS" ? res.body : undefined;
+    });
+    expect(log.meta.total).toBe(1);
+    expect(log.data[0]).toMatchObject({
+      id: received.headers["x-service-delivery-id"],
+      event: "client.created",
+      status: "SUCCESS",
+      responseStatus: 200,
+      responseBody: "thanks",
+      attempt: 1,
+      nextRetryAt: null,
+    });
+  });
+
+  it("signs with the new secret after rotate-secret", async () => {
+    const business = uuidv7();
+    const owner = api(service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created"] }).expect(201)).body.data;
+    const rotated = (await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`).expect(200)).body.data;
+    const before = receiver.requests.length;
+    await publish(bus, [recordEvent(business, "invoice.created", { id: uuidv7() })]);
+    const received = await waitFor(() => receiver.requests[before]);
+    const header = received.headers["x-service-signature"] as string;
+    expect(verifyInterfaceSignature(rotated.secret, received.rawBody, header)).toBe(true);
+    expect(verifyInterfaceSignature(hook.secret, received.rawBody, header)).toBe(false);
+  });
+
+  it("sends nothing to inactive webhooks, unsubscribed events or other businesses", async () => {
+    const business = uuidv7();
+    const stranger = uuidv7();
+    const owner = api(service, principal(business));
+    const quiet = await startReceiver();
+    try {
+      const subscribed = (await owner.post("/api/v1/webhook", { url: quiet.url, events: ["product.updated"] }).expect(201)).body.data;
+      const inactive = (await owner.post("/api/v1/webhook", { url: quiet.url, events: ["product.created"] }).expect(201)).body.data;
+      await owner.delete(`/api/v1/webhook/${inactive.id}`).expect(200);
+      const paused = (await owner.post("/api/v1/webhook", { url: quiet.url, events: ["product.created"] }).expect(201)).body.data;
+      await owner.put(`/api/v1/webhook/${paused.id}`, { isActive: false }).expect(200);
+
+      await publish(bus, [
+        recordEvent(business, "product.created"), // only inactive webhooks subscribe
+        recordEvent(business, "product.deleted"), // nobody subscribes
+        recordEvent(stranger, "product.updated"), // another business's event
+      ]);
+      // A marker the subscribed webhook does get, so "nothing arrived" is not just "not yet".
+      await publish(bus, [recordEvent(business, "product.updated", { marker: true })]);
+      await waitFor(() => quiet.requests.length >= 1);
+      await sleep(300);
+      expect(quiet.requests).toHaveLength(1);
+      expect(JSON.parse(quiet.requests[0]!.rawBody)).toMatchObject({ event: "product.updated", businessId: business, data: { marker: true } });
+      for (const hook of [inactive, paused]) {
+        expect((await owner.get(`/api/v1/webhook/${hook.id}/deliveries`).expect(200)).body.meta.total).toBe(0);
+      }
+      expect((await owner.get(`/api/v1/webhook/${subscribed.id}/deliveries`).expect(200)).body.meta.total).toBe(1);
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it("cancels pending retries of a webhook deactivated meanwhile, without sending", async () => {
+    const business = uuidv7();
+    const owner = api(service, principal(business));
+    const failing = await startReceiver({ kind: "status", status: 500 });
+    try {
+      // Long retry delay: the first attempt fails, then the webhook is deactivated before the retry.
+      const hook = (await owner.post("/api/v1/webhook", { url: failing.url, events: ["service.created"] }).expect(201)).body.data;
+      await publish(bus, [recordEvent(business, "service.created")]);
+      const first = await waitFor(async () => {
+        const d = (await owner.get(`/api/v1/webhook/${hook.id}/deliveries`)).body.data[0];
+        return d?.status === "RETRYING" && d.attempt === 1 ? d : undefined;
+      });
+      await owner.delete(`/api/v1/webhook/${hook.id}`).expect(200);
+      // Make the retry due now, as the clock would after the configured delay.
+      await service.prisma.delivery.update({ where: { id: first.id }, data: { nextRetryAt: new Date() } });
+      const cancelled = await waitFor(async () => {
+        const d = (await owner.get(`/api/v1/webhook/${hook.id}/deliveries`)).body.data[0];
+        return d?.status === "FAILED" ? d : undefined;
+      });
+      expect(cancelled).toMatchObject({ attempt: 1, nextRetryAt: null, responseStatus: 0, responseBody: "Webhook is inactive; delivery cancelled" });
+      expect(failing.requests).toHaveLength(1);
+    } finally {
+      await failing.close();
+    }
+  });
+});

@@ -1,0 +1,75 @@
+// Several instances on one PostgreSQL database share the retry work without ever sending the same
+// attempt twice (decisions §6): claims use FOR UPDATE SKIP LOCKED plus a lease checked on every write.
+import { uuidv7 } from "@crm/contracts";
+import { describePostgres, waitFor } from "@crm/testing";
+import type { WebhookDeliveryService } from "../src";
+import { api, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+
+describePostgres("two service instances on one PostgreSQL database", () => {
+  jest.setTimeout(30_000);
+  let db: TestDatabase;
+  let one: WebhookDeliveryService;
+  let two: WebhookDeliveryService;
+  let receiver: Receiver;
+  const bus = inProcessBus();
+
+  beforeAll(async () => {
+    db = await testDatabase("postgres");
+    const env = { WEBHOOK_RETRY_DELAYS_MS: "100,100", WEBHOOK_RETRY_INTERVAL_MS: "50", WEBHOOK_RETRY_BATCH_SIZE: "3" };
+    one = await startService(db, env);
+    two = await startService(db, env);
+    receiver = await startReceiver({ kind: "status", status: 500 });
+  });
+  afterAll(async () => {
+    await one?.stop();
+    await two?.stop();
+    await receiver?.close();
+    await db?.drop();
+  });
+
+  function countPerDelivery(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const r of receiver.requests) {
+      const id = String(r.headers["x-service-delivery-id"]);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  it("sends every attempt of every delivery exactly once", async () => {
+    const business = uuidv7();
+    const owner = api(one, principal(business));
+    for (let i = 0; i < 8; i++) {
+      await owner.post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] }).expect(201);
+    }
+    // Both instances consume (one consumer group, handlers take turns) and both run retry cycles.
+    await publish(bus, Array.from({ length: 5 }, () => recordEvent(business, "quote.created")));
+    const total = 8 * 5;
+    await waitFor(async () => (await one.prisma.delivery.count({ where: { businessId: business, status: "FAILED" } })) === total, 25_000, 50);
+    await new Promise((r) => setTimeout(r, 300));
+    const counts = countPerDelivery();
+    expect(counts.size).toBe(total);
+    expect([...counts.values()].every((n) => n === 3)).toBe(true);
+    expect(await one.prisma.deliveryAttempt.count({ where: { delivery: { businessId: business } } })).toBe(total * 3);
+  });
+
+  it("never lets two racing cycles claim the same due record", async () => {
+    receiver.behaviour = { kind: "status", status: 200 };
+    receiver.requests.length = 0;
+    const business = uuidv7();
+    const hook = (await api(one, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] }).expect(201)).body.data;
+    const due = new Date(Date.now() - 1000);
+    const ids = Array.from({ length: 40 }, () => uuidv7());
+    await one.prisma.delivery.createMany({
+      data: ids.map((id, i) => ({ id, webhookId: hook.id, businessId: business, eventId: uuidv7(), event: "quote.created", payload: `{"n":${i}}`, status: "RETRYING" as const, attempt: 1, nextRetryAt: due })),
+    });
+    // Both instances' timers run, and we race extra cycles of both on top.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).scheduler.runOnce()));
+    await waitFor(async () => (await one.prisma.delivery.count({ where: { id: { in: ids }, status: "SUCCESS" } })) === ids.length, 20_000, 50);
+    const counts = countPerDelivery();
+    expect(counts.size).toBe(ids.length);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    const rows = await one.prisma.delivery.findMany({ where: { id: { in: ids } } });
+    expect(rows.every((r) => r.attempt === 2 && r.nextRetryAt === null)).toBe(true);
+  });
+});
