@@ -108,7 +108,6 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       webhooks,
       deliveries,
       executor,
-      allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       manualRetryWaitMs: config.WEBHOOK_TIMEOUT_MS + 1_000,
     });
     const server = await listen(app, config.PORT, config.HOST);

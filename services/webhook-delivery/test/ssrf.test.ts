@@ -1,5 +1,5 @@
 // Private targets refused (decisions §6) with WEBHOOK_ALLOW_PRIVATE_TARGETS at its production
-// default: literal addresses at create time, host names when the delivery resolves them.
+// default: at delivery time, literal or resolved, recorded as a failed attempt with status 0.
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
@@ -23,18 +23,24 @@ describe(`private targets refused on ${preferredMode}`, () => {
   });
 
   it.each(["http://127.0.0.1/hook", "http://2130706433/hook", "http://0177.0.0.1/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://10.1.2.3/", "http://169.254.169.254/latest/meta-data", "https://192.168.0.10/"])(
-    "refuses %s at create time with 400001 on url",
+    "accepts %s as a URL but refuses to deliver to it: a failed attempt with status 0",
     async (url) => {
-      const res = await api(service, principal(uuidv7())).post("/api/v1/webhook", { url, events: ["client.created"] }).expect(400);
-      expect(res.body.error).toMatchObject({ code: 400001, message: "Validation failed" });
-      expect(res.body.error.details[0].path).toBe("url");
+      const business = uuidv7();
+      const owner = api(service, principal(business));
+      const hook = (await owner.post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201)).body.data;
+      await publish(bus, [recordEvent(business, "client.created")]);
+      const delivery = await waitFor(async () => {
+        const first = (await owner.get(`/api/v1/webhook/${hook.id}/deliveries`)).body.data[0];
+        return first?.attempt === 1 ? first : undefined;
+      });
+      expect(delivery).toMatchObject({ status: "RETRYING", responseStatus: 0 });
+      expect(delivery.responseBody).toMatch(/^Target address is not allowed: /);
     },
   );
 
-  it("refuses a private literal in PUT too", async () => {
-    const owner = api(service, principal(uuidv7()));
-    const hook = (await owner.post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created"] }).expect(201)).body.data;
-    const res = await owner.put(`/api/v1/webhook/${hook.id}`, { url: "http://127.0.0.1:8080/" }).expect(400);
+  it.each(["ftp://example.com/hook", "/relative/path", "javascript:alert(1)", "not a url"])("refuses %s at create time with 400001 on url", async (url) => {
+    const res = await api(service, principal(uuidv7())).post("/api/v1/webhook", { url, events: ["client.created"] }).expect(400);
+    expect(res.body.error).toMatchObject({ code: 400001, message: "Validation failed" });
     expect(res.body.error.details[0].path).toBe("url");
   });
 

@@ -17,15 +17,18 @@ export interface WebhookRouterDeps {
   deliveries: DeliveryRepository;
   executor: AttemptExecutor;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: literal private addresses accepted as URLs. */
-  allowPrivateTargets: boolean;
   /** How long a manual retry waits for its attempt before answering 202 with the record as it is then. */
   manualRetryWaitMs: number;
   now?: () => Date;
 }
 
-/** A URL the service can deliver to; otherwise 400001 on `url` (decisions §6). */
-function targetUrl(url: string, allowPrivateTargets: boolean): string {
-  const check = checkTargetUrl(url, { allowPrivateTargets });
+/**
+ * An absolute http: or https: URL, else 400001 on `url`. Whether the address may be called is decided
+ * at delivery time (decisions §6): a private or loopback target, literal or resolved, becomes a failed
+ * attempt with responseStatus 0 that the owner sees in the delivery log, not a refusal here.
+ */
+function targetUrl(url: string): string {
+  const check = checkTargetUrl(url, { allowPrivateTargets: true });
   if (!check.ok) throw validationError("url", check.message);
   return url;
 }
@@ -51,7 +54,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     const secret = generateWebhookSecret();
     const webhook = await deps.webhooks.create({
       businessId: principalOf(req).businessId,
-      url: targetUrl(input.url, deps.allowPrivateTargets),
+      url: targetUrl(input.url),
       events: uniqueEvents(input.events),
       description: input.description ?? "",
       secret,
@@ -74,7 +77,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     const current = await webhookOf(deps, req);
     const input = parseOrThrow(webhookUpdateSchema, req.body ?? {});
     const updated = await deps.webhooks.update(current.businessId, current.id, {
-      ...(input.url !== undefined && { url: targetUrl(input.url, deps.allowPrivateTargets) }),
+      ...(input.url !== undefined && { url: targetUrl(input.url) }),
       ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
       ...(input.description !== undefined && { description: input.description }),
       ...(input.isActive !== undefined && { isActive: input.isActive }),
