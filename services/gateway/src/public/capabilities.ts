@@ -1,28 +1,17 @@
-import { allPermissions, eventCatalogue, recordEntities } from "@crm/contracts";
+import { allPermissions, eventCatalogue, recordContracts, recordEntities } from "@crm/contracts";
 import { CASTS, DEFAULT_PER_PAGE, FILTER_OPERATORS, MAX_PER_PAGE, MAX_WHERE_CONDITIONS, MAX_WHERE_DEPTH, MAX_WHERE_LENGTH } from "@crm/query-language";
 import { BODY_LIMIT_BYTES } from "@crm/service-kit";
 import type { GatewayConfig } from "../config";
-
-/** Relations each entity may include, mirrored from decisions §2 (crm-records enforces them). */
-const relations: Record<string, { name: string; default: boolean }[]> = {
-  client: [
-    { name: "contacts", default: true },
-    { name: "invoices", default: false },
-    { name: "quotes", default: false },
-  ],
-  contact: [{ name: "client", default: false }],
-  invoice: [{ name: "client", default: false }],
-  quote: [{ name: "client", default: false }],
-  product: [],
-  service: [],
-  employee: [],
-};
 
 /** `GET /api/v1/capabilities`: what this deployment offers, derived from the shared definitions. */
 export function buildCapabilities(config: GatewayConfig) {
   return {
     version: "v1",
-    entities: recordEntities.map((name) => ({ name, path: `/api/v1/${name}`, relations: relations[name] ?? [] })),
+    entities: recordEntities.map((name) => ({
+      name,
+      path: `/api/v1/${name}`,
+      relations: Object.entries(recordContracts[name].relations).map(([relation, isDefault]) => ({ name: relation, default: isDefault })),
+    })),
     events: eventCatalogue,
     scopes: allPermissions,
     filterOperators: FILTER_OPERATORS,
