@@ -3,7 +3,7 @@
 import path from "node:path";
 import express, { type RequestHandler } from "express";
 
-export const DOCS_ASSETS = ["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png"] as const;
+export const DOCS_ASSETS = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon-32x32.png"] as const;
 
 export function docsHtml(): string {
   return `<!doctype html>
@@ -17,7 +17,6 @@ export function docsHtml(): string {
 <body>
   <div id="swagger-ui"></div>
   <script src="/api/v1/docs/swagger-ui-bundle.js"></script>
-  <script src="/api/v1/docs/swagger-ui-standalone-preset.js"></script>
   <script src="/api/v1/docs/init.js"></script>
 </body>
 </html>`;
@@ -25,7 +24,7 @@ export function docsHtml(): string {
 
 /** Kept out of the page itself so a strict Content-Security-Policy (no inline script) works. */
 const INIT_JS = `window.ui = SwaggerUIBundle({ url: "/api/v1/openapi.json", dom_id: "#swagger-ui", deepLinking: true,
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout" });`;
+  presets: [SwaggerUIBundle.presets.apis], layout: "BaseLayout" });`;
 
 /** Serves the page's static assets; anything else under /docs/ falls through to 404000. */
 export function docsAssets(): RequestHandler {
