@@ -47,13 +47,15 @@ function spawnLogged(args: string[], env: NodeJS.ProcessEnv, sink: string[], lab
   return child;
 }
 
+/** SIGTERM, as an orchestrator would; a graceful shutdown exits 0 well within the grace period. */
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-  await exited;
+  const code = await exited;
   clearTimeout(timer);
+  if (code !== 0) throw new Error(`process did not shut down cleanly on SIGTERM (exit code ${code})`);
 }
 
 async function waitReady(baseUrl: string, children: ChildProcess[], logs: () => string, timeoutMs = 90_000): Promise<void> {
