@@ -17,7 +17,7 @@ describe("createCrmClient", () => {
     const { fetch, requests } = fakeFetch(200, { success: true, data: [], meta });
     const api = createCrmClient({ baseUrl: "http://crm.test/", accessToken: "jwt-1", fetch });
     const { data, error, response } = await api.GET("/api/v1/webhook/{id}/deliveries", {
-      params: { path: { id: "wh 1" }, query: { page: "2", where: "status:FAILED" } },
+      params: { path: { id: "wh 1" }, query: { page: 2, perPage: 5 } },
     });
     expect(error).toBeUndefined();
     expect(response.status).toBe(200);
@@ -26,7 +26,7 @@ describe("createCrmClient", () => {
     const url = new URL(request!.url);
     expect(url.origin + url.pathname).toBe("http://crm.test/api/v1/webhook/wh%201/deliveries");
     expect(url.searchParams.get("page")).toBe("2");
-    expect(url.searchParams.get("where")).toBe("status:FAILED");
+    expect(url.searchParams.get("perPage")).toBe("5");
     expect(request!.method).toBe("GET");
     expect(request!.headers.get("authorization")).toBe("Bearer jwt-1");
     expect(request!.headers.get("x-api-key")).toBeNull();

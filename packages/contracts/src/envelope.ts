@@ -14,6 +14,17 @@ export const paginationMetaSchema = z
   .openapi("PaginationMeta");
 export type PaginationMeta = z.infer<typeof paginationMetaSchema>;
 
+/** `page` and `perPage` of every list endpoint (the query language parses them; this describes them). */
+export const paginationQuerySchema = z.object({
+  page: z.number().int().min(1).optional().openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1); not a positive integer: 400001", example: 1 }),
+  perPage: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .openapi({ param: { name: "perPage", in: "query" }, description: "Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001", example: 10 }),
+});
+
 export const errorEnvelopeSchema = z
   .object({
     success: z.literal(false),

@@ -3,7 +3,7 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { errorCatalogue, type ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, errorEnvelopeSchema, listEnvelope } from "./envelope";
+import { dataEnvelope, errorEnvelopeSchema, listEnvelope, paginationQuerySchema } from "./envelope";
 import { allPermissions, isPermission, roles } from "./permissions";
 
 export const PASSWORD_MIN_LENGTH = 10;
@@ -147,10 +147,6 @@ export type ApiKeyWithSecretView = z.infer<typeof apiKeyWithSecretSchema>;
 export const apiKeyRevokeSchema = z.object({ id: z.string() }).strict().openapi("ApiKeyRevoke");
 
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
-const pageQuery = z.object({
-  page: z.string().optional().openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1)", example: "1" }),
-  perPage: z.string().optional().openapi({ param: { name: "perPage", in: "query" }, description: "Items per page (default 10, capped at 100)", example: "10" }),
-});
 
 const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
 const AUTH_ERRORS: ErrorCode[] = [401000, 401010, 401011, 401014, 401015, 401020, 401021, 401022, 403000, 429000, 500000];
@@ -236,7 +232,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     method: "get",
     path: "/api/v1/user",
     summary: "List the users of the caller's business, newest first (permission users.read)",
-    request: { query: pageQuery },
+    request: { query: paginationQuerySchema },
     responses: { 200: { description: "OK", ...json(listEnvelope(userSchema)) }, ...errorResponses([400001]) },
   });
   route("Users", {
@@ -282,7 +278,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     method: "get",
     path: "/api/v1/api-key",
     summary: "List API keys, newest first, without the key (permission apiKeys.read)",
-    request: { query: pageQuery },
+    request: { query: paginationQuerySchema },
     responses: { 200: { description: "OK", ...json(listEnvelope(apiKeySchema)) }, ...errorResponses([400001]) },
   });
   route("API keys", {

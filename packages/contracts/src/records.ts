@@ -3,7 +3,7 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { errorCatalogue, type ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, errorEnvelopeSchema, listEnvelope } from "./envelope";
+import { dataEnvelope, errorEnvelopeSchema, listEnvelope, paginationQuerySchema } from "./envelope";
 import type { RecordEntity } from "./events";
 import type { Resource } from "./permissions";
 
@@ -345,9 +345,7 @@ const includeParam = (relations: Record<string, boolean>) => {
   );
 };
 const listQuery = (relations: Record<string, boolean>) =>
-  z.object({
-    page: param("page", "1-based page number (default 1); not a positive integer: 400001", "1"),
-    perPage: param("perPage", "Items per page (default 10, capped at 100); not a positive integer: 400001", "10"),
+  paginationQuerySchema.extend({
     where: param(
       "where",
       "Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); " +

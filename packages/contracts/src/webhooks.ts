@@ -3,7 +3,7 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { errorCatalogue, type ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, errorEnvelopeSchema, listEnvelope } from "./envelope";
+import { dataEnvelope, errorEnvelopeSchema, listEnvelope, paginationQuerySchema } from "./envelope";
 import { eventCatalogue, isEventName } from "./events";
 
 /** Longest accepted webhook URL; longer ones are not real receivers. */
@@ -89,10 +89,6 @@ export type DeliveryView = z.infer<typeof deliverySchema>;
 
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 const deliveryParams = idParams.extend({ deliveryId: z.string().openapi({ param: { name: "deliveryId", in: "path" } }) });
-const pageQuery = z.object({
-  page: z.string().optional().openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1)", example: "1" }),
-  perPage: z.string().optional().openapi({ param: { name: "perPage", in: "query" }, description: "Items per page (default 10, capped at 100)", example: "10" }),
-});
 
 const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
 
@@ -134,7 +130,7 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
     method: "get",
     path: "/api/v1/webhook",
     summary: "List webhooks, newest first (permission webhooks.read)",
-    request: { query: pageQuery },
+    request: { query: paginationQuerySchema },
     responses: { 200: { description: "OK", ...json(listEnvelope(webhookSchema)) }, ...errorResponses([400001]) },
   });
   route({
@@ -176,7 +172,7 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
     method: "get",
     path: "/api/v1/webhook/{id}/deliveries",
     summary: "Delivery log of a webhook, newest first (permission webhooks.read)",
-    request: { params: idParams, query: pageQuery },
+    request: { params: idParams, query: paginationQuerySchema },
     responses: { 200: { description: "OK", ...json(listEnvelope(deliverySchema)) }, ...errorResponses([400001, 404001]) },
   });
   route({
