@@ -1,9 +1,10 @@
 // Request and response schemas of the identity context (interface §4, §5; decisions §4, §5, §8).
 // The identity service validates with these, and the gateway's OpenAPI document is built from them.
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
-import { errorCatalogue, type ErrorCode } from "@crm/errors";
+import type { ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, errorEnvelopeSchema, listEnvelope, paginationQuerySchema } from "./envelope";
+import { dataEnvelope, listEnvelope, paginationQuerySchema } from "./envelope";
+import { errorResponses, jsonContent } from "./openapi-responses";
 import { allPermissions, isPermission, roles } from "./permissions";
 
 export const PASSWORD_MIN_LENGTH = 10;
@@ -148,24 +149,8 @@ export const apiKeyRevokeSchema = z.object({ id: z.string() }).strict().openapi(
 
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 
-const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
-const AUTH_ERRORS: ErrorCode[] = [401000, 401010, 401011, 401014, 401015, 401020, 401021, 401022, 403000, 429000, 500000];
 const PUBLIC_ERRORS: ErrorCode[] = [400001, 400002, 403000, 413000, 415000, 429000, 500000];
 
-function errorResponses(codes: ErrorCode[], base: ErrorCode[] = AUTH_ERRORS): RouteConfig["responses"] {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, ...base]) {
-    const status = errorCatalogue[code].status;
-    const list = byStatus.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    byStatus.set(status, list);
-  }
-  const responses: RouteConfig["responses"] = {};
-  for (const [status, list] of byStatus) {
-    responses[String(status)] = { description: list.map((code) => `${code} ${errorCatalogue[code].message}`).join("; "), ...json(errorEnvelopeSchema) };
-  }
-  return responses;
-}
 
 const refreshCookieHeader = {
   "Set-Cookie": {
@@ -185,9 +170,9 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     method: "post",
     path: "/api/v1/auth/sign-up",
     summary: "Create a business and its OWNER user, and sign in (when ALLOW_SIGN_UP)",
-    request: { body: { required: true, ...json(signUpSchema) } },
+    request: { body: { required: true, ...jsonContent(signUpSchema) } },
     responses: {
-      201: { description: "Signed up and signed in", headers: refreshCookieHeader, ...json(dataEnvelope(sessionDataSchema)) },
+      201: { description: "Signed up and signed in", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(sessionDataSchema)) },
       ...errorResponses([409001], [...PUBLIC_ERRORS, 403000]),
     },
   });
@@ -196,9 +181,9 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     path: "/api/v1/auth/sign-in",
     summary: "Sign in: access token in the body, refresh token in an HttpOnly cookie",
     description: "Repeated failures for one email from one address lock that pair for a while (429000 with Retry-After).",
-    request: { body: { required: true, ...json(signInSchema) } },
+    request: { body: { required: true, ...jsonContent(signInSchema) } },
     responses: {
-      200: { description: "Signed in", headers: refreshCookieHeader, ...json(dataEnvelope(sessionDataSchema)) },
+      200: { description: "Signed in", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(sessionDataSchema)) },
       ...errorResponses([401001, 401015], PUBLIC_ERRORS),
     },
   });
@@ -211,7 +196,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
       cookies: z.object({ refreshToken: z.string().optional().openapi({ param: { name: "refreshToken", in: "cookie" } }) }),
     },
     responses: {
-      200: { description: "New access token; new refresh cookie", headers: refreshCookieHeader, ...json(dataEnvelope(accessTokenDataSchema)) },
+      200: { description: "New access token; new refresh cookie", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(accessTokenDataSchema)) },
       ...errorResponses([401012, 401013], PUBLIC_ERRORS),
     },
   });
@@ -225,7 +210,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     method: "get",
     path: "/api/v1/auth/me",
     summary: "The caller: user (null for an API key), business, effective permissions, authType",
-    responses: { 200: { description: "OK", ...json(dataEnvelope(meSchema)) }, ...errorResponses([]) },
+    responses: { 200: { description: "OK", ...jsonContent(dataEnvelope(meSchema)) }, ...errorResponses([]) },
   });
 
   route("Users", {
@@ -233,29 +218,29 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     path: "/api/v1/user",
     summary: "List the users of the caller's business, newest first (permission users.read)",
     request: { query: paginationQuerySchema },
-    responses: { 200: { description: "OK", ...json(listEnvelope(userSchema)) }, ...errorResponses([400001]) },
+    responses: { 200: { description: "OK", ...jsonContent(listEnvelope(userSchema)) }, ...errorResponses([400001]) },
   });
   route("Users", {
     method: "post",
     path: "/api/v1/user",
     summary: "Add a user to the caller's business; role defaults to MEMBER (permission users.create)",
-    request: { body: { required: true, ...json(userCreateSchema) } },
-    responses: { 201: { description: "Created", ...json(oneUser) }, ...errorResponses([400001, 400002, 409001, 413000, 415000]) },
+    request: { body: { required: true, ...jsonContent(userCreateSchema) } },
+    responses: { 201: { description: "Created", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 409001, 413000, 415000]) },
   });
   route("Users", {
     method: "get",
     path: "/api/v1/user/{id}",
     summary: "Get a user (permission users.read)",
     request: { params: idParams },
-    responses: { 200: { description: "OK", ...json(oneUser) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "OK", ...jsonContent(oneUser) }, ...errorResponses([404001]) },
   });
   for (const method of ["patch", "put"] as const) {
     route("Users", {
       method,
       path: "/api/v1/user/{id}",
       summary: "Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)",
-      request: { params: idParams, body: { required: true, ...json(userUpdateSchema) } },
-      responses: { 200: { description: "The updated user", ...json(oneUser) }, ...errorResponses([400001, 400002, 404001, 409001, 413000, 415000]) },
+      request: { params: idParams, body: { required: true, ...jsonContent(userUpdateSchema) } },
+      responses: { 200: { description: "The updated user", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 404001, 409001, 413000, 415000]) },
     });
   }
   route("Users", {
@@ -263,7 +248,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     path: "/api/v1/user/{id}",
     summary: "Delete a user: their sessions end and the API keys they created are revoked (permission users.delete)",
     request: { params: idParams },
-    responses: { 200: { description: "The user as it was", ...json(oneUser) }, ...errorResponses([400001, 404001]) },
+    responses: { 200: { description: "The user as it was", ...jsonContent(oneUser) }, ...errorResponses([400001, 404001]) },
   });
 
   route("API keys", {
@@ -271,35 +256,35 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     path: "/api/v1/api-key",
     summary: "Create an API key (JWT only; permission apiKeys.create); the key is shown only here",
     security: [{ bearerAuth: [] }],
-    request: { body: { required: true, ...json(apiKeyCreateSchema) } },
-    responses: { 201: { description: "Created", ...json(dataEnvelope(apiKeyWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
+    request: { body: { required: true, ...jsonContent(apiKeyCreateSchema) } },
+    responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(apiKeyWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
   });
   route("API keys", {
     method: "get",
     path: "/api/v1/api-key",
     summary: "List API keys, newest first, without the key (permission apiKeys.read)",
     request: { query: paginationQuerySchema },
-    responses: { 200: { description: "OK", ...json(listEnvelope(apiKeySchema)) }, ...errorResponses([400001]) },
+    responses: { 200: { description: "OK", ...jsonContent(listEnvelope(apiKeySchema)) }, ...errorResponses([400001]) },
   });
   route("API keys", {
     method: "get",
     path: "/api/v1/api-key/{id}",
     summary: "Get an API key, without the key (permission apiKeys.read)",
     request: { params: idParams },
-    responses: { 200: { description: "OK", ...json(oneKey) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "OK", ...jsonContent(oneKey) }, ...errorResponses([404001]) },
   });
   route("API keys", {
     method: "delete",
     path: "/api/v1/api-key",
     summary: "Revoke the API key named in the body; revoking twice is fine (permission apiKeys.delete)",
-    request: { body: { required: true, ...json(apiKeyRevokeSchema) } },
-    responses: { 200: { description: "The key, isActive false", ...json(oneKey) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
+    request: { body: { required: true, ...jsonContent(apiKeyRevokeSchema) } },
+    responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
   });
   route("API keys", {
     method: "delete",
     path: "/api/v1/api-key/{id}",
     summary: "Revoke an API key; revoking twice is fine (permission apiKeys.delete)",
     request: { params: idParams },
-    responses: { 200: { description: "The key, isActive false", ...json(oneKey) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([404001]) },
   });
 }

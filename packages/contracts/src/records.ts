@@ -1,9 +1,10 @@
 // Request and response schemas of the CRM-records context (interface §2, §4; decisions §2, §3, §8).
 // crm-records validates request bodies with these, and the gateway's OpenAPI document is built from them.
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
-import { errorCatalogue, type ErrorCode } from "@crm/errors";
+import type { ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, errorEnvelopeSchema, listEnvelope, paginationQuerySchema } from "./envelope";
+import { dataEnvelope, listEnvelope, paginationQuerySchema } from "./envelope";
+import { errorResponses, jsonContent } from "./openapi-responses";
 import type { RecordEntity } from "./events";
 import type { Resource } from "./permissions";
 
@@ -311,28 +312,8 @@ export const recordContracts = {
 // ---------------------------------------------------------------------------------------------
 // OpenAPI
 
-const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
 
-// Errors any authenticated route can answer with, besides its own.
-const AUTH_ERRORS: ErrorCode[] = [401000, 401010, 401011, 401014, 401020, 401021, 401022, 403000, 429000, 500000];
 
-function errorResponses(codes: ErrorCode[]): RouteConfig["responses"] {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, ...AUTH_ERRORS]) {
-    const status = errorCatalogue[code].status;
-    const list = byStatus.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    byStatus.set(status, list);
-  }
-  const responses: RouteConfig["responses"] = {};
-  for (const [status, list] of byStatus) {
-    responses[String(status)] = {
-      description: list.map((code) => `${code} ${errorCatalogue[code].message}`).join("; "),
-      ...json(errorEnvelopeSchema),
-    };
-  }
-  return responses;
-}
 
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Record id (UUID); anything else is 404001" }) });
 const param = (name: string, description: string, example?: string) =>
@@ -384,22 +365,22 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       path: `/api/v1/${entity}`,
       summary: `List ${name}s of the caller's business (permission ${resource}.read)`,
       request: { query: listQuery(contract.relations) },
-      responses: { 200: { description: "A page of records with pagination meta", ...json(listEnvelope(contract.view)) }, ...errorResponses([400001, 400011, 400019]) },
+      responses: { 200: { description: "A page of records with pagination meta", ...jsonContent(listEnvelope(contract.view)) }, ...errorResponses([400001, 400011, 400019]) },
     });
     route({
       method: "get",
       path: `/api/v1/${entity}/{id}`,
       summary: `Get one ${name} (permission ${resource}.read)`,
       request: { params: idParams, query: z.object({ include: includeParam(contract.relations) }) },
-      responses: { 200: { description: "The record", ...json(one) }, ...errorResponses([400019, 404001]) },
+      responses: { 200: { description: "The record", ...jsonContent(one) }, ...errorResponses([400019, 404001]) },
     });
     route({
       method: "post",
       path: `/api/v1/${entity}`,
       summary: `Create a ${name} (permission ${resource}.create); emits ${entity}.created`,
       description: `Unknown and read-only fields (id, businessId, number, totalAmount, createdAt, updatedAt) are rejected with 400001.${writeNote}`,
-      request: { body: { required: true, ...json(contract.create) } },
-      responses: { 201: { description: "The created record (without relations)", ...json(dataEnvelope(contract.view)) }, ...errorResponses(writeErrors) },
+      request: { body: { required: true, ...jsonContent(contract.create) } },
+      responses: { 201: { description: "The created record (without relations)", ...jsonContent(dataEnvelope(contract.view)) }, ...errorResponses(writeErrors) },
     });
     for (const method of ["patch", "put"] as const) {
       route({
@@ -407,8 +388,8 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
         path: `/api/v1/${entity}/{id}`,
         summary: `Update any subset of a ${name}'s writable fields (permission ${resource}.update); emits ${entity}.updated`,
         description: `PATCH and PUT are both partial updates.${writeNote}`,
-        request: { params: idParams, body: { required: true, ...json(contract.update) } },
-        responses: { 200: { description: "The updated record (without relations)", ...json(one) }, ...errorResponses([...writeErrors, 404001]) },
+        request: { params: idParams, body: { required: true, ...jsonContent(contract.update) } },
+        responses: { 200: { description: "The updated record (without relations)", ...jsonContent(one) }, ...errorResponses([...writeErrors, 404001]) },
       });
     }
     route({
@@ -421,7 +402,7 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
           : undefined,
       request: { params: idParams },
       responses: {
-        200: { description: "The record as it was (without relations)", ...json(one) },
+        200: { description: "The record as it was (without relations)", ...jsonContent(one) },
         ...errorResponses(entity === "client" ? [404001, 409003] : [404001]),
       },
     });

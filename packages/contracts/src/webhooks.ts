@@ -1,9 +1,9 @@
 // Request and response schemas of the webhooks context (interface §2, §4, §6; decisions §6, §8).
 // The webhook-delivery service validates with these, and the gateway's OpenAPI document is built from them.
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
-import { errorCatalogue, type ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, errorEnvelopeSchema, listEnvelope, paginationQuerySchema } from "./envelope";
+import { dataEnvelope, listEnvelope, paginationQuerySchema } from "./envelope";
+import { errorResponses, jsonContent } from "./openapi-responses";
 import { eventCatalogue, isEventName } from "./events";
 
 /** Longest accepted webhook URL; longer ones are not real receivers. */
@@ -90,28 +90,8 @@ export type DeliveryView = z.infer<typeof deliverySchema>;
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 const deliveryParams = idParams.extend({ deliveryId: z.string().openapi({ param: { name: "deliveryId", in: "path" } }) });
 
-const json = (schema: z.ZodType) => ({ content: { "application/json": { schema } } });
 
-// Errors any authenticated route can answer with, besides its own.
-const AUTH_ERRORS: ErrorCode[] = [401000, 401010, 401011, 401014, 401020, 401021, 401022, 403000, 429000, 500000];
 
-function errorResponses(codes: ErrorCode[]): RouteConfig["responses"] {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, ...AUTH_ERRORS]) {
-    const status = errorCatalogue[code].status;
-    const list = byStatus.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    byStatus.set(status, list);
-  }
-  const responses: RouteConfig["responses"] = {};
-  for (const [status, list] of byStatus) {
-    responses[String(status)] = {
-      description: list.map((code) => `${code} ${errorCatalogue[code].message}`).join("; "),
-      ...json(errorEnvelopeSchema),
-    };
-  }
-  return responses;
-}
 
 /** Registers every endpoint the webhook-delivery service serves. */
 export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { security?: RouteConfig["security"] } = {}): void {
@@ -123,63 +103,63 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
     method: "post",
     path: "/api/v1/webhook",
     summary: "Create a webhook (permission webhooks.create); the secret is shown only here",
-    request: { body: { required: true, ...json(webhookCreateSchema) } },
-    responses: { 201: { description: "Created", ...json(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
+    request: { body: { required: true, ...jsonContent(webhookCreateSchema) } },
+    responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
   });
   route({
     method: "get",
     path: "/api/v1/webhook",
     summary: "List webhooks, newest first (permission webhooks.read)",
     request: { query: paginationQuerySchema },
-    responses: { 200: { description: "OK", ...json(listEnvelope(webhookSchema)) }, ...errorResponses([400001]) },
+    responses: { 200: { description: "OK", ...jsonContent(listEnvelope(webhookSchema)) }, ...errorResponses([400001]) },
   });
   route({
     method: "get",
     path: "/api/v1/webhook/{id}",
     summary: "Get a webhook (permission webhooks.read)",
     request: { params: idParams },
-    responses: { 200: { description: "OK", ...json(one) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "OK", ...jsonContent(one) }, ...errorResponses([404001]) },
   });
   route({
     method: "put",
     path: "/api/v1/webhook/{id}",
     summary: "Update any of url, events, description, isActive (permission webhooks.update)",
-    request: { params: idParams, body: { required: true, ...json(webhookUpdateSchema) } },
-    responses: { 200: { description: "The updated webhook", ...json(one) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
+    request: { params: idParams, body: { required: true, ...jsonContent(webhookUpdateSchema) } },
+    responses: { 200: { description: "The updated webhook", ...jsonContent(one) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
   });
   route({
     method: "delete",
     path: "/api/v1/webhook/{id}",
     summary: "Deactivate a webhook; the record is kept (permission webhooks.delete)",
     request: { params: idParams },
-    responses: { 200: { description: "The webhook, isActive false", ...json(one) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "The webhook, isActive false", ...jsonContent(one) }, ...errorResponses([404001]) },
   });
   route({
     method: "post",
     path: "/api/v1/webhook/{id}/test",
     summary: "Create a PENDING webhook.test delivery record; no HTTP call is made (permission webhooks.update)",
     request: { params: idParams },
-    responses: { 201: { description: "The new delivery record", ...json(dataEnvelope(deliverySchema)) }, ...errorResponses([404001]) },
+    responses: { 201: { description: "The new delivery record", ...jsonContent(dataEnvelope(deliverySchema)) }, ...errorResponses([404001]) },
   });
   route({
     method: "post",
     path: "/api/v1/webhook/{id}/rotate-secret",
     summary: "Replace the signing secret; the new one is shown only here (permission webhooks.update)",
     request: { params: idParams },
-    responses: { 200: { description: "The webhook with its new secret", ...json(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "The webhook with its new secret", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([404001]) },
   });
   route({
     method: "get",
     path: "/api/v1/webhook/{id}/deliveries",
     summary: "Delivery log of a webhook, newest first (permission webhooks.read)",
     request: { params: idParams, query: paginationQuerySchema },
-    responses: { 200: { description: "OK", ...json(listEnvelope(deliverySchema)) }, ...errorResponses([400001, 404001]) },
+    responses: { 200: { description: "OK", ...jsonContent(listEnvelope(deliverySchema)) }, ...errorResponses([400001, 404001]) },
   });
   route({
     method: "post",
     path: "/api/v1/webhook/{id}/deliveries/{deliveryId}/retry",
     summary: "Re-send a FAILED delivery now, as a new attempt on the same record (permission webhooks.update)",
     request: { params: deliveryParams },
-    responses: { 202: { description: "Accepted; the delivery record", ...json(dataEnvelope(deliverySchema)) }, ...errorResponses([404001, 409004]) },
+    responses: { 202: { description: "Accepted; the delivery record", ...jsonContent(dataEnvelope(deliverySchema)) }, ...errorResponses([404001, 409004]) },
   });
 }
