@@ -1,6 +1,6 @@
 // Which service owns each public route and which permission it needs. The gateway checks the
 // permission before forwarding; the service checks it again (defence in depth).
-import { recordEntities, type Permission, type RecordEntity, type Resource } from "@crm/contracts";
+import { recordEntities, recordResourceOf, type Permission } from "@crm/contracts";
 
 export type ServiceName = "identity" | "crm-records" | "webhook-delivery" | "gateway";
 
@@ -22,15 +22,6 @@ interface RouteDef extends Omit<RouteMatch, "name"> {
   pattern: string;
 }
 
-const recordResource: Record<RecordEntity, Resource> = {
-  client: "clients",
-  contact: "contacts",
-  invoice: "invoices",
-  quote: "quotes",
-  product: "products",
-  service: "services",
-  employee: "employees",
-};
 
 const defs: RouteDef[] = [
   { method: "GET", pattern: "/capabilities", service: "gateway", public: true },
@@ -70,7 +61,7 @@ const defs: RouteDef[] = [
     permission: "webhooks.update",
   },
   ...recordEntities.flatMap((entity): RouteDef[] => {
-    const resource = recordResource[entity];
+    const resource = recordResourceOf[entity];
     const base = { service: "crm-records" as const, public: false };
     return [
       { ...base, method: "GET", pattern: `/${entity}`, permission: `${resource}.read` },
