@@ -94,15 +94,55 @@ const deliveryParams = idParams.extend({ deliveryId: z.string().openapi({ param:
 
 
 /** Registers every endpoint the webhook-delivery service serves. */
+/** The body of every delivery POSTed to a webhook's url (interface §6). */
+export const webhookEventPayloadSchema = z
+  .object({
+    event: z.string().openapi({ description: "Event name, {entity}.{action}", example: "client.created" }),
+    data: z
+      .object({})
+      .passthrough()
+      .openapi({ description: "The affected record as GET returns it without relations (for *.deleted: as it was); for client.created: id, firstName, lastName, email, businessId, createdAt and the other client fields" }),
+    businessId: z.string(),
+    timestamp: z.string().openapi({ description: "When the event happened, ISO 8601 with milliseconds", example: "2026-01-01T12:00:00.000Z" }),
+  })
+  .openapi("WebhookEventPayload");
+
+const deliveryHeader = (name: string, description: string) => ({ name, in: "header" as const, required: true, description, schema: { type: "string" as const } });
+
+/** A delivery, described as an OpenAPI callback of webhook creation: what the receiver gets and must answer. */
+const deliveryCallback = {
+  delivery: {
+    "{$request.body#/url}": {
+      post: {
+        summary: "One event, signed: verify X-Service-Signature over the raw body before parsing it",
+        parameters: [
+          deliveryHeader("X-Service-Signature", "sha256=<hex HMAC-SHA256 of the raw body, keyed by the lowercase hex SHA-256 of the webhook secret>"),
+          deliveryHeader("X-Service-Event", "The event name"),
+          deliveryHeader("X-Service-Delivery-Id", "The delivery id, the same on every attempt: de-duplicate on it"),
+          deliveryHeader("webhook-id", "Standard Webhooks: the delivery id"),
+          deliveryHeader("webhook-timestamp", "Standard Webhooks: seconds since the epoch when the attempt was sent"),
+          deliveryHeader("webhook-signature", "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>"),
+        ],
+        requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/WebhookEventPayload" } } } },
+        responses: {
+          "200": { description: "Any 2xx within 10 seconds counts as delivered; anything else (or no answer) is retried after about 60 s, then 300 s, then marked FAILED" },
+        },
+      },
+    },
+  },
+};
+
 export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { security?: RouteConfig["security"] } = {}): void {
   const base = { tags: ["Webhooks"], ...(options.security ? { security: options.security } : {}) };
   const route = (config: Omit<RouteConfig, "tags">) => registry.registerPath({ ...base, ...config });
   const one = dataEnvelope(webhookSchema);
+  registry.register("WebhookEventPayload", webhookEventPayloadSchema);
 
   route({
     method: "post",
     path: "/api/v1/webhook",
     summary: "Create a webhook (permission webhooks.create); the secret is shown only here",
+    callbacks: deliveryCallback,
     request: { body: { required: true, ...jsonContent(webhookCreateSchema) } },
     responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
   });

@@ -60,5 +60,9 @@ describe("OpenAPI document", () => {
     expect(doc.components.securitySchemes.apiKeyAuth).toMatchObject({ type: "apiKey", in: "header", name: "X-Api-Key" });
     expect(doc.components.schemas.ErrorEnvelope).toBeDefined();
     expect(doc.paths["/api/v1/openapi.json"].get.security).toEqual([]);
+    // Deliveries are described as a callback of webhook creation, with the signed payload's schema.
+    const delivery = doc.paths["/api/v1/webhook"].post.callbacks.delivery["{$request.body#/url}"].post;
+    expect(delivery.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["X-Service-Signature", "X-Service-Event", "X-Service-Delivery-Id"]));
+    expect(doc.components.schemas.WebhookEventPayload.required).toEqual(["event", "data", "businessId", "timestamp"]);
   });
 });
