@@ -28,7 +28,7 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
     const malformed = await fetch(`${product.baseUrl}/api/v1/auth/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: "{oops" });
     expect(malformed.status).toBe(400);
-    expect(((await malformed.json()) as any).error.code).toBe(400002);
+    expect(((await malformed.json()) as { error: { code: number } }).error.code).toBe(400002);
 
     const big = await fetch(`${product.baseUrl}/api/v1/auth/sign-in`, {
       method: "POST",
@@ -36,7 +36,7 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
       body: JSON.stringify({ email: "x".repeat(1024 * 1024 + 10) }),
     });
     expect(big.status).toBe(413);
-    expect(((await big.json()) as any).error.code).toBe(413000);
+    expect(((await big.json()) as { error: { code: number } }).error.code).toBe(413000);
 
     const echoed = await api.call("GET", "/api/v1/capabilities", undefined, { "x-request-id": "trace-me-123" });
     expect(echoed.headers.get("x-request-id")).toBe("trace-me-123");

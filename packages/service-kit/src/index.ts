@@ -2,6 +2,6 @@ export { signInternalToken, verifyInternalToken, type InternalClaims } from "./i
 export { requestContext, REQUEST_ID_HEADER } from "./request-context";
 export { requireInternalPrincipal, requireInternalCaller, principalOf, hasPermission, requirePermission } from "./auth";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
-export { createServiceApp, type ServiceAppOptions, type ReadinessCheck } from "./service-app";
+export { createServiceApp, readinessHandler, type ServiceAppOptions, type ReadinessCheck } from "./service-app";
 export { listen, runProcess, type ListeningServer, type RunningService } from "./lifecycle";
 export { serviceConfigFields } from "./config-fields";

@@ -1,4 +1,4 @@
-import express, { type Express, type Router } from "express";
+import express, { type Express, type RequestHandler, type Router } from "express";
 import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 import { requestContext } from "./request-context";
@@ -39,9 +39,22 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
-  app.get("/readyz", async (req, res) => {
+  app.get("/readyz", readinessHandler(options.readiness));
+
+  app.use(jsonBody());
+  if (options.internal) app.use("/internal", requireInternalCaller(options.internalTokenSecret), options.internal);
+  if (options.publicApi) app.use("/api/v1", requireInternalCaller(options.internalTokenSecret), options.publicApi);
+  app.use("/api/v1", requireInternalPrincipal(options.internalTokenSecret), options.api);
+  app.use(routeNotFound);
+  app.use(errorMiddleware((req) => req.log ?? options.logger));
+  return app;
+}
+
+/** `GET /readyz`: 200 when every dependency answers within 2 s, else 503 naming the ones that did not. */
+export function readinessHandler(checks: readonly ReadinessCheck[]): RequestHandler {
+  return async (req, res) => {
     const results = await Promise.all(
-      options.readiness.map(async ({ name, check }) => {
+      checks.map(async ({ name, check }) => {
         try {
           await withTimeout(check(), 2000);
           return [name, "ok"] as const;
@@ -53,15 +66,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     );
     const ready = results.every(([, state]) => state === "ok");
     res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: Object.fromEntries(results) });
-  });
-
-  app.use(jsonBody());
-  if (options.internal) app.use("/internal", requireInternalCaller(options.internalTokenSecret), options.internal);
-  if (options.publicApi) app.use("/api/v1", requireInternalCaller(options.internalTokenSecret), options.publicApi);
-  app.use("/api/v1", requireInternalPrincipal(options.internalTokenSecret), options.api);
-  app.use(routeNotFound);
-  app.use(errorMiddleware((req) => req.log ?? options.logger));
-  return app;
+  };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -2,7 +2,7 @@ import express, { type Express, type RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
 import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
-import { requestContext, type ReadinessCheck } from "@crm/service-kit";
+import { readinessHandler, requestContext, type ReadinessCheck } from "@crm/service-kit";
 import { API_PREFIX, matchRoute, type RouteMatch } from "./http/route-table";
 import { rawJsonBody } from "./http/raw-body";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
@@ -49,13 +49,7 @@ export function createApp(deps: GatewayDeps): Express {
 
   app.use(requestContext(deps.logger));
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
-  app.get("/readyz", async (_req, res) => {
-    const results = await Promise.all(
-      deps.readiness.map(async ({ name, check }) => [name, await check().then(() => "ok", () => "unavailable")] as const),
-    );
-    const ready = results.every(([, s]) => s === "ok");
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: Object.fromEntries(results) });
-  });
+  app.get("/readyz", readinessHandler(deps.readiness));
 
   app.use(deps.security.edge);
   app.use((req, res, next) => {
