@@ -1,11 +1,11 @@
 import type { Logger } from "@crm/logger";
 import type { EventBus } from "./event-bus";
 import { InProcessBus } from "./in-process-bus";
-import { KafkaBus } from "./kafka-bus";
+import { KafkaBus, type KafkaConsumerSettings } from "./kafka-bus";
 
 export type { BusMessage, EventBus, EventHandler, Subscription } from "./event-bus";
 export { InProcessBus } from "./in-process-bus";
-export { KafkaBus } from "./kafka-bus";
+export { KafkaBus, DEFAULT_KAFKA_CONSUMER_SETTINGS, type KafkaConsumerSettings } from "./kafka-bus";
 export { OutboxRelay, type OutboxRow, type OutboxStore, type OutboxRelayOptions } from "./outbox-relay";
 
 let processBus: { bus: InProcessBus; users: number } | undefined;
@@ -14,9 +14,15 @@ let processBus: { bus: InProcessBus; users: number } | undefined;
  * Kafka when brokers are configured; otherwise the one in-process bus of this process, shared by
  * every service running in it (single-process mode only).
  */
-export function openEventBus(options: { brokers: string[] | undefined; clientId: string; logger: Logger }): EventBus {
+export function openEventBus(options: {
+  brokers: string[] | undefined;
+  clientId: string;
+  logger: Logger;
+  /** Consumer tuning for Kafka; ignored by the in-process bus. */
+  consumer?: Partial<KafkaConsumerSettings>;
+}): EventBus {
   if (options.brokers && options.brokers.length > 0) {
-    return new KafkaBus({ brokers: options.brokers, clientId: options.clientId, logger: options.logger });
+    return new KafkaBus({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, consumer: options.consumer });
   }
   if (!processBus) processBus = { bus: new InProcessBus(), users: 0 };
   processBus.users += 1;

@@ -1,4 +1,5 @@
 import { env, parseEnv, z } from "@crm/config";
+import { DEFAULT_KAFKA_CONSUMER_SETTINGS } from "@crm/event-bus";
 import { serviceConfigFields } from "@crm/service-kit";
 
 /** Everything the webhook-delivery service reads from the environment (decisions §1). */
@@ -12,6 +13,11 @@ export const configSchema = z.object({
   WEBHOOK_RETRY_INTERVAL_MS: env.int(30_000, 1),
   WEBHOOK_RETRY_BATCH_SIZE: env.int(10, 1),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: env.bool(false),
+  /** Kafka consumer: longest a fetch waits for new events (bounds the added latency on some brokers). */
+  KAFKA_FETCH_MAX_WAIT_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.fetchMaxWaitMs, 1),
+  /** Kafka consumer: a member silent this long is dropped and its partitions reassigned. */
+  KAFKA_SESSION_TIMEOUT_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.sessionTimeoutMs, 1),
+  KAFKA_HEARTBEAT_INTERVAL_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.heartbeatIntervalMs, 1),
 });
 
 export type Config = z.infer<typeof configSchema>;

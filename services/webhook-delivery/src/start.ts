@@ -64,7 +64,16 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
     undo.push(() => db.close());
     const prisma = new PrismaClient({ adapter: db.adapter });
     undo.push(() => prisma.$disconnect());
-    const bus = openEventBus({ brokers: config.KAFKA_BROKERS, clientId: SERVICE_NAME, logger });
+    const bus = openEventBus({
+      brokers: config.KAFKA_BROKERS,
+      clientId: SERVICE_NAME,
+      logger,
+      consumer: {
+        fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+        sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+        heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
+      },
+    });
     undo.push(() => bus.close());
 
     const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });

@@ -13,6 +13,9 @@ describe("loadConfig", () => {
       WEBHOOK_RETRY_INTERVAL_MS: 30_000,
       WEBHOOK_RETRY_BATCH_SIZE: 10,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: false,
+      KAFKA_FETCH_MAX_WAIT_MS: 100,
+      KAFKA_SESSION_TIMEOUT_MS: 6_000,
+      KAFKA_HEARTBEAT_INTERVAL_MS: 1_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -33,6 +36,7 @@ describe("loadConfig", () => {
     ["WEBHOOK_RETRY_DELAYS_MS", "60s,5m"],
     ["WEBHOOK_RETRY_BATCH_SIZE", "0"],
     ["WEBHOOK_ALLOW_PRIVATE_TARGETS", "maybe"],
+    ["KAFKA_FETCH_MAX_WAIT_MS", "0"],
     ["PORT", "70000"],
   ])("refuses %s=%s with one line naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

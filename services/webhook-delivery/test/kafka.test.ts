@@ -65,4 +65,30 @@ describeKafka("delivery through Kafka", () => {
     expect(log.meta.total).toBe(10);
     expect(new Set(log.data.map((d: { id: string }) => d.id))).toEqual(new Set(received().map((r) => r.headers["x-service-delivery-id"])));
   });
+
+  // The mock cluster ignores LeaveGroup, so a stopped member looks exactly like a killed one: its
+  // replacement in the SAME group gets the partitions only once the old session has expired. With the
+  // old 30 s session this took ~33 s; the bound below is generous for a 6 s session on a loaded machine.
+  it("a replacement in the same consumer group resumes well before a 30 s session would expire", async () => {
+    const env = { KAFKA_BROKERS: testInfra.kafkaBrokers! };
+    const group = uniqueName("webhook-delivery");
+    const first = await startService(db, env, { consumerGroupId: group });
+    services.push(first);
+    const business = uuidv7();
+    await api(first, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["contact.created"] }).expect(201);
+    const received = () => receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
+    const send = (event: EventEnvelope) => producer.publish(RECORDS_TOPIC, [{ key: business, value: event }]);
+
+    await send(recordEvent(business, "contact.created", { n: "before" }));
+    await waitFor(() => received().length >= 1, 45_000, 50);
+    await first.stop();
+
+    const restartedAt = Date.now();
+    const second = await startService(db, env, { consumerGroupId: group });
+    services.push(second);
+    await send(recordEvent(business, "contact.created", { n: "after" }));
+    await waitFor(() => received().length >= 2, 20_000, 50);
+    expect(Date.now() - restartedAt).toBeLessThan(20_000);
+    expect(received().map((r) => JSON.parse(r.rawBody).data.n)).toEqual(["before", "after"]);
+  });
 });
