@@ -1,5 +1,6 @@
 import express, { type RequestHandler } from "express";
 import { AppError } from "@crm/errors";
+import { nulTextDetails } from "./nul-text";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -7,7 +8,8 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
 
 /**
  * JSON bodies only: a body with another media type is 415000, malformed JSON 400002, over 1 MiB
- * 413000 (the error middleware maps body-parser's errors). Bodiless requests pass through.
+ * 413000 (the error middleware maps body-parser's errors), a NUL character in any string or key
+ * 400001 naming each field (see nul-text.ts). Bodiless requests pass through.
  */
 export function jsonBody(): RequestHandler[] {
   const guard: RequestHandler = (req, _res, next) => {
@@ -17,5 +19,9 @@ export function jsonBody(): RequestHandler[] {
     if (!JSON_TYPE.test(type)) return next(new AppError(415000));
     next();
   };
-  return [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(String(req.headers["content-type"] ?? "").split(";")[0]!.trim()) })];
+  const noNulText: RequestHandler = (req, _res, next) => {
+    const details = req.body === undefined ? [] : nulTextDetails(req.body);
+    next(details.length > 0 ? new AppError(400001, details) : undefined);
+  };
+  return [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(String(req.headers["content-type"] ?? "").split(";")[0]!.trim()) }), noNulText];
 }

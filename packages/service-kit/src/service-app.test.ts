@@ -66,6 +66,27 @@ describe("createServiceApp", () => {
     expect([text.status, text.body.error.code]).toEqual([415, 415000]);
   });
 
+  it("refuses a NUL character anywhere in a JSON body with 400001 naming the field, before any handler", async () => {
+    const echo = (body: string) => request(app()).post("/api/v1/echo").set("x-internal-token", token).set("content-type", "application/json").send(body);
+    const nul = await echo('{"firstName":"a\\u0000b","items":[{"description":"ok"},{"description":"x\\u0000"}]}');
+    expect([nul.status, nul.body]).toEqual([
+      400,
+      {
+        success: false,
+        error: {
+          code: 400001,
+          message: "Validation failed",
+          details: [
+            { path: "firstName", message: "Must not contain a NUL character" },
+            { path: "items.1.description", message: "Must not contain a NUL character" },
+          ],
+        },
+      },
+    ]);
+    const clean = await echo('{"firstName":"a\\u0001b"}');
+    expect([clean.status, clean.body]).toEqual([200, { firstName: "a\u0001b" }]);
+  });
+
   it("answers unknown routes and unexpected failures with the envelope and nothing internal", async () => {
     const missing = await request(app()).get("/nope").expect(404);
     expect(missing.body).toEqual({ success: false, error: { code: 404000, message: "Route not found" } });
