@@ -105,8 +105,14 @@ const SERVICES = [
   { name: "webhook-delivery", dir: "services/webhook-delivery", schema: "webhooks", urlVar: "WEBHOOK_DELIVERY_URL" },
 ] as const;
 
+/** What a distributed run exposes beyond the gateway: each service's own address and database (benchmarks use them). */
+export interface RunningDistributed extends RunningProduct {
+  services: Record<(typeof SERVICES)[number]["name"], { url: string; databaseUrl: string }>;
+  internalTokenSecret: string;
+}
+
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
-export async function startDistributed(extra: Record<string, string> = {}): Promise<RunningProduct> {
+export async function startDistributed(extra: Record<string, string> = {}): Promise<RunningDistributed> {
   if (!testInfra.databaseUrl || !testInfra.redisUrl || !testInfra.kafkaBrokers) throw new Error("distributed mode needs PostgreSQL, Redis and Kafka");
   const shared = {
     REDIS_URL: testInfra.redisUrl,
@@ -121,6 +127,7 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
   const children: ChildProcess[] = [];
   const databases: Array<{ drop: () => Promise<void> }> = [];
   const urls: Record<string, string> = {};
+  const services = {} as RunningDistributed["services"];
   try {
     for (const service of SERVICES) {
       const db = await createTestDatabase(`crm_e2e_${service.schema}`);
@@ -134,6 +141,7 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed:\n${deploy.stdout}\n${deploy.stderr}`);
       const port = await freePort();
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
+      services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
       children.push(
         spawnLogged([`${service.dir}/src/main.ts`], baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
       );
@@ -145,6 +153,8 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
     return {
       baseUrl,
       logs,
+      services,
+      internalTokenSecret: shared.INTERNAL_TOKEN_SECRET,
       stop: async () => {
         for (const child of children.reverse()) await stopChild(child);
         for (const db of databases) await db.drop();

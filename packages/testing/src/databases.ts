@@ -8,12 +8,17 @@ export const testInfra = {
   kafkaBrokers: process.env.TEST_KAFKA_BROKERS,
 };
 
+/** jest's `describe`, or its skipping twin; outside jest (the benchmarks load the e2e harness) neither exists. */
+function describeIf(available: boolean): jest.Describe {
+  if (typeof describe === "undefined") return undefined as unknown as jest.Describe;
+  return available ? describe : describe.skip;
+}
+
 /** `describe` when PostgreSQL, Redis and Kafka are all available, else a loudly skipped block. */
-export const describeDistributed: jest.Describe =
-  testInfra.databaseUrl && testInfra.redisUrl && testInfra.kafkaBrokers ? describe : describe.skip;
+export const describeDistributed: jest.Describe = describeIf(Boolean(testInfra.databaseUrl && testInfra.redisUrl && testInfra.kafkaBrokers));
 
 /** `describe` when PostgreSQL is available. */
-export const describePostgres: jest.Describe = testInfra.databaseUrl ? describe : describe.skip;
+export const describePostgres: jest.Describe = describeIf(Boolean(testInfra.databaseUrl));
 
 /** A fresh, uniquely named database on the test server; dropped by the returned function. */
 export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: string; drop: () => Promise<void> }> {

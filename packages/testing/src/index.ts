@@ -1,3 +1,3 @@
 export { testInfra, describeDistributed, describePostgres, createTestDatabase, uniqueName } from "./databases";
-export { startKafkaMock } from "./infra";
+export { startInfra, startKafkaMock, type StartedInfra } from "./infra";
 export { waitFor } from "./wait-for";

@@ -1,0 +1,69 @@
+// Bulk seeding for the records benchmark: N clients in one business, written with plain SQL but
+// row for row what `POST /api/v1/client` would have written (uuidv7 ids in creation order, the same
+// column values, createdAt = updatedAt), then ANALYZE so the planner sees the real sizes.
+import { uuidv7 } from "@crm/contracts";
+import type { Client } from "pg";
+
+const FIRST = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Frances", "John", "Radia", "Dennis", "Sophie", "Tim", "Anita", "Leslie"];
+const LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson", "Allen", "Backus", "Perlman", "Ritchie", "Wilson", "Lee", "Borg", "Lamport"];
+
+/** The client table's columns, in the order the seed and the peer's copy use. */
+export const CLIENT_COLUMNS = ["id", "businessId", "firstName", "lastName", "email", "phone", "companyName", "notes", "isActive", "createdAt", "updatedAt"] as const;
+
+/** Inserts `count` clients of `businessId`, created one second apart ending now; 80% active, as in issue 9. */
+export async function seedClients(db: Client, businessId: string, count: number): Promise<void> {
+  const batch = 5000;
+  const end = Date.now() - 60_000;
+  for (let start = 0; start < count; start += batch) {
+    const ids: string[] = [];
+    const first: string[] = [];
+    const last: string[] = [];
+    const emails: (string | null)[] = [];
+    const phones: (string | null)[] = [];
+    const companies: (string | null)[] = [];
+    const active: boolean[] = [];
+    const created: string[] = [];
+    for (let i = start; i < Math.min(count, start + batch); i++) {
+      const at = end - (count - i) * 1000;
+      const f = FIRST[i % FIRST.length]!;
+      // Many distinct last names, so ordering by lastName is a real sort, not 16 ties.
+      const l = `${LAST[(i * 7) % LAST.length]!}-${(i * 7919) % 10007}`;
+      ids.push(uuidv7(at));
+      first.push(f);
+      last.push(l);
+      emails.push(i % 10 === 0 ? null : `${f}.${l}.${i}@example.test`.toLowerCase());
+      phones.push(i % 3 === 0 ? `+1 555 ${String(i).padStart(7, "0")}` : null);
+      companies.push(i % 4 === 0 ? `Company ${i % 997}` : null);
+      active.push(i % 5 !== 0);
+      created.push(new Date(at).toISOString());
+    }
+    await db.query(
+      `INSERT INTO "records"."Client" ("id","businessId","firstName","lastName","email","phone","companyName","notes","isActive","createdAt","updatedAt")
+       SELECT u.id, $1::uuid, u.f, u.l, u.e, u.p, u.c, NULL, u.a, u.t, u.t
+       FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::timestamptz[]) AS u(id, f, l, e, p, c, a, t)`,
+      [businessId, ids, first, last, emails, phones, companies, active, created],
+    );
+  }
+}
+
+/**
+ * The peer's own copy of the same rows (schema `peer`), with the indexes a hand-written server
+ * would create for the queries it serves. A copy, so the peer's indexes never help the product.
+ */
+export async function preparePeerTables(db: Client): Promise<void> {
+  await db.query(`
+    DROP SCHEMA IF EXISTS peer CASCADE;
+    CREATE SCHEMA peer;
+    CREATE TABLE peer.client (LIKE "records"."Client" INCLUDING DEFAULTS);
+    INSERT INTO peer.client SELECT * FROM "records"."Client";
+    ALTER TABLE peer.client ADD PRIMARY KEY (id);
+    CREATE INDEX ON peer.client ("businessId", "createdAt" DESC, id DESC);
+    CREATE INDEX ON peer.client ("businessId", "isActive", "lastName", id);
+    CREATE TABLE peer.outbox (
+      sequence BIGSERIAL PRIMARY KEY, id UUID NOT NULL, topic TEXT NOT NULL, key TEXT NOT NULL, payload JSONB NOT NULL,
+      "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP, "sentAt" TIMESTAMPTZ(3));
+    CREATE INDEX ON peer.outbox ("sentAt", sequence);
+    ANALYZE peer.client;
+    ANALYZE "records"."Client";
+  `);
+}

@@ -1,0 +1,230 @@
+// `pnpm bench:records` (issue 9): the product's list and write paths beside a hand-written
+// Fastify + pg peer, in one run, alternating, printing req/s, p50/p99 and the ratio of every goal.
+//
+// The product runs in distributed mode as separate processes (gateway, identity, crm-records,
+// webhook-delivery) on the local PostgreSQL and Redis and librdkafka's mock Kafka, started exactly
+// as the e2e suite starts it. Each size gets its own business, seeded with bulk SQL with the rows
+// the product would have written. Three ways in: through the gateway with a JWT, straight to
+// crm-records with a signed internal token, and the peer (same SQL, same rows, its own indexes).
+//
+// Settings (environment): BENCH_SIZES=1000,10000,100000  BENCH_DURATION_S=3  BENCH_ROUNDS=2
+// BENCH_CONNECTIONS=20  BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there).
+// It prints figures; nothing is asserted. Figures and the machine they came from: docs/performance.md.
+import os from "node:os";
+import { Client } from "pg";
+import { permission, type Principal } from "@crm/contracts";
+import { signInternalToken } from "@crm/service-kit";
+import { startInfra, testInfra } from "@crm/testing";
+import { startDistributed } from "../../e2e/harness";
+import { median, runLoad, type LoadResult } from "./load";
+import { startPeer } from "./records-peer";
+import { preparePeerTables, seedClients } from "./records-seed";
+
+const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const POOL_SIZE = 10; // the product's default pool per service; the peer gets the same
+
+const FILTERED = "/api/v1/client?where=isActive:bool(true)&orderBy=lastName:asc&perPage=20&include=-contacts";
+const DEFAULT = "/api/v1/client?perPage=20&include=-contacts";
+const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
+
+type Way = "gateway" | "direct" | "peer";
+const WAYS: Way[] = ["gateway", "direct", "peer"];
+
+interface Caller {
+  businessId: string;
+  headers: Record<Way, Record<string, string>>;
+}
+
+interface Scenario {
+  key: string;
+  label: string;
+  method: "GET" | "POST";
+  path: string;
+  caller: Caller;
+  ways: Way[];
+}
+
+async function signUp(baseUrl: string, name: string, internalTokenSecret: string): Promise<Caller> {
+  const email = `bench-${name}-${Date.now()}@example.test`;
+  const res = await fetch(`${baseUrl}/api/v1/auth/sign-up`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ businessName: `Bench ${name}`, email, password: "correct-horse-battery" }),
+  });
+  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
+  const { data } = (await res.json()) as { data: { accessToken: string; user: { id: string }; business: { id: string } } };
+  const principal: Principal = {
+    businessId: data.business.id,
+    authType: "jwt",
+    userId: data.user.id,
+    apiKeyId: null,
+    sessionId: null,
+    jti: null,
+    permissions: [permission("clients", "read"), permission("clients", "create")],
+  };
+  const json = { "content-type": "application/json" };
+  return {
+    businessId: data.business.id,
+    headers: {
+      gateway: { ...json, authorization: `Bearer ${data.accessToken}` },
+      // What the gateway would send, signed once for the whole run (a day's lifetime).
+      direct: { ...json, "x-internal-token": signInternalToken({ principal, requestId: "bench" }, internalTokenSecret, 86_400) },
+      peer: { ...json, "x-business-id": data.business.id },
+    },
+  };
+}
+
+function fmt(r: LoadResult | undefined): string {
+  if (!r) return "".padEnd(34);
+  return `${r.rps.toFixed(0).padStart(6)} req/s p50 ${r.p50.toFixed(1).padStart(6)} p99 ${r.p99.toFixed(1).padStart(6)}${r.failures ? ` !${r.failures}` : ""}`.padEnd(34);
+}
+
+function ratio(a: number | undefined, b: number | undefined): string {
+  return a !== undefined && b ? (a / b).toFixed(2) : "-";
+}
+
+async function main(): Promise<void> {
+  const infra = await startInfra((line) => console.log(line));
+  if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("the benchmark needs PostgreSQL, Redis and Kafka (or kcat)");
+  // What jest's global setup would hand the e2e harness.
+  Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
+  const extra: Record<string, string> = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn" };
+  if (process.env.BENCH_CPU_PROF) extra.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}`;
+  console.log(`starting the product (distributed) ...`);
+  const product = await startDistributed(extra);
+  const records = product.services["crm-records"];
+  const db = new Client({ connectionString: records.databaseUrl });
+  let peer: Awaited<ReturnType<typeof startPeer>> | undefined;
+  try {
+    await db.connect();
+    const callers = new Map<number, Caller>();
+    for (const size of SIZES) {
+      const caller = await signUp(product.baseUrl, String(size), product.internalTokenSecret);
+      const t0 = Date.now();
+      await seedClients(db, caller.businessId, size);
+      console.log(`seeded ${size.toLocaleString("en-US")} clients in ${Date.now() - t0} ms`);
+      callers.set(size, caller);
+    }
+    const writer = await signUp(product.baseUrl, "writes", product.internalTokenSecret);
+    await preparePeerTables(db);
+    peer = await startPeer(records.databaseUrl, POOL_SIZE);
+    const base: Record<Way, string> = { gateway: product.baseUrl, direct: records.url, peer: peer.url };
+
+    const scenarios: Scenario[] = [];
+    for (const size of SIZES) {
+      const caller = callers.get(size)!;
+      const n = size.toLocaleString("en-US");
+      if (size <= 10_000) scenarios.push({ key: `filtered-${size}`, label: `filtered, ${n}`, method: "GET", path: FILTERED, caller, ways: WAYS });
+      scenarios.push({ key: `default-${size}`, label: `default, ${n}`, method: "GET", path: DEFAULT, caller, ways: WAYS });
+    }
+    scenarios.push({ key: "create", label: "POST /client", method: "POST", path: "/api/v1/client", caller: writer, ways: WAYS });
+
+    // Same answers before any load: same page, same order, same exact total.
+    for (const s of scenarios.filter((x) => x.method === "GET")) {
+      const bodies = await Promise.all(
+        s.ways.map(async (way) => {
+          const res = await fetch(base[way] + s.path, { headers: s.caller.headers[way] });
+          if (res.status !== 200) throw new Error(`${way} ${s.path}: ${res.status} ${await res.text()}`);
+          const body = (await res.json()) as { data: Array<{ id: string }>; meta: unknown };
+          return JSON.stringify({ ids: body.data.map((r) => r.id), meta: body.meta });
+        }),
+      );
+      if (new Set(bodies).size !== 1) throw new Error(`${s.label}: the product and the peer disagree:\n${bodies.join("\n")}`);
+    }
+
+    const results = new Map<string, LoadResult[]>();
+    const record = (key: string, r: LoadResult) => results.set(key, [...(results.get(key) ?? []), r]);
+    const run = (s: Scenario, way: Way, durationS: number, overallRate?: number) =>
+      runLoad({
+        url: base[way] + s.path,
+        method: s.method,
+        headers: s.caller.headers[way],
+        body: s.method === "POST" ? NEW_CLIENT : undefined,
+        connections: CONNECTIONS,
+        durationS,
+        overallRate,
+      });
+
+    console.log(`warming up ...`);
+    for (const s of scenarios) for (const way of s.ways) await run(s, way, 1);
+
+    const hop = scenarios.find((s) => s.key === `default-${Math.min(...SIZES)}`)!;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of scenarios) {
+        // Alternate who goes first, so neither side always runs on a warmer (or busier) machine.
+        const ways = round % 2 ? [...s.ways].reverse() : s.ways;
+        for (const way of ways) record(`${s.key}/${way}`, await run(s, way, DURATION_S));
+      }
+      // The hop at a fixed rate: half of what the gateway sustained on the cheapest list.
+      const rate = Math.max(1, Math.round(median(results.get(`${hop.key}/gateway`)!.map((r) => r.rps)) / 2));
+      for (const way of round % 2 ? (["direct", "gateway"] as Way[]) : (["gateway", "direct"] as Way[])) {
+        record(`half-rate/${way}`, await run(hop, way, DURATION_S, rate));
+      }
+      console.log(`round ${round + 1}/${ROUNDS} done`);
+    }
+
+    const summary = (key: string): LoadResult | undefined => {
+      const runs = results.get(key);
+      if (!runs) return undefined;
+      return {
+        rps: median(runs.map((r) => r.rps)),
+        p50: median(runs.map((r) => r.p50)),
+        p99: median(runs.map((r) => r.p99)),
+        failures: runs.reduce((sum, r) => sum + r.failures, 0),
+      };
+    };
+
+    console.log("");
+    console.log(`records benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s per run, medians; ${os.cpus().length} cores, Node ${process.version}, ${new Date().toISOString()}`);
+    console.log(`${"request, clients".padEnd(22)}${"through the gateway".padEnd(34)}${"straight to crm-records".padEnd(34)}${"hand-written peer".padEnd(34)}gw/peer  gw/direct`);
+    for (const s of scenarios) {
+      const [g, d, p] = WAYS.map((way) => summary(`${s.key}/${way}`));
+      console.log(`${s.label.padEnd(22)}${fmt(g)}${fmt(d)}${fmt(p)}${ratio(g?.rps, p?.rps).padStart(7)}  ${ratio(g?.rps, d?.rps).padStart(9)}`);
+    }
+    const halfG = summary("half-rate/gateway")!;
+    const halfD = summary("half-rate/direct")!;
+    console.log(`${`${hop.label} @ ${Math.round(halfG.rps)}/s`.padEnd(22)}${fmt(halfG)}${fmt(halfD)}`);
+
+    const goals: Array<[string, string, boolean]> = [];
+    const rps = (key: string) => summary(key)?.rps ?? NaN;
+    const listGoal = (key: string, min: number) => {
+      if (!results.has(`${key}/gateway`)) return;
+      const r = rps(`${key}/gateway`) / rps(`${key}/peer`);
+      goals.push([`${key}: gateway / peer >= ${min}`, r.toFixed(2), r >= min]);
+    };
+    listGoal("filtered-10000", 0.5);
+    listGoal("default-10000", 0.5);
+    listGoal("filtered-1000", 0.4);
+    listGoal("default-1000", 0.4);
+    for (const s of scenarios.filter((x) => x.method === "GET")) {
+      const r = rps(`${s.key}/gateway`) / rps(`${s.key}/direct`);
+      goals.push([`${s.key}: gateway / direct >= 0.85`, r.toFixed(2), r >= 0.85]);
+    }
+    const added = halfG.p50 - halfD.p50;
+    goals.push([`hop at half saturation (${hop.key}): added p50 <= 1 ms`, `${added.toFixed(2)} ms`, added <= 1]);
+    if (results.has("default-100000/gateway") && results.has("default-1000/gateway")) {
+      const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
+      goals.push(["default list cost, 100,000 vs 1,000 clients <= 2", cost.toFixed(2), cost <= 2]);
+    }
+    const w = rps("create/gateway") / rps("create/peer");
+    goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
+    console.log("\ngoals (issue 9)");
+    for (const [name, value, met] of goals) console.log(`  ${met ? "met   " : "MISSED"}  ${name.padEnd(52)} ${value}`);
+  } finally {
+    await peer?.close().catch(() => undefined);
+    await db.end().catch(() => undefined);
+    await product.stop().catch((err) => console.error(String(err)));
+    await infra.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
