@@ -109,6 +109,20 @@ describe("API keys", () => {
     expect((await api().call("GET", "/api/v1/client", undefined, { "x-api-key": "svc_" + "x".repeat(40) })).body.error.code).toBe(401022);
   });
 
+  it("a key scoped to users.read + users.update cannot take over the OWNER (issue 16 item 1)", async () => {
+    const a = api();
+    const { email, password } = await a.signUp(randomUUID().slice(0, 8));
+    const ownerId: string = (await a.call("GET", "/api/v1/auth/me")).body.data.user.id;
+    const created = await a.call("POST", "/api/v1/api-key", { name: "user sync", scopes: ["users.read", "users.update"] });
+    expect(created.status).toBe(201);
+    const withKey = api();
+    withKey.apiKey = created.body.data.key;
+    const takeover = await withKey.call("PATCH", `/api/v1/user/${ownerId}`, { password: "taken-over-password" });
+    expect([takeover.status, takeover.body]).toEqual([401, { success: false, error: { code: 401014, message: "Insufficient permissions for this action" } }]);
+    expect((await api().call("POST", "/api/v1/auth/sign-in", { email, password: "taken-over-password" })).body.error.code).toBe(401001);
+    expect((await api().call("POST", "/api/v1/auth/sign-in", { email, password })).status).toBe(200);
+  });
+
   it("rejects past expiry dates and scopes beyond the creator's", async () => {
     const a = await owner();
     const past = await a.call("POST", "/api/v1/api-key", { name: "old", expiresAt: "2000-01-01T00:00:00.000Z" });

@@ -239,6 +239,8 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
       method,
       path: "/api/v1/user/{id}",
       summary: "Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)",
+      description:
+        "The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).",
       request: { params: idParams, body: { required: true, ...jsonContent(userUpdateSchema) } },
       responses: { 200: { description: "The updated user", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 404001, 409001, 413000, 415000]) },
     });

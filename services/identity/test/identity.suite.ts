@@ -238,6 +238,35 @@ export function identitySuite(mode: Mode): void {
       expect((await h.as(owner, "get", `/api/v1/api-key/${key.body.data.id}`)).body.data.isActive).toBe(false);
     });
 
+    it("a users.update key cannot take over the OWNER (401014), and nobody manages a user whose role they do not hold", async () => {
+      const { principal: owner, email } = await signUp();
+      // The key's principal as the gateway builds it: scopes cut to the creator's permissions.
+      const narrowKey: Principal = { ...owner, authType: "apiKey", userId: null, apiKeyId: "k", sessionId: null, jti: null, permissions: ["users.read", "users.update"] };
+      const takeover = await h.as(narrowKey, "patch", `/api/v1/user/${owner.userId}`).send({ password: "the attacker's password" });
+      expect(takeover.status).toBe(401);
+      expect(takeover.body.error).toEqual({ code: 401014, message: "Insufficient permissions for this action" });
+      expect((await h.pub("/api/v1/auth/sign-in").send({ email, password: "the attacker's password" })).status).toBe(401);
+      expect((await h.pub("/api/v1/auth/sign-in").send({ email, password: PASSWORD })).status).toBe(200);
+
+      // Even a key with every permission never changes a password or an email; other fields it may.
+      const { user: member } = await addUser(owner, "MEMBER");
+      const fullKey: Principal = { ...narrowKey, permissions: [...rolePermissions.OWNER] };
+      expect((await h.as(fullKey, "put", `/api/v1/user/${member.id}`).send({ password: "another long password" })).body.error.code).toBe(401014);
+      expect((await h.as(fullKey, "patch", `/api/v1/user/${member.id}`).send({ email: uniqueEmail("moved") })).body.error.code).toBe(401014);
+      expect((await h.as(fullKey, "patch", `/api/v1/user/${member.id}`).send({ email: member.email, firstName: "Mo" })).status).toBe(200);
+      expect((await h.as(fullKey, "patch", `/api/v1/user/${member.id}`).send({ role: "VIEWER" })).status).toBe(200);
+
+      // A user manager without ADMIN's permissions cannot touch an ADMIN nor create, promote to or delete one.
+      const { user: admin } = await addUser(owner, "ADMIN");
+      const manager: Principal = { ...owner, permissions: [...rolePermissions.MEMBER, "users.read", "users.create", "users.update", "users.delete"] };
+      expect((await h.as(manager, "patch", `/api/v1/user/${admin.id}`).send({ firstName: "X" })).body.error.code).toBe(401014);
+      expect((await h.as(manager, "delete", `/api/v1/user/${admin.id}`)).body.error.code).toBe(401014);
+      expect((await h.as(manager, "patch", `/api/v1/user/${member.id}`).send({ role: "ADMIN" })).body.error.code).toBe(401014);
+      expect((await h.as(manager, "patch", `/api/v1/user/${member.id}`).send({ password: "a new long password" })).status).toBe(200);
+      expect((await h.as(manager, "delete", `/api/v1/user/${member.id}`)).status).toBe(200);
+      expect((await h.as(owner, "get", `/api/v1/user/${admin.id}`)).body.data).toMatchObject({ role: "ADMIN", firstName: null });
+    });
+
     it("never removes the last OWNER", async () => {
       const { principal: owner } = await signUp();
       const res = await h.as(owner, "delete", `/api/v1/user/${owner.userId}`);

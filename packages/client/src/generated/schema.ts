@@ -966,7 +966,10 @@ export interface paths {
                 };
             };
         };
-        /** Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update) */
+        /**
+         * Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)
+         * @description The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).
+         */
         put: {
             parameters: {
                 query?: never;
@@ -1180,7 +1183,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update) */
+        /**
+         * Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)
+         * @description The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).
+         */
         patch: {
             parameters: {
                 query?: never;

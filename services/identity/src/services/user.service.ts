@@ -1,9 +1,10 @@
 // Users of a business. Every change that affects authorization is written through to the shared
 // auth cache in the same request, so the gateway sees it on the caller's very next request.
-import { isUuid, rolePermissions, uuidv7, type Principal, type Role, type UserCreate, type UserUpdate } from "@crm/contracts";
+import { isUuid, uuidv7, type Principal, type UserCreate, type UserUpdate } from "@crm/contracts";
 import { AppError, validationError } from "@crm/errors";
 import type { Pagination } from "@crm/query-language";
 import type { PasswordHasher } from "../domain/password-hasher";
+import { mayManageUser, type UserChange } from "../domain/user-management-policy";
 import type { PrismaClient, User } from "../persistence/prisma";
 import { conflictOnUnique, emailKey } from "./account.service";
 import type { AuthStateService } from "./auth-state.service";
@@ -35,7 +36,7 @@ export class UserService {
 
   async create(principal: Principal, input: UserCreate): Promise<User> {
     const role = input.role ?? "MEMBER";
-    assertMayGrant(principal, role);
+    assertMayManage(principal, { action: "create", role });
     const key = emailKey(input.email);
     if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw new AppError(409001);
     const user = await this.prisma.user
@@ -58,10 +59,9 @@ export class UserService {
 
   async update(principal: Principal, id: string, input: UserUpdate): Promise<User> {
     const current = await this.get(principal, id);
-    if (input.role !== undefined && input.role !== current.role) {
-      assertMayGrant(principal, input.role);
-      if (current.role === "OWNER") await this.assertAnotherOwner(current, "role");
-    }
+    const changesCredentials = input.password !== undefined || (input.email !== undefined && input.email.trim() !== current.email);
+    assertMayManage(principal, { action: "update", target: current, role: input.role, changesCredentials });
+    if (input.role !== undefined && input.role !== current.role && current.role === "OWNER") await this.assertAnotherOwner(current, "role");
     const data: Partial<User> = {};
     if (input.email !== undefined) {
       data.email = input.email.trim();
@@ -82,6 +82,7 @@ export class UserService {
   /** Deletes a user: their sessions end and the keys they created are revoked, effective at once. */
   async delete(principal: Principal, id: string): Promise<User> {
     const user = await this.get(principal, id);
+    assertMayManage(principal, { action: "delete", target: user });
     if (user.role === "OWNER") await this.assertAnotherOwner(user, "id");
     const keys = await this.prisma.apiKey.findMany({ where: { createdByUserId: user.id, revokedAt: null } });
     const now = new Date();
@@ -105,8 +106,7 @@ export class UserService {
   }
 }
 
-/** Nobody hands out more than they hold. */
-function assertMayGrant(principal: Principal, role: Role): void {
-  const held = new Set(principal.permissions);
-  if (!rolePermissions[role].every((p) => held.has(p))) throw new AppError(401014);
+/** The rule is mayManageUser's (services/identity/README.md, "Managing users"); a refusal is 401014. */
+function assertMayManage(principal: Principal, change: UserChange): void {
+  if (!mayManageUser(principal, change)) throw new AppError(401014);
 }
