@@ -1,6 +1,7 @@
 // Starts the product the way users start it, as child processes, and drives it over HTTP.
 // Embedded: `pnpm start` (all services in one process). Distributed: `db:deploy` then one process per
-// service against PostgreSQL, Redis and Kafka.
+// service against PostgreSQL, Redis and Kafka. Both run the compiled output (`pnpm build`, brought up
+// to date by jest's global setup), with the same `node dist/...` command the start scripts end in.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,7 +12,6 @@ import path from "node:path";
 import { createTestDatabase, testInfra, waitFor } from "@crm/testing";
 
 export const ROOT = path.resolve(__dirname, "..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 
 export interface RunningProduct {
   baseUrl: string;
@@ -37,7 +37,7 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 function spawnLogged(args: string[], env: NodeJS.ProcessEnv, sink: string[], label: string): ChildProcess {
-  const child = spawn(TSX, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const collect = (chunk: Buffer) => {
     sink.push(`[${label}] ${chunk.toString("utf8")}`);
     if (sink.length > 2000) sink.splice(0, sink.length - 2000);
@@ -80,7 +80,7 @@ export async function startEmbedded(extra: Record<string, string> = {}): Promise
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crm-e2e-"));
   const port = await freePort();
   const sink: string[] = [];
-  const child = spawnLogged(["infra/standalone/src/start.ts"], baseEnv({ PORT: String(port), DATA_DIR: dataDir, ...extra }), sink, "standalone");
+  const child = spawnLogged(["infra/standalone/dist/start.js"], baseEnv({ PORT: String(port), DATA_DIR: dataDir, ...extra }), sink, "standalone");
   const baseUrl = `http://127.0.0.1:${port}`;
   const logs = () => sink.join("");
   try {
@@ -143,11 +143,11 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
       services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
       children.push(
-        spawnLogged([`${service.dir}/src/main.ts`], baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
+        spawnLogged([`${service.dir}/dist/main.js`], baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
       );
     }
     const port = await freePort();
-    children.push(spawnLogged(["services/gateway/src/main.ts"], baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, "gateway"));
+    children.push(spawnLogged(["services/gateway/dist/main.js"], baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, "gateway"));
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitReady(baseUrl, children, logs);
     return {

@@ -11,7 +11,10 @@ COPY pnpm-lock.yaml pnpm-workspace.yaml package.json tsconfig.base.json ./
 COPY packages ./packages
 COPY services ./services
 COPY infra ./infra
+COPY scripts ./scripts
+COPY bench/package.json ./bench/package.json
 COPY e2e/package.json ./e2e/package.json
+# postinstall generates the Prisma clients and compiles every service to dist/ (scripts/build.mjs).
 RUN pnpm install --frozen-lockfile
 
 FROM node:${NODE_VERSION} AS runtime
@@ -22,4 +25,5 @@ COPY --from=deps --chown=node:node /app /app
 USER node
 # Each service answers /healthz without credentials.
 HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["sh", "-c", "cd services/$SERVICE && exec ../../node_modules/.bin/tsx src/main.ts"]
+# One node process running the compiled service: no package manager or transpiler in between.
+CMD ["sh", "-c", "cd services/$SERVICE && exec node dist/main.js"]

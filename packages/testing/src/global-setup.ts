@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { startInfra, type StartedInfra } from "./infra";
 
 declare global {
@@ -7,6 +9,7 @@ declare global {
 
 /** Jest global setup: find or start the infrastructure once and hand it to every worker via env. */
 export default async function globalSetup(): Promise<void> {
+  buildIfStale();
   const infra = await startInfra((line) => process.stdout.write(`\n${line}\n`));
   globalThis.__crmInfra = infra;
   if (infra.databaseUrl) process.env.TEST_DATABASE_URL = infra.databaseUrl;
@@ -16,4 +19,11 @@ export default async function globalSetup(): Promise<void> {
   delete process.env.DATABASE_URL;
   delete process.env.REDIS_URL;
   delete process.env.KAFKA_BROKERS;
+}
+
+/** The end-to-end tests run the compiled product: never older than the sources being tested. */
+function buildIfStale(): void {
+  const root = path.resolve(__dirname, "../../..");
+  const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--if-stale"], { cwd: root, encoding: "utf8" });
+  if (build.status !== 0) throw new Error(`pnpm build failed:\n${build.stdout}${build.stderr}`);
 }
