@@ -105,6 +105,18 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
     expect(verifyInterfaceSignature(hook.secret, received.rawBody, header)).toBe(false);
   });
 
+  it("delivers with the real credentials of a URL that readers only see redacted", async () => {
+    const business = uuidv7();
+    const owner = api(service, principal(business));
+    const url = receiver.url.replace("://", "://alice:hunter2@");
+    const hook = (await owner.post("/api/v1/webhook", { url, events: ["invoice.created"] }).expect(201)).body.data;
+    expect(hook.url).toBe(receiver.url.replace("://", "://alice:****@"));
+    const before = receiver.requests.length;
+    await publish(bus, [recordEvent(business, "invoice.created", { id: uuidv7() })]);
+    const received = await waitFor(() => receiver.requests[before]);
+    expect(received.headers.authorization).toBe(`Basic ${Buffer.from("alice:hunter2").toString("base64")}`);
+  });
+
   it("sends nothing to inactive webhooks, unsubscribed events or other businesses", async () => {
     const business = uuidv7();
     const stranger = uuidv7();

@@ -197,6 +197,38 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     });
   });
 
+  describe("basic-auth credentials in the URL", () => {
+    it("are never shown: the password reads ****, in every response, and a PUT of the shown URL keeps them", async () => {
+      const url = "https://alice:hunter2@example.com/hooks?x=1";
+      const shown = "https://alice:****@example.com/hooks?x=1";
+      const created = await a().post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201);
+      const id = created.body.data.id as string;
+      const responses = [
+        created,
+        await a().get(`/api/v1/webhook/${id}`).expect(200),
+        await a().post(`/api/v1/webhook/${id}/rotate-secret`).expect(200),
+        await a().put(`/api/v1/webhook/${id}`, { url: shown, description: "round trip" }).expect(200),
+        await api(service, principal(businessA, ["webhooks.read"])).get(`/api/v1/webhook/${id}`).expect(200),
+        await a().delete(`/api/v1/webhook/${id}`).expect(200),
+      ];
+      for (const res of responses) {
+        expect(res.body.data.url).toBe(shown);
+        expect(JSON.stringify(res.body)).not.toContain("hunter2");
+      }
+      const list = await a().get("/api/v1/webhook?perPage=100").expect(200);
+      expect(list.body.data.find((w: { id: string }) => w.id === id).url).toBe(shown);
+      expect(JSON.stringify(list.body)).not.toContain("hunter2");
+      const stored = await service.prisma.webhook.findUniqueOrThrow({ where: { id } });
+      expect(stored.url).toBe(url);
+
+      const token = await a().post("/api/v1/webhook", { url: "https://tok3n@example.com/h", events: ["client.created"] }).expect(201);
+      expect(token.body.data.url).toBe("https://****@example.com/h");
+      const replaced = await a().put(`/api/v1/webhook/${id}`, { url: "https://bob:new@example.com/x" }).expect(200);
+      expect(replaced.body.data.url).toBe("https://bob:****@example.com/x");
+      expect((await service.prisma.webhook.findUniqueOrThrow({ where: { id } })).url).toBe("https://bob:new@example.com/x");
+    });
+  });
+
   describe("DELETE /api/v1/webhook/{id}", () => {
     it("deactivates and keeps the record; twice is fine", async () => {
       const created = await createWebhook();

@@ -1,12 +1,13 @@
 import type { DeliveryView, WebhookView, WebhookWithSecretView } from "@crm/contracts";
+import { redactUrlCredentials } from "../domain/url-credentials";
 import type { Delivery, Webhook } from "../generated/prisma/client";
 
-/** The public shape of a webhook: everything but the secret. */
+/** The public shape of a webhook: everything but the secret, and any password in the URL redacted. */
 export function webhookView(row: Webhook): WebhookView {
   return {
     id: row.id,
     businessId: row.businessId,
-    url: row.url,
+    url: redactUrlCredentials(row.url),
     events: row.events,
     description: row.description,
     secretPrefix: row.secretPrefix,

@@ -6,6 +6,7 @@ import { principalOf, requirePermission } from "@crm/service-kit";
 import { checkTargetUrl } from "../delivery/ssrf-guard";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret, secretPrefix } from "../domain/secret";
+import { isRedactedFormOf } from "../domain/url-credentials";
 import type { Webhook } from "../generated/prisma/client";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookRepository } from "../persistence/webhook.repository";
@@ -77,7 +78,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     const current = await webhookOf(deps, req);
     const input = parseOrThrow(webhookUpdateSchema, req.body ?? {});
     const updated = await deps.webhooks.update(current.businessId, current.id, {
-      ...(input.url !== undefined && { url: targetUrl(input.url) }),
+      ...(input.url !== undefined && !isRedactedFormOf(input.url, current.url) && { url: targetUrl(input.url) }),
       ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
       ...(input.description !== undefined && { description: input.description }),
       ...(input.isActive !== undefined && { isActive: input.isActive }),
