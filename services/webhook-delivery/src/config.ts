@@ -13,6 +13,9 @@ export const configSchema = z.object({
   WEBHOOK_RETRY_INTERVAL_MS: env.int(30_000, 1),
   WEBHOOK_RETRY_BATCH_SIZE: env.int(10, 1),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: env.bool(false),
+  /** Attempts in flight per process at most, and per business (so one business cannot take them all). */
+  WEBHOOK_MAX_IN_FLIGHT: env.int(50, 1),
+  WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS: env.int(20, 1),
   /** Kafka consumer: longest a fetch waits for new events (bounds the added latency on some brokers). */
   KAFKA_FETCH_MAX_WAIT_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.fetchMaxWaitMs, 1),
   /** Kafka consumer: a member silent this long is dropped and its partitions reassigned. */

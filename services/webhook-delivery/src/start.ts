@@ -20,11 +20,8 @@ export const SERVICE_NAME = "webhook-delivery";
 /** The consumer group of this service on the records topic. */
 export const CONSUMER_GROUP = "webhook-delivery";
 
-// Attempts in flight at most, overall and per webhook: one slow receiver holds two slots, not all.
-const MAX_IN_FLIGHT = 50;
+// Attempts in flight per webhook at most: one slow receiver holds two slots, not all.
 const MAX_IN_FLIGHT_PER_WEBHOOK = 2;
-// Claimed-but-unrecorded attempts per process at most (in flight plus waiting for a slot).
-const MAX_PENDING = MAX_IN_FLIGHT * 2;
 // Margin of a claim over the time-out, for the database writes around the HTTP call.
 const LEASE_MARGIN_MS = 30_000;
 
@@ -83,7 +80,15 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
     const executor = new AttemptExecutor({
       deliveries,
       dispatcher,
-      limiter: createConcurrencyLimiter({ maxInFlight: MAX_IN_FLIGHT, maxPerKey: MAX_IN_FLIGHT_PER_WEBHOOK }),
+      limiter: createConcurrencyLimiter({
+        maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
+        maxPerKey: MAX_IN_FLIGHT_PER_WEBHOOK,
+        maxPerGroup: config.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS,
+      }),
+      // Claimed-but-unrecorded attempts at most (in flight plus waiting for a slot): twice the slots,
+      // so the next attempts are ready when a slot frees, and the rest waits in the database.
+      maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
+      maxPendingPerBusiness: config.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS * 2,
       retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
       leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
       logger,
@@ -94,7 +99,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       executor,
       intervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
       batchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
-      maxPending: MAX_PENDING,
+      maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
       logger,
     });
 

@@ -190,3 +190,70 @@ describe("createConcurrencyLimiter", () => {
     expect(() => createConcurrencyLimiter({ maxPerKey: 1.5 })).toThrow(RangeError);
   });
 });
+
+describe("createConcurrencyLimiter: fairness between businesses (groups)", () => {
+  it("caps one business with many hanging webhooks, so another business starts at once", async () => {
+    const limiter = createConcurrencyLimiter({ maxInFlight: 10, maxPerKey: 2, maxPerGroup: 4 });
+    const started: string[] = [];
+    // Business A: 200 webhooks whose endpoint never answers (their tasks never settle here).
+    const hanging = Array.from({ length: 200 }, (_, i) => controlledTask(started, `a${i}`));
+    hanging.forEach((t, i) => void limiter.run(`hook-a${i}`, t.task, "A"));
+    await settle();
+    expect(started).toEqual(["a0", "a1", "a2", "a3"]);
+    expect(limiter.queued).toBe(196);
+
+    const b = Array.from({ length: 6 }, (_, i) => controlledTask(started, `b${i}`));
+    const bResults = b.map((t, i) => limiter.run(`hook-b${i % 3}`, t.task, "B"));
+    await settle();
+    // B's first four start at once (its own cap), A keeps its four: six slots of ten are used.
+    expect(started.slice(4)).toEqual(["b0", "b1", "b2", "b3"]);
+    b.forEach((t, i) => t.gate.resolve(`b${i}`));
+    expect(await Promise.all(bResults)).toEqual(["b0", "b1", "b2", "b3", "b4", "b5"]);
+    expect(started.filter((name) => name.startsWith("a"))).toHaveLength(4);
+    hanging.forEach((t) => t.gate.resolve("x"));
+  });
+
+  it("takes businesses in turn when slots free up, however long one business's queue is", async () => {
+    const limiter = createConcurrencyLimiter({ maxInFlight: 1, maxPerKey: 1 });
+    const order: string[] = [];
+    const run = (group: string, name: string) => limiter.run(`${group}-hook-${name}`, async () => void order.push(name), group);
+    const all = [
+      ...["a1", "a2", "a3", "a4", "a5"].map((name) => run("A", name)),
+      ...["b1", "b2"].map((name) => run("B", name)),
+      run("C", "c1"),
+    ];
+    await Promise.all(all);
+    expect(order).toEqual(["a1", "b1", "c1", "a2", "b2", "a3", "a4", "a5"]);
+  });
+
+  it("never exceeds the per-business cap under a burst, and loses no task", async () => {
+    const limiter = createConcurrencyLimiter({ maxInFlight: 6, maxPerKey: 2, maxPerGroup: 3 });
+    const runningPerGroup = new Map<string, number>();
+    let peakPerGroup = 0;
+    let peakOverall = 0;
+    let overall = 0;
+    const runs = Array.from({ length: 300 }, (_, i) => {
+      const group = `business-${i % 2}`;
+      return limiter.run(
+        `hook-${i % 17}`,
+        async () => {
+          overall += 1;
+          runningPerGroup.set(group, (runningPerGroup.get(group) ?? 0) + 1);
+          peakOverall = Math.max(peakOverall, overall);
+          peakPerGroup = Math.max(peakPerGroup, runningPerGroup.get(group)!);
+          await settle();
+          overall -= 1;
+          runningPerGroup.set(group, runningPerGroup.get(group)! - 1);
+          return i;
+        },
+        group,
+      );
+    });
+    expect(await Promise.all(runs)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    expect(peakPerGroup).toBe(3);
+    expect(peakOverall).toBe(6);
+    expect(limiter.inFlight).toBe(0);
+    expect(limiter.queued).toBe(0);
+    expect(() => createConcurrencyLimiter({ maxPerGroup: 0 })).toThrow(RangeError);
+  });
+});

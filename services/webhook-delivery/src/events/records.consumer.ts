@@ -39,6 +39,6 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): EventHandler {
       payload: serializePayload({ event: event.type, data: event.data, businessId: event.businessId, timestamp: occurredAt }),
       now: at,
     });
-    if (created.length > 0) void deps.executor.sendNow(created.map((d) => d.id));
+    if (created.length > 0) void deps.executor.sendNow(created.map((d) => d.id), { businessId: event.businessId });
   };
 }

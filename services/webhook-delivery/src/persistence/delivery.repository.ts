@@ -10,6 +10,7 @@ import { Prisma, type Delivery, type DeliveryStatus, type PrismaClient } from ".
 export interface ClaimedDelivery {
   id: string;
   webhookId: string;
+  businessId: string;
   attempt: number;
   leaseUntil: Date;
 }
@@ -110,21 +111,29 @@ export class DeliveryRepository {
    * Claims up to `limit` due deliveries, oldest due first (optionally only among `ids`). Rows another
    * instance is claiming right now are skipped, not waited for.
    */
-  async claimDue(options: { now: Date; leaseUntil: Date; limit: number; ids?: readonly string[] }): Promise<ClaimedDelivery[]> {
+  async claimDue(options: {
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    ids?: readonly string[];
+    /** Only first attempts (PENDING) of this business: its backlog, claimed as slots free up. */
+    firstAttemptsOf?: string;
+  }): Promise<ClaimedDelivery[]> {
     const ids = options.ids?.filter(isUuid);
     if (options.limit < 1 || ids?.length === 0) return [];
     const onlyIds = ids ? Prisma.sql`AND id IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))})` : Prisma.empty;
-    const rows = await this.prisma.$queryRaw<Array<{ id: string; webhookId: string; attempt: number }>>`
+    const statuses = options.firstAttemptsOf === undefined ? Prisma.sql`status IN ('PENDING', 'RETRYING')` : Prisma.sql`status = 'PENDING' AND "businessId" = ${options.firstAttemptsOf}`;
+    const rows = await this.prisma.$queryRaw<Array<{ id: string; webhookId: string; businessId: string; attempt: number }>>`
       WITH due AS (
         SELECT id FROM ${DELIVERY}
-        WHERE status IN ('PENDING', 'RETRYING') AND "nextRetryAt" <= ${options.now} ${onlyIds}
+        WHERE ${statuses} AND "nextRetryAt" <= ${options.now} ${onlyIds}
         ORDER BY "nextRetryAt", id
         LIMIT ${options.limit}
         FOR UPDATE SKIP LOCKED
       )
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
       FROM due WHERE d.id = due.id
-      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d.attempt`;
+      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt`;
     return rows.map((row) => ({ ...row, attempt: Number(row.attempt), leaseUntil: options.leaseUntil }));
   }
 

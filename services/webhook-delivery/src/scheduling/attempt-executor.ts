@@ -16,6 +16,13 @@ export interface AttemptExecutorOptions {
   retryDelaysMs: readonly number[];
   /** How long a claim stays ours; must outlast one attempt (the dispatcher's time-out) by a margin. */
   leaseMs: number;
+  /**
+   * Claims (in flight plus waiting for a slot) one business may hold at once through first attempts;
+   * its further first attempts stay due in the database and are claimed as its claims finish.
+   */
+  maxPendingPerBusiness?: number;
+  /** Claims this process holds at most through first attempts (the retry cycle has its own bound). */
+  maxPending?: number;
   logger: Logger;
   now?: () => Date;
 }
@@ -30,23 +37,52 @@ export class AttemptExecutor {
   private readonly tasks = new Set<Promise<void>>();
   private stopping = false;
   private readonly now: () => Date;
+  /** Claims held (waiting for a slot or in flight), overall and per business. */
+  private claims = 0;
+  private readonly claimsPerBusiness = new Map<string, number>();
+  /** Businesses with first attempts left due in the database for want of room, in turn order. */
+  private readonly backlog = new Set<string>();
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
+  private readonly maxPendingPerBusiness: number;
+  private readonly maxPending: number;
 
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
+    this.maxPendingPerBusiness = options.maxPendingPerBusiness ?? Infinity;
+    this.maxPending = options.maxPending ?? Infinity;
   }
 
-  /** Attempts claimed or running in this process. */
+  /** Attempts claimed (waiting for a slot or running) in this process. */
   get pending(): number {
-    return this.tasks.size;
+    return this.claims;
   }
 
-  /** Claims the given deliveries (if still due and unclaimed) and attempts them; resolves when done. */
-  sendNow(ids: readonly string[]): Promise<void> {
+  /**
+   * Claims the given deliveries (if still due and unclaimed) and attempts them; resolves when done.
+   * With `businessId` (first attempts of one event), only as many as the business's and the
+   * process's room allow are claimed: the rest stay due and are claimed as room frees up, so a flood
+   * from one business is back-pressured in the database, not held in memory. Without it (a manual
+   * retry), all are claimed.
+   */
+  sendNow(ids: readonly string[], options: { businessId?: string } = {}): Promise<void> {
     if (this.stopping || ids.length === 0) return Promise.resolve();
+    const { businessId } = options;
+    const limit = businessId === undefined ? ids.length : Math.min(ids.length, this.roomFor(businessId));
+    if (businessId !== undefined && limit < ids.length) this.backlog.add(businessId);
+    if (limit < 1) return Promise.resolve();
+    // The room is taken before the claim query, so concurrent events cannot all see the same room.
+    const reserved = businessId ?? "";
+    this.hold(reserved, limit);
     return this.track(
       (async () => {
-        const now = this.now();
-        const claims = await this.options.deliveries.claimDue({ now, leaseUntil: this.leaseFrom(now), limit: ids.length, ids });
+        let claims: ClaimedDelivery[] = [];
+        try {
+          const now = this.now();
+          claims = await this.options.deliveries.claimDue({ now, leaseUntil: this.leaseFrom(now), limit, ids });
+        } finally {
+          this.hold(reserved, -limit);
+        }
         await Promise.all(this.run(claims));
       })(),
     );
@@ -54,9 +90,54 @@ export class AttemptExecutor {
 
   /** Attempts already-claimed deliveries; each promise resolves when its attempt is recorded. */
   run(claims: readonly ClaimedDelivery[]): Promise<void>[] {
-    return claims.map((claim) =>
-      this.track(this.options.limiter.run(claim.webhookId, () => this.attempt(claim))),
-    );
+    return claims.map((claim) => {
+      this.hold(claim.businessId, 1);
+      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim), claim.businessId);
+      return this.track(attempt.finally(() => this.hold(claim.businessId, -1)));
+    });
+  }
+
+  private roomFor(businessId: string): number {
+    return Math.max(0, Math.min(this.maxPendingPerBusiness - (this.claimsPerBusiness.get(businessId) ?? 0), this.maxPending - this.claims));
+  }
+
+  private hold(businessId: string, delta: number): void {
+    this.claims += delta;
+    const held = (this.claimsPerBusiness.get(businessId) ?? 0) + delta;
+    if (held > 0) this.claimsPerBusiness.set(businessId, held);
+    else this.claimsPerBusiness.delete(businessId);
+    if (delta < 0 && this.backlog.size > 0) queueMicrotask(() => this.pump());
+  }
+
+  /**
+   * Claims backlogged first attempts, businesses in turn, once a business has room for a useful batch
+   * (a quarter of its bound): fewer, larger claims than one per finished attempt.
+   */
+  private pump(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    const batch = Math.max(1, Math.floor(Math.min(this.maxPendingPerBusiness, this.maxPending) / 4));
+    const run = async (): Promise<void> => {
+      do {
+        this.pumpAgain = false;
+        for (const businessId of [...this.backlog]) {
+          if (this.stopping) return;
+          const room = this.roomFor(businessId);
+          if (room < batch) continue;
+          const now = this.now();
+          const claims = await this.options.deliveries.claimDue({ now, leaseUntil: this.leaseFrom(now), limit: room, firstAttemptsOf: businessId });
+          // Its turn is used: to the back of the line, or out of it when nothing more is due.
+          this.backlog.delete(businessId);
+          if (claims.length === room) this.backlog.add(businessId);
+          this.run(claims);
+        }
+      } while (this.pumpAgain && this.backlog.size > 0);
+    };
+    this.pumping = this.track(run()).finally(() => {
+      this.pumping = undefined;
+    });
   }
 
   /** Stops taking work and waits for every attempt in flight to be recorded. */
