@@ -165,6 +165,8 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
   const publicRoute = (config: Omit<RouteConfig, "tags" | "security">) => route("Auth", { security: [], ...config });
   const oneUser = dataEnvelope(userSchema);
   const oneKey = dataEnvelope(apiKeySchema);
+  const REVOKE_RETRY =
+    "503000 when the revocation could not be published to every gateway (the key may already show as revoked): retry; every revocation, also of a revoked key, publishes it again.";
 
   publicRoute({
     method: "post",
@@ -225,7 +227,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     path: "/api/v1/user",
     summary: "Add a user to the caller's business; role defaults to MEMBER (permission users.create)",
     request: { body: { required: true, ...jsonContent(userCreateSchema) } },
-    responses: { 201: { description: "Created", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 409001, 413000, 415000]) },
+    responses: { 201: { description: "Created", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 409001, 413000, 415000, 503000]) },
   });
   route("Users", {
     method: "get",
@@ -242,7 +244,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
       description:
         "The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).",
       request: { params: idParams, body: { required: true, ...jsonContent(userUpdateSchema) } },
-      responses: { 200: { description: "The updated user", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 404001, 409001, 413000, 415000]) },
+      responses: { 200: { description: "The updated user", ...jsonContent(oneUser) }, ...errorResponses([400001, 400002, 404001, 409001, 413000, 415000, 503000]) },
     });
   }
   route("Users", {
@@ -250,7 +252,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     path: "/api/v1/user/{id}",
     summary: "Delete a user: their sessions end and the API keys they created are revoked (permission users.delete)",
     request: { params: idParams },
-    responses: { 200: { description: "The user as it was", ...jsonContent(oneUser) }, ...errorResponses([400001, 404001]) },
+    responses: { 200: { description: "The user as it was", ...jsonContent(oneUser) }, ...errorResponses([400001, 404001, 503000]) },
   });
 
   route("API keys", {
@@ -259,7 +261,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     summary: "Create an API key (JWT only; permission apiKeys.create); the key is shown only here",
     security: [{ bearerAuth: [] }],
     request: { body: { required: true, ...jsonContent(apiKeyCreateSchema) } },
-    responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(apiKeyWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
+    responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(apiKeyWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000, 503000]) },
   });
   route("API keys", {
     method: "get",
@@ -279,14 +281,16 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     method: "delete",
     path: "/api/v1/api-key",
     summary: "Revoke the API key named in the body; revoking twice is fine (permission apiKeys.delete)",
+    description: REVOKE_RETRY,
     request: { body: { required: true, ...jsonContent(apiKeyRevokeSchema) } },
-    responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
+    responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([400001, 400002, 404001, 413000, 415000, 503000]) },
   });
   route("API keys", {
     method: "delete",
     path: "/api/v1/api-key/{id}",
     summary: "Revoke an API key; revoking twice is fine (permission apiKeys.delete)",
+    description: REVOKE_RETRY,
     request: { params: idParams },
-    responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([404001]) },
+    responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([404001, 503000]) },
   });
 }

@@ -1,5 +1,6 @@
 // Builds the identity app in-process on PGlite (temp DATA_DIR) or on a fresh PostgreSQL database,
-// with an in-memory key-value store and a logger whose lines the tests can search for secrets.
+// with an in-memory key-value store (or the one a test brings: Redis, a store whose writes fail) and
+// a logger whose lines the tests can search for secrets.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +8,7 @@ import supertest from "supertest";
 import { AccessTokenCodec, AuthCache } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { openDatabase, type Database } from "@crm/database";
-import { MemoryKvStore } from "@crm/kv-store";
+import { MemoryKvStore, type KvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import { signInternalToken } from "@crm/service-kit";
 import { createTestDatabase } from "@crm/testing";
@@ -20,7 +21,8 @@ export type Mode = "pglite" | "postgres";
 export interface Harness {
   app: ReturnType<typeof createApp>;
   prisma: PrismaClient;
-  kv: MemoryKvStore;
+  /** The store the app writes to (closed with the harness). */
+  kv: KvStore;
   cache: AuthCache;
   codec: AccessTokenCodec;
   logs: string[];
@@ -37,7 +39,12 @@ export interface Harness {
 export const JWT_SECRET = "test-jwt-secret-that-is-long-enough-0123456789";
 const INTERNAL_SECRET = "test-internal-secret-long-enough-0123456789abc";
 
-export async function openHarness(mode: Mode, env: Record<string, string> = {}): Promise<Harness> {
+export interface HarnessOptions {
+  /** The key-value store the app uses; an in-memory one when omitted. */
+  kv?: KvStore;
+}
+
+export async function openHarness(mode: Mode, env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "identity-test-"));
   let db: Database;
   let drop: (() => Promise<void>) | undefined;
@@ -50,7 +57,7 @@ export async function openHarness(mode: Mode, env: Record<string, string> = {}):
   }
   const config = loadConfig({ PASSWORD_HASH_COST: "10", ...env });
   const prisma = new PrismaClient({ adapter: db.adapter });
-  const kv = new MemoryKvStore();
+  const kv = options.kv ?? new MemoryKvStore();
   const logs: string[] = [];
   const logger = createLogger({ service: "identity", level: "debug", destination: { write: (line: string) => void logs.push(line) } });
   const app = createApp({ config, logger, prisma, kv, jwtSecret: JWT_SECRET, internalTokenSecret: INTERNAL_SECRET, readiness: [] });

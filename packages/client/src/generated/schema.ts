@@ -861,7 +861,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1079,7 +1079,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1170,7 +1170,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1296,7 +1296,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1501,7 +1501,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1512,7 +1512,10 @@ export interface paths {
                 };
             };
         };
-        /** Revoke the API key named in the body; revoking twice is fine (permission apiKeys.delete) */
+        /**
+         * Revoke the API key named in the body; revoking twice is fine (permission apiKeys.delete)
+         * @description 503000 when the revocation could not be published to every gateway (the key may already show as revoked): retry; every revocation, also of a revoked key, publishes it again.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -1611,7 +1614,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1717,7 +1720,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Revoke an API key; revoking twice is fine (permission apiKeys.delete) */
+        /**
+         * Revoke an API key; revoking twice is fine (permission apiKeys.delete)
+         * @description 503000 when the revocation could not be published to every gateway (the key may already show as revoked): retry; every revocation, also of a revoked key, publishes it again.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -1787,7 +1793,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;

@@ -57,13 +57,18 @@ export class ApiKeyService {
     return key;
   }
 
-  /** Idempotent: revoking a revoked key answers the same record. */
+  /**
+   * Idempotent and retry-safe: revoking a revoked key answers the same record and publishes the
+   * revoked state again. The database may already say revoked when the store write failed (503000),
+   * so a retry must repair the gateways' cache rather than trust the database and skip the write.
+   */
   async revoke(principal: Principal, id: string): Promise<ApiKey> {
-    const key = await this.get(principal, id);
-    if (key.revokedAt) return key;
-    await this.prisma.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: new Date() } });
-    const revoked = await this.prisma.apiKey.findUniqueOrThrow({ where: { id: key.id } });
-    await this.authState.publishApiKey(revoked);
-    return revoked;
+    let key = await this.get(principal, id);
+    if (!key.revokedAt) {
+      await this.prisma.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: new Date() } });
+      key = await this.prisma.apiKey.findUniqueOrThrow({ where: { id: key.id } });
+    }
+    await this.authState.publishApiKey(key);
+    return key;
   }
 }

@@ -2,6 +2,7 @@
 // change, filled on a gateway's miss.
 import { isPermission, type Permission } from "@crm/contracts";
 import type { ApiKeyAuthState, AuthCache, UserAuthState } from "@crm/auth-cache";
+import { AppError } from "@crm/errors";
 import type { ApiKey, PrismaClient, User } from "../persistence/prisma";
 
 export function userState(user: User): UserAuthState {
@@ -28,15 +29,15 @@ export class AuthStateService {
   ) {}
 
   publishUser(user: User): Promise<void> {
-    return this.cache.writeUser(userState(user));
+    return published(this.cache.writeUser(userState(user)));
   }
 
   publishUserDeleted(userId: string): Promise<void> {
-    return this.cache.writeUser({ v: 1, userId, deleted: true });
+    return published(this.cache.writeUser({ v: 1, userId, deleted: true }));
   }
 
   publishApiKey(key: ApiKey): Promise<void> {
-    return this.cache.writeApiKey(key.keyDigest, apiKeyState(key));
+    return published(this.cache.writeApiKey(key.keyDigest, apiKeyState(key)));
   }
 
   /** A gateway's miss: the user's current state, also cached for the next request. */
@@ -52,5 +53,18 @@ export class AuthStateService {
     const state: ApiKeyAuthState = key ? apiKeyState(key) : { v: 1, unknown: true };
     await this.cache.fillApiKey(digest, state);
     return state;
+  }
+}
+
+/**
+ * A write-through that did not reach the store leaves the gateways on the old state (a revoked key
+ * still accepted until its entry expires), so the request must not answer as if it had worked:
+ * 503000 tells the client to retry, and every write path re-publishes on a retry.
+ */
+async function published(write: Promise<void>): Promise<void> {
+  try {
+    await write;
+  } catch (cause) {
+    throw new AppError(503000, undefined, { cause });
   }
 }

@@ -84,10 +84,11 @@ export class UserService {
     const user = await this.get(principal, id);
     assertMayManage(principal, { action: "delete", target: user });
     if (user.role === "OWNER") await this.assertAnotherOwner(user, "id");
-    const keys = await this.prisma.apiKey.findMany({ where: { createdByUserId: user.id, revokedAt: null } });
-    const now = new Date();
-    await this.prisma.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) }, revokedAt: null }, data: { revokedAt: now } });
-    for (const key of keys) await this.authState.publishApiKey({ ...key, revokedAt: now });
+    // Every key of theirs is published as revoked, also those a failed earlier attempt already
+    // revoked in the database: a retry after 503000 repairs what that attempt left in the cache.
+    await this.prisma.apiKey.updateMany({ where: { createdByUserId: user.id, revokedAt: null }, data: { revokedAt: new Date() } });
+    const keys = await this.prisma.apiKey.findMany({ where: { createdByUserId: user.id } });
+    for (const key of keys) await this.authState.publishApiKey(key);
     await this.authState.publishUserDeleted(user.id);
     await this.sessions.revokeAllOf(user.id);
     await this.prisma.user.delete({ where: { id: user.id } });
