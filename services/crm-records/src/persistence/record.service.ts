@@ -120,7 +120,9 @@ export class RecordService {
         data["totalAmount"] = totalAmount(items);
         data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
       }
-      const row = await this.withReferenceErrors(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) }));
+      const row = await this.withReferenceErrors(() =>
+        whileRecordExists(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) })),
+      );
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view)] };
     });
@@ -235,6 +237,20 @@ export class RecordService {
       include[name] = relation.kind === "many" ? { where: { businessId }, orderBy: DEFAULT_ORDER, ...nested } : nested.include ? nested : true;
     }
     return Object.keys(include).length > 0 ? include : undefined;
+  }
+}
+
+/**
+ * The read above takes no lock (an update must not wait on readers), so a delete committed between
+ * it and the write leaves nothing to update: Prisma's P2025, which is the client's 404001, not a 500.
+ * (remove() locks its row FOR UPDATE first, so its own delete cannot meet a vanished row.)
+ */
+async function whileRecordExists<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isPrismaError(err, "P2025")) throw new AppError(404001, undefined, { cause: err });
+    throw err;
   }
 }
 
