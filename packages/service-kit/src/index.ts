@@ -5,3 +5,4 @@ export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { createServiceApp, readinessHandler, type ServiceAppOptions, type ReadinessCheck } from "./service-app";
 export { listen, runProcess, type ListeningServer, type RunningService } from "./lifecycle";
 export { serviceConfigFields } from "./config-fields";
+export { startPeriodicJob, type PeriodicJob, type PeriodicJobOptions } from "./periodic-job";
