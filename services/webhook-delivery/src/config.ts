@@ -1,6 +1,17 @@
 import { env, parseEnv, z } from "@crm/config";
 import { DEFAULT_KAFKA_CONSUMER_SETTINGS } from "@crm/event-bus";
 import { serviceConfigFields } from "@crm/service-kit";
+import { MIN_KEY_LENGTH } from "./domain/secret-keyring";
+
+/** Comma list of keys: the first seals every secret written from now on, every one of them reads. */
+const secretKeyList = env
+  .csv()
+  .pipe(
+    z
+      .array(z.string().min(MIN_KEY_LENGTH, `each key must be at least ${MIN_KEY_LENGTH} characters`))
+      .min(1, "expected at least one key")
+      .refine((keys) => new Set(keys).size === keys.length, "a key is listed twice"),
+  );
 
 /** Everything the webhook-delivery service reads from the environment (decisions §1). */
 export const configSchema = z.object({
@@ -21,6 +32,10 @@ export const configSchema = z.object({
   /** Kafka consumer: a member silent this long is dropped and its partitions reassigned. */
   KAFKA_SESSION_TIMEOUT_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.sessionTimeoutMs, 1),
   KAFKA_HEARTBEAT_INTERVAL_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.heartbeatIntervalMs, 1),
+  /** Unset: one key generated under DATA_DIR/secrets/webhook-secret-key (single machine). */
+  WEBHOOK_SECRET_KEYS: secretKeyList.optional(),
+  /** How often secrets not yet under the current key are re-encrypted (also once at start). */
+  WEBHOOK_SECRET_REENCRYPT_INTERVAL_MS: env.int(3_600_000, 1),
 });
 
 export type Config = z.infer<typeof configSchema>;

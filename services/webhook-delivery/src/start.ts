@@ -4,14 +4,16 @@ import { RECORDS_TOPIC } from "@crm/contracts";
 import { openDatabase } from "@crm/database";
 import { openEventBus } from "@crm/event-bus";
 import { createLogger, type Logger } from "@crm/logger";
-import { listen, type RunningService } from "@crm/service-kit";
+import { listen, startPeriodicJob, type PeriodicJob, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import { createConcurrencyLimiter } from "./delivery/concurrency";
 import { createDispatcher } from "./delivery/dispatcher";
+import { SecretKeyring } from "./domain/secret-keyring";
 import { createRecordsConsumer } from "./events/records.consumer";
 import { PrismaClient } from "./generated/prisma/client";
 import { DeliveryRepository } from "./persistence/delivery.repository";
+import { SecretReencryption } from "./persistence/secret-reencryption";
 import { WebhookRepository } from "./persistence/webhook.repository";
 import { AttemptExecutor } from "./scheduling/attempt-executor";
 import { RetryScheduler } from "./scheduling/retry-scheduler";
@@ -24,6 +26,8 @@ export const CONSUMER_GROUP = "webhook-delivery";
 const MAX_IN_FLIGHT_PER_WEBHOOK = 2;
 // Margin of a claim over the time-out, for the database writes around the HTTP call.
 const LEASE_MARGIN_MS = 30_000;
+// Webhook rows per re-encryption batch: short statements, and a pass over a large table in bounded steps.
+const REENCRYPT_BATCH_SIZE = 100;
 
 export interface StartOptions {
   /** Another consumer group, so tests sharing one Kafka cluster do not split each other's partitions. */
@@ -37,11 +41,14 @@ export interface WebhookDeliveryService extends RunningService {
   scheduler: RetryScheduler;
   executor: AttemptExecutor;
   deliveries: DeliveryRepository;
+  /** Re-encryption of stored secrets under the current key (runs at start and on its interval). */
+  secretReencryption: PeriodicJob & { counts: SecretReencryption["counts"] };
 }
 
 export async function start(config: Readonly<Config>, options: StartOptions = {}): Promise<WebhookDeliveryService> {
   const logger = options.logger ?? createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL });
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
+  const keyring = new SecretKeyring(config.WEBHOOK_SECRET_KEYS ?? [loadOrCreateSecret(undefined, config.DATA_DIR, "webhook-secret-key")]);
   // Undo steps of what has started so far, run in reverse on stop() or on a failed start.
   const undo: Array<() => Promise<unknown>> = [];
   const unwind = async () => {
@@ -75,7 +82,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
 
     const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
     undo.push(() => dispatcher.close());
-    const webhooks = new WebhookRepository(prisma);
+    const webhooks = new WebhookRepository(prisma, keyring);
     const deliveries = new DeliveryRepository(prisma);
     const executor = new AttemptExecutor({
       deliveries,
@@ -89,6 +96,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       // so the next attempts are ready when a slot frees, and the rest waits in the database.
       maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
       maxPendingPerBusiness: config.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS * 2,
+      keyring,
       retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
       leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
       logger,
@@ -111,6 +119,17 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
     undo.push(() => subscription.stop());
     scheduler.start();
     undo.push(() => scheduler.stop());
+    const reencryption = new SecretReencryption(prisma, keyring, logger);
+    const reencryptionJob = startPeriodicJob({
+      name: "webhook-secret-reencryption",
+      intervalMs: config.WEBHOOK_SECRET_REENCRYPT_INTERVAL_MS,
+      batchSize: REENCRYPT_BATCH_SIZE,
+      // A whole table per run (up to 100,000 webhooks), so a rotation completes at the next start.
+      maxBatchesPerRun: 1_000,
+      batch: (limit) => reencryption.batch(limit),
+      logger,
+    });
+    undo.push(() => reencryptionJob.stop());
 
     const app = createApp({
       logger,
@@ -126,7 +145,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
     });
     const server = await listen(app, config.PORT, config.HOST);
     undo.push(() => server.close());
-    logger.info({ url: server.url, database: db.kind, bus: bus.kind }, "webhook-delivery listening");
+    logger.info({ url: server.url, database: db.kind, bus: bus.kind, secretKeyIds: keyring.keyIds }, "webhook-delivery listening");
 
     let stopping: Promise<void> | undefined;
     return {
@@ -137,6 +156,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       scheduler,
       executor,
       deliveries,
+      secretReencryption: { ...reencryptionJob, counts: () => reencryption.counts() },
       // Reverse order of start: server, scheduler, consumer, in-flight attempts, dispatcher, bus, database.
       stop: () => (stopping ??= unwind()),
     };

@@ -17,9 +17,12 @@ export function webhookView(row: Webhook): WebhookView {
   };
 }
 
-/** Only for the two responses that show a secret once: creation and rotation. */
-export function webhookWithSecretView(row: Webhook): WebhookWithSecretView {
-  return { ...webhookView(row), secret: row.secret };
+/**
+ * Only for the two responses that show a secret once: creation and rotation. The secret comes from the
+ * handler that generated it (the row only holds it sealed).
+ */
+export function webhookWithSecretView(row: Webhook, secret: string): WebhookWithSecretView {
+  return { ...webhookView(row), secret };
 }
 
 export function deliveryView(row: Delivery): DeliveryView {

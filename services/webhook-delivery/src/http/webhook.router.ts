@@ -61,7 +61,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
       secret,
       secretPrefix: secretPrefix(secret),
     });
-    res.status(201).json(ok(webhookWithSecretView(webhook)));
+    res.status(201).json(ok(webhookWithSecretView(webhook, secret)));
   });
 
   router.get("/webhook", requirePermission("webhooks.read"), async (req, res) => {
@@ -113,7 +113,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     const secret = generateWebhookSecret();
     const updated = await deps.webhooks.update(current.businessId, current.id, { secret, secretPrefix: secretPrefix(secret) });
     if (!updated) throw new AppError(404001);
-    res.json(ok(webhookWithSecretView(updated)));
+    res.json(ok(webhookWithSecretView(updated, secret)));
   });
 
   router.get("/webhook/:id/deliveries", requirePermission("webhooks.read"), async (req, res) => {

@@ -21,6 +21,7 @@ export interface StartedAttempt extends ClaimedDelivery {
   payload: string;
   manualRetry: boolean;
   url: string;
+  /** The webhook's signing secret as stored: sealed (see SecretKeyring), opened only to sign. */
   secret: string;
   webhookActive: boolean;
 }

@@ -1,5 +1,6 @@
 import { isUuid, uuidv7 } from "@crm/contracts";
 import type { Pagination } from "@crm/query-language";
+import type { SecretKeyring } from "../domain/secret-keyring";
 import type { PrismaClient, Webhook } from "../generated/prisma/client";
 
 export interface NewWebhook {
@@ -7,18 +8,27 @@ export interface NewWebhook {
   url: string;
   events: string[];
   description: string;
+  /** The signing secret itself; stored sealed (see SecretKeyring), never as is. */
   secret: string;
   secretPrefix: string;
 }
 
 export type WebhookChanges = Partial<Pick<Webhook, "url" | "events" | "description" | "isActive" | "secret" | "secretPrefix">>;
 
-/** Webhook rows, always scoped by the caller's business: another tenant's webhook simply does not exist. */
+/**
+ * Webhook rows, always scoped by the caller's business: another tenant's webhook simply does not exist.
+ * A secret given to create/update is sealed here, so nothing above this layer stores one in clear;
+ * `Webhook.secret` of a returned row is the sealed value.
+ */
 export class WebhookRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly keyring: SecretKeyring,
+  ) {}
 
   create(input: NewWebhook): Promise<Webhook> {
-    return this.prisma.webhook.create({ data: { id: uuidv7(), ...input } });
+    const id = uuidv7();
+    return this.prisma.webhook.create({ data: { ...input, id, secret: this.keyring.seal(id, input.secret) } });
   }
 
   /** Newest first, ties broken by id so pages never overlap. */
@@ -43,7 +53,8 @@ export class WebhookRepository {
 
   async update(businessId: string, id: string, changes: WebhookChanges): Promise<Webhook | undefined> {
     if (!isUuid(id)) return undefined;
-    const { count } = await this.prisma.webhook.updateMany({ where: { id, businessId }, data: changes });
+    const data = changes.secret === undefined ? changes : { ...changes, secret: this.keyring.seal(id, changes.secret) };
+    const { count } = await this.prisma.webhook.updateMany({ where: { id, businessId }, data });
     if (count === 0) return undefined;
     return this.find(businessId, id);
   }

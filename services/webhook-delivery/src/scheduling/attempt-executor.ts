@@ -2,16 +2,21 @@ import type { Logger } from "@crm/logger";
 import type { ConcurrencyLimiter } from "../delivery/concurrency";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { decideAfterAttempt } from "../domain/retry-policy";
+import { UnreadableSecretError, type SecretKeyring } from "../domain/secret-keyring";
 import { buildDeliveryHeaders } from "../domain/signature";
-import type { ClaimedDelivery, DeliveryRepository } from "../persistence/delivery.repository";
+import type { ClaimedDelivery, DeliveryRepository, StartedAttempt } from "../persistence/delivery.repository";
 
 /** responseBody of a delivery cancelled because its webhook was deactivated. */
 export const INACTIVE_WEBHOOK_MESSAGE = "Webhook is inactive; delivery cancelled";
+/** responseBody of a delivery whose signing secret is sealed with a key the service does not have. */
+export const UNREADABLE_SECRET_MESSAGE = "Signing secret cannot be decrypted; delivery not sent";
 
 export interface AttemptExecutorOptions {
   deliveries: DeliveryRepository;
   dispatcher: Dispatcher;
   limiter: ConcurrencyLimiter;
+  /** Opens the stored signing secret, only to sign with. */
+  keyring: SecretKeyring;
   /** WEBHOOK_RETRY_DELAYS_MS. */
   retryDelaysMs: readonly number[];
   /** How long a claim stays ours; must outlast one attempt (the dispatcher's time-out) by a margin. */
@@ -157,6 +162,20 @@ export class AttemptExecutor {
     return tracked;
   }
 
+  /** The secret in clear, or undefined (logged loudly) when it is sealed with an unknown key or altered. */
+  private openSecret(started: StartedAttempt): string | undefined {
+    try {
+      return this.options.keyring.open(started.webhookId, started.secret);
+    } catch (err) {
+      if (!(err instanceof UnreadableSecretError)) throw err;
+      this.options.logger.error(
+        { deliveryId: started.id, webhookId: started.webhookId, keyId: err.keyId, reason: err.reason },
+        "webhook signing secret cannot be decrypted (is its key missing from WEBHOOK_SECRET_KEYS?); delivery failed",
+      );
+      return undefined;
+    }
+  }
+
   private async attempt(claim: ClaimedDelivery): Promise<void> {
     const { deliveries, dispatcher, logger } = this.options;
     // Shutting down: an attempt that has not started yet is handed back rather than sent late.
@@ -175,10 +194,17 @@ export class AttemptExecutor {
       logger.info({ deliveryId: claim.id, webhookId: claim.webhookId }, "webhook inactive; delivery cancelled");
       return;
     }
+    const secret = this.openSecret(started);
+    if (secret === undefined) {
+      // Nothing can be signed, so nothing is sent; FAILED (not retried) until an operator restores the
+      // key, after which a manual retry sends it.
+      await deliveries.cancel(started, UNREADABLE_SECRET_MESSAGE, this.now());
+      return;
+    }
     const headers = buildDeliveryHeaders({
       deliveryId: started.id,
       event: started.event,
-      secret: started.secret,
+      secret,
       body: started.payload,
       timestamp: this.now(),
     });

@@ -1,0 +1,76 @@
+import { uuidv7 } from "@crm/contracts";
+import { generateWebhookSecret } from "./secret";
+import { keyFromText, SecretKeyring, UnreadableSecretError } from "./secret-keyring";
+
+const keyA = "key-a-0123456789abcdef0123456789abcdef";
+const keyB = "key-b-0123456789abcdef0123456789abcdef";
+
+function unreadable(fn: () => unknown): UnreadableSecretError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof UnreadableSecretError) return err;
+    throw err;
+  }
+  throw new Error("expected UnreadableSecretError");
+}
+
+describe("SecretKeyring", () => {
+  const webhookId = uuidv7();
+  const secret = generateWebhookSecret();
+
+  it("seals into a versioned value naming the key, holding nothing of the secret", () => {
+    const sealed = new SecretKeyring([keyA]).seal(webhookId, secret);
+    expect(sealed).toMatch(/^v1:[0-9a-f]{8}:[\w-]{16}:[\w-]+:[\w-]{22}$/);
+    expect(sealed.split(":")[1]).toBe(keyFromText(keyA).id);
+    expect(sealed).not.toContain("whsec_");
+    expect(sealed).not.toContain(secret.slice(6, 20));
+    expect(new SecretKeyring([keyA]).seal(webhookId, secret)).not.toBe(sealed); // a fresh IV each time
+  });
+
+  it("opens what it sealed, with the current or any older key", () => {
+    const oldRing = new SecretKeyring([keyA]);
+    const rotated = new SecretKeyring([keyB, keyA]);
+    expect(oldRing.open(webhookId, oldRing.seal(webhookId, secret))).toBe(secret);
+    expect(rotated.open(webhookId, oldRing.seal(webhookId, secret))).toBe(secret);
+    expect(rotated.needsReencryption(oldRing.seal(webhookId, secret))).toBe(true);
+    expect(rotated.needsReencryption(rotated.seal(webhookId, secret))).toBe(false);
+  });
+
+  it("reads a plaintext secret from before encryption, and wants it re-encrypted", () => {
+    const ring = new SecretKeyring([keyA]);
+    expect(ring.open(webhookId, secret)).toBe(secret);
+    expect(ring.needsReencryption(secret)).toBe(true);
+  });
+
+  it("refuses a value sealed with a key it does not have", () => {
+    const sealed = new SecretKeyring([keyA]).seal(webhookId, secret);
+    const err = unreadable(() => new SecretKeyring([keyB]).open(webhookId, sealed));
+    expect(err.reason).toBe("unknown-key");
+    expect(err.keyId).toBe(keyFromText(keyA).id);
+    expect(err.message).not.toContain(secret);
+  });
+
+  it("refuses a value moved onto another webhook", () => {
+    const ring = new SecretKeyring([keyA]);
+    const sealed = ring.seal(webhookId, secret);
+    expect(unreadable(() => ring.open(uuidv7(), sealed)).reason).toBe("tampered");
+  });
+
+  it("refuses an altered or malformed value", () => {
+    const ring = new SecretKeyring([keyA]);
+    const parts = ring.seal(webhookId, secret).split(":");
+    const flipped = Buffer.from(parts[3]!, "base64url");
+    flipped[0] = flipped[0]! ^ 1;
+    expect(unreadable(() => ring.open(webhookId, [parts[0], parts[1], parts[2], flipped.toString("base64url"), parts[4]].join(":"))).reason).toBe("tampered");
+    expect(unreadable(() => ring.open(webhookId, "v2:" + parts.slice(1).join(":"))).reason).toBe("malformed");
+    expect(unreadable(() => ring.open(webhookId, "garbage")).reason).toBe("malformed");
+    expect(unreadable(() => ring.open(webhookId, parts.slice(0, 4).join(":"))).reason).toBe("malformed");
+  });
+
+  it("derives a stable key id per key text", () => {
+    expect(keyFromText(keyA).id).toBe(keyFromText(keyA).id);
+    expect(keyFromText(keyA).id).not.toBe(keyFromText(keyB).id);
+    expect(new SecretKeyring([keyB, keyA]).keyIds).toEqual([keyFromText(keyB).id, keyFromText(keyA).id]);
+  });
+});
