@@ -114,3 +114,17 @@ describe("a NUL character in text (PostgreSQL text cannot hold it)", () => {
     expect(statusLine).toBe("HTTP/1.1 400 Bad Request");
   });
 });
+
+describe("Idempotency-Key replay of a one-time secret", () => {
+  it("replays POST /api-key byte for byte with Idempotent-Replayed: true", async () => {
+    const a = await owner();
+    const headers = { "idempotency-key": `key-${randomUUID()}` };
+    const created = await a.call("POST", "/api/v1/api-key", { name: "ci", scopes: ["clients.read"] }, headers);
+    expect(created.status).toBe(201);
+    expect(created.body.data.key).toMatch(/^svc_/);
+    const replayed = await a.call("POST", "/api/v1/api-key", { name: "ci", scopes: ["clients.read"] }, headers);
+    expect(replayed.status).toBe(201);
+    expect(replayed.text).toBe(created.text);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+  });
+});

@@ -11,6 +11,8 @@ const schema = z.object({
   /** Shared with identity; generated under DATA_DIR when unset (single machine). */
   JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   INTERNAL_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  /** Seals stored idempotent answers (they hold one-time secrets); generated under DATA_DIR when unset. */
+  IDEMPOTENCY_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   ACCESS_TOKEN_TTL_S: env.int(1800, 1),
   REFRESH_TOKEN_TTL_S: env.int(86400, 1),
   RATE_LIMIT_MAX: env.int(50, 1),

@@ -17,6 +17,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<RunningSer
   const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
   const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt-secret");
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
+  const idempotencyKey = loadOrCreateSecret(config.IDEMPOTENCY_ENCRYPTION_KEY, config.DATA_DIR, "idempotency-encryption-key");
   const kv = openKvStore(config.REDIS_URL);
   const services = {
     identity: config.IDENTITY_URL,
@@ -29,7 +30,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<RunningSer
     logger,
     security,
     forwarder,
-    idempotency: new IdempotencyStore(kv),
+    idempotency: new IdempotencyStore(kv, idempotencyKey, { logger }),
     documents: { capabilities: buildCapabilities(config), openapi: buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
     trustProxyHops: config.TRUST_PROXY_HOPS,
     readiness: [

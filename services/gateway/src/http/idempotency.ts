@@ -1,26 +1,75 @@
 // Idempotency-Key on POST (decisions §7): the first response for a key is kept 24 h per business and
 // replayed for the same request; the same key with a different request is 409002. Only completed
 // answers below 500 are kept, so a failed attempt can be retried with the same key.
+//
+// Kept answers include one-time secrets (a new API key's `svc_...`, a webhook's `whsec_...`), so they
+// are never at rest in clear: each is sealed with AES-256-GCM under IDEMPOTENCY_ENCRYPTION_KEY, bound
+// to its business, key and request as associated data, and request fingerprints are keyed digests.
 import { createHash } from "node:crypto";
 import type { Request } from "express";
 import { AppError } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { UpstreamResponse } from "./forwarder";
+import { SealedBox } from "./sealed-box";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 const IN_FLIGHT_TTL_MS = 60_000;
 const WAIT_FOR_IN_FLIGHT_MS = 10_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+/** The most one kept answer may weigh (status, headers and body): bounds Redis or gateway memory per key. */
+export const MAX_KEPT_RESPONSE_BYTES = 1024 * 1024;
+
+/** Why a completed answer is not replayable: the key still refuses to run the request again. */
+type Unkept = "too-large" | "not-saved";
 
 interface Stored {
+  /** Keyed digest of method, URL and body. */
   fingerprint: string;
-  response?: { status: number; headers: Record<string, string | string[]>; body: string };
+  /** Which encryption key wrote this entry; an entry of another key is forgotten. */
+  keyId: string;
+  /** The sealed answer, once there is one. */
+  sealed?: string;
+  unkept?: Unkept;
 }
+
+interface KeptResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: string;
+}
+
+const UNKEPT_MESSAGES: Record<Unkept, string> = {
+  "too-large": `The first request with this key completed, but its answer was over ${MAX_KEPT_RESPONSE_BYTES} bytes and was not kept`,
+  "not-saved": "The first request with this key completed, but its answer could not be saved",
+};
 
 export type IdempotentOutcome = { replay: UpstreamResponse } | { proceed: (response: UpstreamResponse) => Promise<void>; abandon: () => Promise<void> };
 
+export interface IdempotencyOptions {
+  /** How long a request waits for the first one with its key to finish (tests shorten it). */
+  waitForInFlightMs?: number;
+  logger?: { error(obj: object, msg?: string): void };
+}
+
+/** The key-value store failing is the client's 503000, never a 500. */
+async function kvOr503<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (cause) {
+    throw new AppError(503000, undefined, { cause });
+  }
+}
+
 export class IdempotencyStore {
-  constructor(private readonly kv: KvStore) {}
+  private readonly box: SealedBox;
+
+  constructor(
+    private readonly kv: KvStore,
+    encryptionSecret: string,
+    private readonly options: IdempotencyOptions = {},
+  ) {
+    this.box = new SealedBox(encryptionSecret, "crm idempotency v1");
+  }
 
   /** For a POST with an Idempotency-Key by a known business; undefined when the header is absent. */
   async begin(req: Request, businessId: string): Promise<IdempotentOutcome | undefined> {
@@ -30,32 +79,54 @@ export class IdempotencyStore {
       throw new AppError(400001, [{ path: "Idempotency-Key", message: "Must be 1 to 255 printable ASCII characters" }]);
     }
     const kvKey = `idempotency:${businessId}:${createHash("sha256").update(key).digest("hex")}`;
-    const fingerprint = createHash("sha256")
-      .update(req.method)
-      .update("\0")
-      .update(req.originalUrl)
-      .update("\0")
-      .update(req.rawBody ?? Buffer.alloc(0))
-      .digest("hex");
+    const fingerprint = this.box.mac(req.method, req.originalUrl, req.rawBody ?? Buffer.alloc(0));
+    const keyId = this.box.keyId;
+    // The answer only opens under this business, this key and this exact request.
+    const associatedData = `${kvKey}\n${fingerprint}`;
+    const record = (fields: Partial<Stored> = {}) => JSON.stringify({ fingerprint, keyId, ...fields } satisfies Stored);
 
-    const deadline = Date.now() + WAIT_FOR_IN_FLIGHT_MS;
+    const deadline = Date.now() + (this.options.waitForInFlightMs ?? WAIT_FOR_IN_FLIGHT_MS);
     for (;;) {
-      if (await this.kv.setIfAbsent(kvKey, JSON.stringify({ fingerprint } satisfies Stored), IN_FLIGHT_TTL_MS)) {
+      if (await kvOr503(this.kv.setIfAbsent(kvKey, record(), IN_FLIGHT_TTL_MS))) {
+        const release = () => this.release(kvKey);
         return {
           proceed: async (response) => {
-            if (response.status >= 500) return this.kv.del(kvKey);
-            const stored: Stored = { fingerprint, response: { status: response.status, headers: response.headers, body: response.body.toString("base64") } };
-            await this.kv.set(kvKey, JSON.stringify(stored), TTL_MS);
+            if (response.status >= 500) return release();
+            const weight = response.body.length + JSON.stringify(response.headers).length;
+            const value =
+              weight > MAX_KEPT_RESPONSE_BYTES
+                ? record({ unkept: "too-large" })
+                : record({ sealed: this.box.seal(Buffer.from(JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString("base64") } satisfies KeptResponse)), associatedData) });
+            try {
+              await this.kv.set(kvKey, value, TTL_MS);
+            } catch (cause) {
+              // The request ran but its answer is lost. Answer 503000, and mark the key as completed
+              // (a small write that may still succeed) so a retry is refused rather than run twice;
+              // if that fails too, the in-flight marker stays and expires after IN_FLIGHT_TTL_MS.
+              await this.kv.set(kvKey, record({ unkept: "not-saved" }), TTL_MS).catch((err: unknown) => {
+                this.options.logger?.error({ err }, "idempotency: could not mark an unsaved answer");
+              });
+              throw new AppError(503000, undefined, { cause });
+            }
           },
-          abandon: () => this.kv.del(kvKey),
+          abandon: release,
         };
       }
-      const raw = await this.kv.get(kvKey);
+      const raw = await kvOr503(this.kv.get(kvKey));
       if (raw === null) continue; // expired or abandoned between the two calls: try to take it
       const stored = JSON.parse(raw) as Stored;
+      if (stored.keyId !== keyId) {
+        // Written under another IDEMPOTENCY_ENCRYPTION_KEY: unreadable, so forgotten like an expired entry.
+        await kvOr503(this.kv.del(kvKey));
+        continue;
+      }
       if (stored.fingerprint !== fingerprint) throw new AppError(409002);
-      if (stored.response) {
-        const { status, headers, body } = stored.response;
+      if (stored.unkept) throw new AppError(409002, [{ path: "Idempotency-Key", message: UNKEPT_MESSAGES[stored.unkept] }]);
+      if (stored.sealed !== undefined) {
+        const opened = this.box.open(stored.sealed, associatedData);
+        // Only someone writing to the store itself can cause this: the store is not to be trusted.
+        if (!opened) throw new AppError(503000, undefined, { cause: new Error(`idempotency entry ${kvKey} failed authentication`) });
+        const { status, headers, body } = JSON.parse(opened.toString("utf8")) as KeptResponse;
         return { replay: { status, headers: { ...headers, "idempotent-replayed": "true" }, body: Buffer.from(body, "base64") } };
       }
       // The first request with this key is still running: wait for its answer rather than run twice.
@@ -64,5 +135,10 @@ export class IdempotencyStore {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /** Frees the key after a 5xx or a failed forward; if the store fails, the marker expires on its own. */
+  private async release(kvKey: string): Promise<void> {
+    await this.kv.del(kvKey).catch((err: unknown) => this.options.logger?.error({ err }, "idempotency: could not release a key"));
   }
 }
