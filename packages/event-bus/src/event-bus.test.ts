@@ -1,27 +1,63 @@
 import { randomUUID } from "node:crypto";
+import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from "kafkajs";
 import { createLogger } from "@crm/logger";
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { testInfra, uniqueName, waitFor } from "@crm/testing";
 import { InProcessBus } from "./in-process-bus";
-import { KafkaBus } from "./kafka-bus";
+import { KafkaBus, messageRejectionOf } from "./kafka-bus";
 import { OutboxRelay, type OutboxRow, type OutboxStore } from "./outbox-relay";
-import type { EventBus } from "./event-bus";
+import { DEFAULT_MAX_BATCH_BYTES, encodedSize, publishBatches } from "./publish-batches";
+import { MessageRejectedError, type BusMessage, type EventBus } from "./event-bus";
 
 const logger = createLogger({ service: "test", level: "silent" });
 
-function event(businessId: string, n: number): EventEnvelope {
-  return { id: uuidv7(), type: "client.created", businessId, occurredAt: new Date().toISOString(), version: 1, data: { n } };
+function event(businessId: string, n: number, padding = 0): EventEnvelope {
+  const data = padding > 0 ? { n, notes: "x".repeat(padding) } : { n };
+  return { id: uuidv7(), type: "client.created", businessId, occurredAt: new Date().toISOString(), version: 1, data };
+}
+
+/** What a message weighs as Kafka carries it: the JSON value and the key. */
+function wireBytes(messages: readonly BusMessage[]): number {
+  return messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.value)) + Buffer.byteLength(m.key), 0);
+}
+
+/** A bus that records every publish call and refuses, for good, any call carrying a condemned event. */
+class RecordingBus implements EventBus {
+  readonly kind = "in-process" as const;
+  readonly calls: BusMessage[][] = [];
+  readonly condemned = new Set<string>();
+  transientFailure: Error | undefined;
+  async publish(_topic: string, messages: readonly BusMessage[]) {
+    if (this.transientFailure) throw this.transientFailure;
+    if (messages.some((m) => this.condemned.has(m.value.id))) throw new MessageRejectedError("MESSAGE_TOO_LARGE");
+    this.calls.push([...messages]);
+  }
+  published(): number[] {
+    return this.calls.flat().map((m) => m.value.data.n as number);
+  }
+  async subscribe(): Promise<never> {
+    throw new Error("not used");
+  }
+  async ping() {}
+  async close() {}
 }
 
 /** An outbox kept in memory: the relay's contract without a database (the Prisma store has its own tests). */
 class MemoryOutbox implements OutboxStore {
-  rows: Array<OutboxRow & { sent: boolean }> = [];
+  rows: Array<OutboxRow & { sent: boolean; deadLetter?: string }> = [];
+  deadLetterCalls: bigint[] = [];
   leaseHolder: string | undefined;
   add(topic: string, e: EventEnvelope) {
     this.rows.push({ sequence: BigInt(this.rows.length + 1), topic, key: e.businessId, payload: e, sent: false });
+    return e;
   }
   async pending(limit: number) {
-    return this.rows.filter((r) => !r.sent).slice(0, limit);
+    return this.rows.filter((r) => !r.sent && r.deadLetter === undefined).slice(0, limit);
+  }
+  async deadLetter(sequence: bigint, reason: string) {
+    this.deadLetterCalls.push(sequence);
+    const row = this.rows.find((r) => r.sequence === sequence);
+    if (row) row.deadLetter = reason;
   }
   async markSent(sequences: readonly bigint[]) {
     for (const r of this.rows) if (sequences.includes(r.sequence)) r.sent = true;
@@ -48,6 +84,17 @@ describe("InProcessBus", () => {
     await bus.publish("t", [1, 2, 3, 4].map((n) => ({ key: "x", value: event("x", n) })));
     expect(a).toEqual([1, 2, 3, 4]);
     expect([...b1, ...b2].sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it("refuses for good a message larger than its limit, as a Kafka broker does, and delivers nothing of that publish", async () => {
+    const bus = new InProcessBus({ maxMessageBytes: 1000 });
+    const seen: number[] = [];
+    await bus.subscribe({ topic: "t", groupId: "a", handler: async (e) => void seen.push(e.data.n as number) });
+    const publish = bus.publish("t", [{ key: "x", value: event("x", 1) }, { key: "x", value: event("x", 2, 2000) }]);
+    await expect(publish).rejects.toBeInstanceOf(MessageRejectedError);
+    expect(seen).toEqual([]);
+    await bus.publish("t", [{ key: "x", value: event("x", 3, 500) }]);
+    expect(seen).toEqual([3]);
   });
 
   it("fails the publish when no group listens or a handler fails, so nothing is lost", async () => {
@@ -100,6 +147,106 @@ describe("OutboxRelay", () => {
     store.leaseHolder = undefined;
     await waitFor(() => store.rows[0]!.sent, 2000);
     await relay.stop();
+  });
+});
+
+describe("OutboxRelay with a row the bus refuses for good", () => {
+  it("dead-letters it exactly once and publishes every row behind it, of its own business and of others", async () => {
+    const bus = new RecordingBus();
+    const store = new MemoryOutbox();
+    store.add("t", event("a", 1));
+    const bad = store.add("t", event("a", 2));
+    store.add("t", event("b", 3));
+    store.add("t", event("a", 4));
+    store.add("t", event("b", 5));
+    bus.condemned.add(bad.id);
+    const relay = new OutboxRelay({ store, bus, logger, holder: "r", intervalMs: 10 });
+    relay.start();
+    await waitFor(() => store.rows.every((r) => r.sent || r.deadLetter !== undefined), 5000);
+    store.add("t", event("a", 6)); // and the relay keeps going afterwards
+    relay.kick();
+    await waitFor(() => store.rows.every((r) => r.sent || r.deadLetter !== undefined), 5000);
+    await new Promise((r) => setTimeout(r, 50)); // a few more idle rounds: nothing is retried
+    await relay.stop();
+    expect(bus.published()).toEqual([1, 3, 4, 5, 6]);
+    expect(store.deadLetterCalls).toEqual([2n]);
+    expect(store.rows[1]!.deadLetter).toMatch(/MESSAGE_TOO_LARGE/);
+    expect(store.rows[1]!.sent).toBe(false);
+    expect(relay.stats()).toEqual({ published: 5, deadLettered: 1 });
+  });
+
+  it("never dead-letters on a transient failure: the rows wait, in order, and leave once the bus is back", async () => {
+    const bus = new RecordingBus();
+    const store = new MemoryOutbox();
+    bus.transientFailure = Object.assign(new Error("broker down"), { retriable: false }); // e.g. retries exhausted
+    for (let n = 1; n <= 3; n++) store.add("t", event("a", n));
+    const relay = new OutboxRelay({ store, bus, logger, holder: "r", intervalMs: 10 });
+    relay.start();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(store.rows.some((r) => r.sent)).toBe(false);
+    bus.transientFailure = undefined;
+    relay.kick();
+    await waitFor(() => store.rows.every((r) => r.sent), 5000);
+    await relay.stop();
+    expect(store.deadLetterCalls).toEqual([]);
+    expect(bus.published()).toEqual([1, 2, 3]);
+  });
+});
+
+describe("OutboxRelay batches bounded by encoded bytes", () => {
+  it("never sends more than the budget in one request, a larger row alone, every row once and in order", async () => {
+    const bus = new RecordingBus();
+    const store = new MemoryOutbox();
+    const sizes = [10_000, 30_000, 5_000, 90_000, 150_000, 20_000, 20_000, 20_000, 60_000, 1_000];
+    sizes.forEach((padding, i) => store.add("t", event(i % 2 ? "a" : "b", i + 1, padding)));
+    const relay = new OutboxRelay({ store, bus, logger, holder: "r", maxBatchBytes: 100_000 });
+    await relay.drain();
+    expect(bus.published()).toEqual(sizes.map((_, i) => i + 1));
+    for (const call of bus.calls) {
+      if (call.length > 1) expect(wireBytes(call)).toBeLessThanOrEqual(100_000);
+    }
+    const alone = bus.calls.find((call) => call.some((m) => m.value.data.n === 5));
+    expect(alone).toHaveLength(1); // 150 kB: over the budget, so it goes by itself
+    expect(bus.calls.length).toBeGreaterThan(3);
+  });
+
+  it("keeps each request under the default budget, well under Kafka's 1 MiB message limit", async () => {
+    const bus = new RecordingBus();
+    const store = new MemoryOutbox();
+    for (let n = 1; n <= 100; n++) store.add("t", event("a", n, 20_000)); // 2 MB in all, one business
+    await new OutboxRelay({ store, bus, logger, holder: "r" }).drain();
+    expect(bus.published()).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(DEFAULT_MAX_BATCH_BYTES).toBeLessThanOrEqual(512 * 1024);
+    for (const call of bus.calls) expect(wireBytes(call)).toBeLessThanOrEqual(DEFAULT_MAX_BATCH_BYTES);
+  });
+
+  it("cuts rows into consecutive runs of one topic", () => {
+    const rows: OutboxRow[] = ["t", "t", "u", "t"].map((topic, i) => {
+      const e = event("a", i + 1);
+      return { sequence: BigInt(i + 1), topic, key: "a", payload: e };
+    });
+    const batches = publishBatches(rows, 1_000_000);
+    expect(batches.map((b) => b.map((r) => Number(r.sequence)))).toEqual([[1, 2], [3], [4]]);
+    expect(publishBatches(rows, 1).map((b) => b.length)).toEqual([1, 1, 1, 1]);
+    expect(encodedSize(rows[0]!)).toBeGreaterThan(Buffer.byteLength(JSON.stringify(rows[0]!.payload)));
+  });
+});
+
+describe("Kafka answers that condemn the message", () => {
+  const protocolError = (type: string, code: number, retriable: boolean) =>
+    new KafkaJSProtocolError({ type, code, retriable, message: `${type} from the broker` } as unknown as Error);
+
+  it("recognises MESSAGE_TOO_LARGE as kafkajs throws it, wrapped or not", () => {
+    const tooLarge = protocolError("MESSAGE_TOO_LARGE", 10, false);
+    expect(messageRejectionOf(tooLarge)?.type).toBe("MESSAGE_TOO_LARGE");
+    expect(messageRejectionOf(new (KafkaJSNonRetriableError as unknown as new (e: Error, o: object) => Error)(tooLarge, { cause: tooLarge }))?.type).toBe("MESSAGE_TOO_LARGE");
+  });
+
+  it("leaves setup and connection failures to the retry loop, even when kafkajs calls them non-retriable", () => {
+    const down = new KafkaJSConnectionError("Connection error: ECONNREFUSED");
+    expect(messageRejectionOf(new (KafkaJSNumberOfRetriesExceeded as unknown as new (e: Error, o: object) => Error)(down, { retryCount: 5, retryTime: 1000 }))).toBeUndefined();
+    expect(messageRejectionOf(protocolError("TOPIC_AUTHORIZATION_FAILED", 29, false))).toBeUndefined();
+    expect(messageRejectionOf(new Error("anything else"))).toBeUndefined();
   });
 });
 

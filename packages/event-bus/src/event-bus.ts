@@ -6,6 +6,18 @@ export interface BusMessage {
   value: EventEnvelope;
 }
 
+/**
+ * The bus refused these messages for good (too large, invalid record): sending them again cannot
+ * succeed. Any other publish failure is transient and worth retrying.
+ */
+export class MessageRejectedError extends Error {
+  readonly retriable = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "MessageRejectedError";
+  }
+}
+
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
 
 export interface Subscription {
@@ -14,7 +26,8 @@ export interface Subscription {
 
 /**
  * The port between producers (the outbox relay) and consumers. `publish` resolves only once the
- * messages are durable on the bus (Kafka acks) or handled (in-process), so the relay can mark them sent.
+ * messages are durable on the bus (Kafka acks) or handled (in-process), so the relay can mark them sent;
+ * it rejects with `MessageRejectedError` when the bus refuses a message for good.
  * Delivery is at least once: handlers must be idempotent on `event.id`.
  */
 export interface EventBus {

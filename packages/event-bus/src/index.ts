@@ -3,10 +3,11 @@ import type { EventBus } from "./event-bus";
 import { InProcessBus } from "./in-process-bus";
 import { KafkaBus, type KafkaConsumerSettings } from "./kafka-bus";
 
-export type { BusMessage, EventBus, EventHandler, Subscription } from "./event-bus";
+export { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription } from "./event-bus";
 export { InProcessBus } from "./in-process-bus";
 export { KafkaBus, DEFAULT_KAFKA_CONSUMER_SETTINGS, type KafkaConsumerSettings } from "./kafka-bus";
-export { OutboxRelay, type OutboxRow, type OutboxStore, type OutboxRelayOptions } from "./outbox-relay";
+export { OutboxRelay, type OutboxRow, type OutboxStore, type OutboxRelayOptions, type OutboxRelayStats } from "./outbox-relay";
+export { DEFAULT_MAX_BATCH_BYTES } from "./publish-batches";
 
 let processBus: { bus: InProcessBus; users: number } | undefined;
 

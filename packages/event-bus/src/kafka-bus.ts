@@ -1,7 +1,7 @@
 import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
-import type { BusMessage, EventBus, EventHandler, Subscription } from "./event-bus";
+import { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription } from "./event-bus";
 
 /**
  * How a consumer waits for and keeps its partitions. Defaults are chosen for delivery latency and
@@ -80,11 +80,17 @@ export class KafkaBus implements EventBus {
   async publish(topic: string, messages: readonly BusMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const producer = await this.getProducer();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: { "event-type": m.value.type } })),
-    });
+    try {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: { "event-type": m.value.type } })),
+      });
+    } catch (err) {
+      const rejection = messageRejectionOf(err);
+      if (rejection) throw new MessageRejectedError(`Kafka refused the message: ${rejection.type}: ${rejection.message}`, { cause: err });
+      throw err;
+    }
   }
 
   async subscribe({ topic, groupId, handler }: { topic: string; groupId: string; handler: EventHandler }): Promise<Subscription> {
@@ -138,6 +144,26 @@ export class KafkaBus implements EventBus {
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Broker answers that condemn the messages themselves, never the connection or the cluster:
+ * sending them again fails the same way. Other non-retriable answers (authorization, retries
+ * exhausted on a broker that is down) are about the setup, so the relay keeps retrying those.
+ */
+const MESSAGE_REJECTIONS = new Set(["MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE", "INVALID_RECORD"]);
+
+/** The broker's refusal of the messages, found along kafkajs's chain of wrapped errors. */
+export function messageRejectionOf(err: unknown): { type: string; message: string } | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const e = current as Error & { type?: unknown; retriable?: unknown };
+    if (e.name === "KafkaJSProtocolError" && e.retriable === false && typeof e.type === "string" && MESSAGE_REJECTIONS.has(e.type)) {
+      return { type: e.type, message: e.message };
+    }
+    current = e.cause;
+  }
+  return undefined;
 }
 
 function safeJson(text: string | undefined): unknown {

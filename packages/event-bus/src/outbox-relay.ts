@@ -1,6 +1,7 @@
 import type { EventEnvelope } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
-import type { EventBus } from "./event-bus";
+import { MessageRejectedError, type EventBus } from "./event-bus";
+import { DEFAULT_MAX_BATCH_BYTES, encodedSize, publishBatches } from "./publish-batches";
 
 export interface OutboxRow {
   /** Monotonic sequence: publishing in this order keeps events in order per business. */
@@ -12,9 +13,11 @@ export interface OutboxRow {
 
 /** What the relay needs from the producing service's database. */
 export interface OutboxStore {
-  /** Unsent rows, lowest sequence first. */
+  /** Unsent rows that are not dead-lettered, lowest sequence first. */
   pending(limit: number): Promise<OutboxRow[]>;
   markSent(sequences: readonly bigint[]): Promise<void>;
+  /** Sets a row aside for good with the bus's reason: it leaves `pending` and is never published. */
+  deadLetter(sequence: bigint, reason: string): Promise<void>;
   /**
    * One relay at a time per database, or two instances could publish a business's events out of
    * order. A lease row (holder + expiry) taken or renewed atomically; true when `holder` holds it.
@@ -30,13 +33,29 @@ export interface OutboxRelayOptions {
   holder: string;
   /** Poll interval when idle; writes call `kick()` so events usually leave at once. */
   intervalMs?: number;
+  /** Rows read per round. */
   batchSize?: number;
+  /** Budget of one publish request in encoded bytes (default 256 KiB); a larger row goes alone. */
+  maxBatchBytes?: number;
   leaseMs?: number;
 }
 
+/** Counters a metrics endpoint can read. */
+export interface OutboxRelayStats {
+  /** Rows published and marked sent since start. */
+  published: number;
+  /** Rows the bus refused for good and that were set aside (see `OutboxStore.deadLetter`). */
+  deadLettered: number;
+}
+
+/** Most characters of the bus's reason kept on a dead-lettered row. */
+const MAX_REASON_LENGTH = 1000;
+
 /**
  * Publishes committed outbox rows and marks them sent: at least once (a crash between publish and
- * mark re-publishes; consumers dedupe on event id), in sequence order.
+ * mark re-publishes; consumers dedupe on event id), in sequence order. A transient failure stops the
+ * round and is retried with back-off; a row the bus refuses for good (`MessageRejectedError`) is
+ * dead-lettered, so it never blocks the rows behind it, of its own business or of any other.
  */
 export class OutboxRelay {
   private running = false;
@@ -45,12 +64,20 @@ export class OutboxRelay {
   private kicked = false;
   private readonly intervalMs: number;
   private readonly batchSize: number;
+  private readonly maxBatchBytes: number;
   private readonly leaseMs: number;
+  private readonly counters: OutboxRelayStats = { published: 0, deadLettered: 0 };
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.intervalMs = options.intervalMs ?? 1000;
     this.batchSize = options.batchSize ?? 100;
+    this.maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.leaseMs = options.leaseMs ?? 15_000;
+  }
+
+  /** A snapshot of the relay's counters. */
+  stats(): OutboxRelayStats {
+    return { ...this.counters };
   }
 
   start(): void {
@@ -86,23 +113,50 @@ export class OutboxRelay {
     for (;;) {
       const rows = await this.options.store.pending(this.batchSize);
       if (rows.length === 0) return published;
-      const byTopic = new Map<string, OutboxRow[]>();
-      // Consecutive runs per topic keep the global sequence order within each topic.
-      for (const row of rows) {
-        const list = byTopic.get(row.topic) ?? [];
-        list.push(row);
-        byTopic.set(row.topic, list);
-      }
-      for (const [topic, list] of byTopic) {
-        await this.options.bus.publish(
-          topic,
-          list.map((r) => ({ key: r.key, value: r.payload })),
-        );
-      }
-      await this.options.store.markSent(rows.map((r) => r.sequence));
-      published += rows.length;
+      for (const batch of publishBatches(rows, this.maxBatchBytes)) published += await this.publish(batch);
       if (rows.length < this.batchSize) return published;
     }
+  }
+
+  /** Publishes one batch (one topic) and marks it sent; returns how many rows were published. */
+  private async publish(batch: OutboxRow[]): Promise<number> {
+    try {
+      await this.options.bus.publish(
+        batch[0]!.topic,
+        batch.map((r) => ({ key: r.key, value: r.payload })),
+      );
+    } catch (err) {
+      if (!(err instanceof MessageRejectedError)) throw err;
+      if (batch.length === 1) {
+        await this.deadLetter(batch[0]!, err);
+        return 0;
+      }
+      // The bus refuses a batch as a whole: send its rows one by one to find the refused ones.
+      // Some may already be on the bus (Kafka appends per partition): at least once allows that.
+      let published = 0;
+      for (const row of batch) published += await this.publish([row]);
+      return published;
+    }
+    await this.options.store.markSent(batch.map((r) => r.sequence));
+    this.counters.published += batch.length;
+    return batch.length;
+  }
+
+  private async deadLetter(row: OutboxRow, err: MessageRejectedError): Promise<void> {
+    await this.options.store.deadLetter(row.sequence, err.message.slice(0, MAX_REASON_LENGTH));
+    this.counters.deadLettered += 1;
+    this.options.logger.error(
+      {
+        err,
+        sequence: row.sequence.toString(),
+        eventId: row.payload.id,
+        eventType: row.payload.type,
+        businessId: row.key,
+        bytes: encodedSize(row),
+        deadLetteredTotal: this.counters.deadLettered,
+      },
+      "outbox event refused by the bus for good: dead-lettered, the events behind it go on",
+    );
   }
 
   private async run(): Promise<void> {

@@ -1,5 +1,6 @@
-// The relay's view of the outbox table: pending rows in sequence order, marking them sent, and a
-// lease row so only one relay per database publishes at a time (events stay in order per business).
+// The relay's view of the outbox table: pending rows in sequence order, marking them sent or
+// dead-lettered, and a lease row so only one relay per database publishes at a time (events stay in
+// order per business).
 import type { EventEnvelope } from "@crm/contracts";
 import type { OutboxRow, OutboxStore } from "@crm/event-bus";
 import type { PrismaClient } from "./prisma";
@@ -10,13 +11,20 @@ export class PrismaOutboxStore implements OutboxStore {
   constructor(private readonly prisma: PrismaClient) {}
 
   async pending(limit: number): Promise<OutboxRow[]> {
-    const rows = await this.prisma.outboxEvent.findMany({ where: { sentAt: null }, orderBy: { sequence: "asc" }, take: limit });
+    const rows = await this.prisma.outboxEvent.findMany({ where: { sentAt: null, deadLetteredAt: null }, orderBy: { sequence: "asc" }, take: limit });
     return rows.map((row) => ({ sequence: row.sequence, topic: row.topic, key: row.key, payload: row.payload as unknown as EventEnvelope }));
   }
 
   async markSent(sequences: readonly bigint[]): Promise<void> {
     if (sequences.length === 0) return;
     await this.prisma.outboxEvent.updateMany({ where: { sequence: { in: [...sequences] }, sentAt: null }, data: { sentAt: new Date() } });
+  }
+
+  async deadLetter(sequence: bigint, reason: string): Promise<void> {
+    await this.prisma.outboxEvent.updateMany({
+      where: { sequence, sentAt: null, deadLetteredAt: null },
+      data: { deadLetteredAt: new Date(), deadLetterError: reason },
+    });
   }
 
   /** Takes the lease when free or expired, renews it when already held; the database clock decides expiry. */

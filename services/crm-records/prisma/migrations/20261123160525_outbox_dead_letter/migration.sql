@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "records"."OutboxEvent" ADD COLUMN     "deadLetterError" TEXT,
+ADD COLUMN     "deadLetteredAt" TIMESTAMPTZ(3);
+
