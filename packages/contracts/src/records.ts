@@ -30,7 +30,27 @@ export const recordResourceOf: Readonly<Record<RecordEntity, Resource>> = {
 export const MONEY_MAX_DECIMALS = 4;
 /** Amounts are stored as NUMERIC(15,4); anything this large is also beyond exact JSON numbers. */
 export const MONEY_UPPER_BOUND = 100_000_000_000;
-export const MAX_ITEMS = 1000;
+
+/**
+ * Write-time limits (400001 beyond them, naming the field). They bound what one record, and so one
+ * event on the bus, can weigh: the largest invoice they allow (every text at its limit, in characters
+ * JSON must escape as `\u00XX`, 6 bytes each) encodes to under 400 KiB, far below Kafka's default
+ * 1 MiB message limit; ordinary text weighs a sixth of that. Tested in crm-records' limits test.
+ */
+export const RECORD_LIMITS = {
+  /** Line items of one invoice or quote (Stripe allows 250 lines per invoice too). */
+  itemsPerDocument: 250,
+  itemDescription: 200,
+  /** firstName, lastName, companyName, position, product and service names. */
+  name: 200,
+  email: 320,
+  phone: 50,
+  /** notes of clients, invoices and quotes; descriptions of products and services. */
+  longText: 10_000,
+  contactValue: 500,
+  sku: 100,
+  unit: 50,
+} as const;
 
 /**
  * Decimal places of a JSON number as the client wrote it. JSON.parse gives the nearest double, and
@@ -71,7 +91,7 @@ const uuidRef = (description: string) =>
 
 const text = (max: number) => z.string().min(1).max(max);
 const optionalText = (max: number) => z.string().max(max).nullable().optional();
-const email = z.email({ message: "Invalid email address" }).max(320).openapi({ example: "ada@example.com" });
+const email = z.email({ message: "Invalid email address" }).max(RECORD_LIMITS.email).openapi({ example: "ada@example.com" });
 
 // ---------------------------------------------------------------------------------------------
 // Writable fields per entity (decisions §2). Defaults are the database's (isActive true, status
@@ -79,7 +99,7 @@ const email = z.email({ message: "Invalid email address" }).max(320).openapi({ e
 
 export const recordItemSchema = z
   .object({
-    description: text(1000),
+    description: text(RECORD_LIMITS.itemDescription),
     quantity: amount({ positive: true, description: "Greater than 0, at most 4 decimal places" }),
     unitPrice: amount({ positive: false, description: "0 or more, at most 4 decimal places" }),
   })
@@ -87,16 +107,16 @@ export const recordItemSchema = z
   .openapi("RecordItem");
 export type RecordItemInput = z.infer<typeof recordItemSchema>;
 
-const items = z.array(recordItemSchema).min(1, { message: "At least one item is required" }).max(MAX_ITEMS);
+const items = z.array(recordItemSchema).min(1, { message: "At least one item is required" }).max(RECORD_LIMITS.itemsPerDocument);
 
 export const clientCreateSchema = z
   .object({
-    firstName: text(200),
-    lastName: text(200),
+    firstName: text(RECORD_LIMITS.name),
+    lastName: text(RECORD_LIMITS.name),
     email: email.nullable().optional(),
-    phone: optionalText(50),
-    companyName: optionalText(200),
-    notes: optionalText(10_000),
+    phone: optionalText(RECORD_LIMITS.phone),
+    companyName: optionalText(RECORD_LIMITS.name),
+    notes: optionalText(RECORD_LIMITS.longText),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
@@ -106,7 +126,7 @@ export const contactCreateSchema = z
   .object({
     clientId: uuidRef("A client of the caller's business"),
     type: z.enum(contactTypes),
-    value: text(500),
+    value: text(RECORD_LIMITS.contactValue),
     isPrimary: z.boolean().optional().openapi({ description: "Default false" }),
   })
   .strict()
@@ -120,7 +140,7 @@ export const invoiceCreateSchema = z
     currency: currency.optional(),
     issueDate: isoDate.nullable().optional(),
     dueDate: isoDate.nullable().optional(),
-    notes: optionalText(10_000),
+    notes: optionalText(RECORD_LIMITS.longText),
   })
   .strict()
   .openapi("InvoiceCreate");
@@ -132,16 +152,16 @@ export const quoteCreateSchema = z
     status: z.enum(quoteStatuses).optional().openapi({ description: "Default DRAFT; may change freely" }),
     currency: currency.optional(),
     validUntil: isoDate.nullable().optional(),
-    notes: optionalText(10_000),
+    notes: optionalText(RECORD_LIMITS.longText),
   })
   .strict()
   .openapi("QuoteCreate");
 
 export const productCreateSchema = z
   .object({
-    name: text(200),
-    description: optionalText(10_000),
-    sku: optionalText(100),
+    name: text(RECORD_LIMITS.name),
+    description: optionalText(RECORD_LIMITS.longText),
+    sku: optionalText(RECORD_LIMITS.sku),
     unitPrice: amount({ positive: false, description: "Default 0; at most 4 decimal places" }).optional(),
     currency: currency.optional(),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
@@ -151,10 +171,10 @@ export const productCreateSchema = z
 
 export const serviceCreateSchema = z
   .object({
-    name: text(200),
-    description: optionalText(10_000),
+    name: text(RECORD_LIMITS.name),
+    description: optionalText(RECORD_LIMITS.longText),
     unitPrice: amount({ positive: false, description: "Default 0; at most 4 decimal places" }).optional(),
-    unit: optionalText(50).openapi({ example: "hour" }),
+    unit: optionalText(RECORD_LIMITS.unit).openapi({ example: "hour" }),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
@@ -162,11 +182,11 @@ export const serviceCreateSchema = z
 
 export const employeeCreateSchema = z
   .object({
-    firstName: text(200),
-    lastName: text(200),
+    firstName: text(RECORD_LIMITS.name),
+    lastName: text(RECORD_LIMITS.name),
     email: email.nullable().optional(),
-    phone: optionalText(50),
-    position: optionalText(200),
+    phone: optionalText(RECORD_LIMITS.phone),
+    position: optionalText(RECORD_LIMITS.name),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
