@@ -2,14 +2,16 @@
 // `guard` (authentication, rate limit, permission) runs after the route is in `res.locals.route`.
 import type { Request, RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
+import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
 import { AppError, isAppError } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
 import { Authenticator } from "./authenticator";
 import { corsEdge } from "./cors";
-import { readCredential } from "./credentials";
+import { readCredential, type Credential } from "./credentials";
 import { IdentityClient } from "./identity-client";
 import { addressKey, createRateLimiter } from "./rate-limiter";
+import { RecentKeys } from "./recent-keys";
 
 export interface SecurityConfig {
   CORS_ALLOWED_ORIGINS: readonly string[];
@@ -48,18 +50,46 @@ export function createSecurity(deps: SecurityDeps): Security {
   // Authentication runs before the rate limit (the bucket depends on who is calling) but its
   // failure is raised after it, so requests with bad credentials still count, per address.
   const failures = new WeakMap<Request, AppError>();
+  // Requests whose authentication waits until the limiter has let them through (see below).
+  const deferred = new WeakSet<Request>();
+  const recentKeys = new RecentKeys();
+
+  const runAuthentication = async (req: Request, credential: Credential): Promise<void> => {
+    const digest = credential.kind === "apiKey" ? digestApiKey(credential.key) : undefined;
+    try {
+      req.res!.locals.principal = await authenticator.authenticate(credential);
+      if (digest) recentKeys.add(digest);
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      if (digest) recentKeys.delete(digest);
+      if (err.code === 503000) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
+      failures.set(req, err);
+    }
+  };
+
+  /**
+   * Why this check exists: an API key is resolved through the shared store and, on a miss, identity
+   * and its database, so a flood of random well-formed `svc_` keys would cost that I/O per request
+   * even once the address is over its budget (such requests count per address, as they carry no
+   * valid credential). So before that lookup, the address's budget is peeked (not counted): when it
+   * is spent and the key is not one this gateway saw authenticate recently, authentication is put
+   * off and the limiter, counting the request per address, answers 429000. A JWT is verified locally
+   * without I/O and keeps its per-user bucket; a key already verified here keeps its per-key bucket;
+   * missing or malformed credentials fail without I/O and count per address as before.
+   */
+  const deferUntilLimited = async (req: Request, credential: Credential): Promise<boolean> => {
+    if (credential.kind !== "apiKey" || !API_KEY_PATTERN.test(credential.key)) return false;
+    if (recentKeys.has(digestApiKey(credential.key))) return false;
+    return limiter.overBudget(addressKey(req));
+  };
 
   const authenticate: RequestHandler = async (req, res, next) => {
     const route = res.locals.route as RouteLike | undefined;
     // Unknown routes (404000) and public routes are anonymous: they count per address.
     if (!route || route.public) return next();
-    try {
-      res.locals.principal = await authenticator.authenticate(readCredential(req));
-    } catch (err) {
-      if (!isAppError(err)) throw err;
-      if (err.code === 503000) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
-      failures.set(req, err);
-    }
+    const credential = readCredential(req);
+    if (await deferUntilLimited(req, credential)) deferred.add(req);
+    else await runAuthentication(req, credential);
     next();
   };
 
@@ -76,7 +106,9 @@ export function createSecurity(deps: SecurityDeps): Security {
     },
   });
 
-  const authorize: RequestHandler = (req, res, next) => {
+  const authorize: RequestHandler = async (req, res, next) => {
+    // The address's window turned over between the peek and the count: authenticate after all.
+    if (deferred.has(req)) await runAuthentication(req, readCredential(req));
     const failure = failures.get(req);
     if (failure) return next(failure);
     const route = res.locals.route as RouteLike | undefined;

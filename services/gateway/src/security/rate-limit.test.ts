@@ -1,6 +1,7 @@
 // The global rate limit: buckets per key / user / address, headers, 429, the shared budget of two
 // instances on one Redis, and failing open when Redis is gone (while authentication fails closed).
 import supertest from "supertest";
+import { generateApiKey } from "@crm/auth-cache";
 import { MemoryKvStore, RedisKvStore, type KvStore } from "@crm/kv-store";
 import { testInfra, uniqueName } from "@crm/testing";
 import { buildGateway, FakeIdentity, type Gateway } from "./security.fixture";
@@ -84,6 +85,56 @@ describe("gateway rate limit (in-process store)", () => {
       expect((await supertest(fresh.app).get("/api/v1/client").set("authorization", `Bearer ${token}`)).status).toBe(200);
     } finally {
       await fresh.security.close();
+    }
+  });
+});
+
+describe("refusing over-budget callers before any lookup that costs I/O", () => {
+  it("a flood of random well-formed svc_ keys from one address stops reaching the store and identity once over budget", async () => {
+    const kv = new MemoryKvStore();
+    const lookups = { kv: 0 };
+    const counted = Object.create(kv) as KvStore;
+    counted.get = (key) => ((lookups.kv += 1), kv.get(key));
+    counted.getMany = (keys) => ((lookups.kv += 1), kv.getMany(keys));
+    const identity = new FakeIdentity(kv);
+    await identity.start();
+    const gw = buildGateway(counted, identity.url, { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 });
+    try {
+      const owner = await identity.addUser("OWNER");
+      const valid = await identity.createKey(owner, { scopes: ["clients.read"] });
+      const token = (await identity.signIn(await identity.addUser("OWNER"))).token;
+      // The valid key authenticates once (within the address's budget), so this gateway knows it.
+      expect((await supertest(gw.app).get("/api/v1/client").set("x-api-key", valid.key)).status).toBe(200);
+
+      const randomKey = () => generateApiKey();
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await supertest(gw.app).get("/api/v1/client").set("x-api-key", randomKey())).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      const after = { kv: lookups.kv, identity: identity.calls };
+      expect(after.identity).toBeGreaterThan(0);
+
+      for (let i = 0; i < 50; i++) {
+        const res = await supertest(gw.app).get("/api/v1/client").set("x-api-key", randomKey());
+        expect([res.status, res.body.error.code]).toEqual([429, 429000]);
+        expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+      }
+      expect({ kv: lookups.kv, identity: identity.calls }).toEqual(after);
+
+      // Valid credentials keep their own buckets: the known key and a JWT still pass.
+      expect((await supertest(gw.app).get("/api/v1/client").set("x-api-key", valid.key)).status).toBe(200);
+      expect((await supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${token}`)).status).toBe(200);
+      // A key that stops working is forgotten as "known" when it fails (its failure counts per address: 429).
+      await identity.revokeKey(valid.digest);
+      const revokedAt = lookups.kv;
+      expect((await supertest(gw.app).get("/api/v1/client").set("x-api-key", valid.key)).status).toBe(429);
+      expect(lookups.kv).toBeGreaterThan(revokedAt);
+      const before = lookups.kv;
+      expect((await supertest(gw.app).get("/api/v1/client").set("x-api-key", valid.key)).status).toBe(429);
+      expect(lookups.kv).toBe(before);
+    } finally {
+      await gw.security.close();
+      await identity.stop();
+      await kv.close();
     }
   });
 });

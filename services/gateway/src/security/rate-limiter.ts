@@ -28,6 +28,8 @@ export interface RateLimiter {
    * every response carries the headers.
    */
   peek(req: Request, res: Response): Promise<void>;
+  /** Whether `key`'s window is already spent, without counting; false when the store cannot tell (fail open). */
+  overBudget(key: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -126,6 +128,10 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       res.setHeader("X-RateLimit-Limit", String(options.max));
       res.setHeader("X-RateLimit-Remaining", String(Math.max(0, options.max - (info?.totalHits ?? 0))));
       res.setHeader("X-RateLimit-Reset", String(Math.ceil(resetTime.getTime() / 1000)));
+    },
+    overBudget: async (key) => {
+      const info = await Promise.resolve(middleware.getKey(key)).catch(() => undefined);
+      return info !== undefined && info.totalHits >= options.max && info.resetTime !== undefined && info.resetTime.getTime() > Date.now();
     },
     close: async () => {
       if (redis) await redis.quit().catch(() => redis?.disconnect());
