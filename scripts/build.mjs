@@ -13,6 +13,7 @@
 // even though pnpm does not hoist them (the single-process launcher bundles all four services).
 // `__dirname` and `__filename` in workspace sources keep meaning the source file's folder and file
 // (migrations are found as `path.resolve(__dirname, "../prisma/migrations")`).
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -156,11 +157,20 @@ function isStale(entries) {
   return fingerprint(stamp.inputs.map((i) => path.join(ROOT, i))) !== stamp.fingerprint;
 }
 
+/** A fresh embedded database starts from initdb's output made here once (packages/database/src/pglite.ts). */
+function makePgliteTemplate() {
+  const cli = path.join(ROOT, "packages/database/dist/cli/pglite-template.js");
+  if (!existsSync(cli)) return;
+  const run = spawnSync(process.execPath, [cli], { cwd: ROOT, stdio: "inherit" });
+  if (run.status !== 0) throw new Error("the PGlite data directory template could not be made");
+}
+
 export async function build({ ifStale = false, quiet = false } = {}) {
   const entries = entryPoints();
   if (ifStale && !isStale(entries)) return false;
   const started = Date.now();
   const inputs = (await Promise.all(entries.map(bundle))).flat();
+  makePgliteTemplate();
   inputs.push(SELF, LOCKFILE);
   const unique = [...new Set(inputs)].sort();
   writeAtomically(

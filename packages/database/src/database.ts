@@ -1,13 +1,14 @@
 // One way to open a service's database, embedded or real, behind the same Prisma driver-adapter
 // interface. Embedded mode shares one PGlite instance per data directory across every service in
-// the process (each service owns its own PostgreSQL schema), because one PGlite costs ~300 MB.
-import { PGlite } from "@electric-sql/pglite";
+// the process (each service owns its own PostgreSQL schema), because one PGlite costs ~200 MB
+// (settings and first-start template: ./pglite.ts).
+import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Pool } from "pg";
 import { applyMigrations, type SqlRunner } from "./migrations";
+import { createPglite } from "./pglite";
 
 export type DriverAdapter = PrismaPg | PrismaPGlite;
 
@@ -43,8 +44,7 @@ function acquirePglite(dataDir: string): Promise<PGlite> {
   const dir = path.resolve(dataDir, "pglite");
   let shared = embedded.get(dir);
   if (!shared) {
-    mkdirSync(dir, { recursive: true });
-    shared = { instance: PGlite.create(dir), users: 0 };
+    shared = { instance: createPglite(dir), users: 0 };
     embedded.set(dir, shared);
   }
   shared.users += 1;
