@@ -31,7 +31,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<RunningSer
     security,
     forwarder,
     idempotency: new IdempotencyStore(kv, idempotencyKey, { logger }),
-    documents: { capabilities: buildCapabilities(config), openapi: buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
+    documents: { capabilities: buildCapabilities(config), openapi: () => buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
     trustProxyHops: config.TRUST_PROXY_HOPS,
     readiness: [
       { name: "kv", check: () => kv.ping() },

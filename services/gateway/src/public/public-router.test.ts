@@ -1,0 +1,26 @@
+import express from "express";
+import request from "supertest";
+import { publicRouter } from "./public-router";
+
+describe("public documents", () => {
+  it("builds the OpenAPI document on its first request only, then serves the same bytes and ETag", async () => {
+    const openapi = jest.fn(() => ({ openapi: "3.0.3", paths: {} }));
+    const app = express().use("/api/v1", publicRouter({ capabilities: { version: "v1" }, openapi }));
+    expect(openapi).not.toHaveBeenCalled();
+
+    const capabilities = await request(app).get("/api/v1/capabilities");
+    expect(capabilities.status).toBe(200);
+    expect(openapi).not.toHaveBeenCalled();
+
+    const first = await request(app).get("/api/v1/openapi.json");
+    const second = await request(app).get("/api/v1/openapi.json");
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ openapi: "3.0.3", paths: {} });
+    expect(second.text).toBe(first.text);
+    expect(second.headers.etag).toBe(first.headers.etag);
+    expect(openapi).toHaveBeenCalledTimes(1);
+
+    const cached = await request(app).get("/api/v1/openapi.json").set("If-None-Match", first.headers.etag as string);
+    expect(cached.status).toBe(304);
+  });
+});
