@@ -60,6 +60,18 @@ describe("auth state", () => {
     await kv.close();
   });
 
+  it("withdrawing one access token leaves the session's others", async () => {
+    const kv = new MemoryKvStore();
+    const cache = new AuthCache(kv);
+    await cache.allowAccessToken("j1", "s", 60_000);
+    await cache.allowAccessToken("j2", "s", 60_000);
+    await cache.withdrawAccessToken("j2", "s");
+    expect(await cache.allowedAccessToken("j1")).toBe("s");
+    expect(await cache.allowedAccessToken("j2")).toBeNull();
+    expect(await kv.members("auth:sat:s")).toEqual(["j1"]);
+    await kv.close();
+  });
+
   it("a fill never overwrites a write-through", async () => {
     const kv = new MemoryKvStore();
     const cache = new AuthCache(kv);

@@ -38,7 +38,16 @@ export class AuthCache {
     return this.kv.get(authKeys.accessToken(jti));
   }
 
-  /** Removes every live access token of a session from the allow-list. */
+  /** Takes one access token off the allow-list (issued, then found to belong to a revoked session). */
+  async withdrawAccessToken(jti: string, sessionId: string): Promise<void> {
+    await this.kv.del(authKeys.accessToken(jti));
+    await this.kv.removeFromSet(authKeys.sessionAccessTokens(sessionId), jti);
+  }
+
+  /**
+   * Removes every live access token of a session from the allow-list. Not atomic: a token added
+   * while this runs is the adder's to withdraw (identity re-checks the session after publishing).
+   */
   async revokeSessionAccessTokens(sessionId: string): Promise<void> {
     const setKey = authKeys.sessionAccessTokens(sessionId);
     const jtis = await this.kv.members(setKey);

@@ -1,5 +1,6 @@
-// A real in-process store whose writes can be made to fail, as Redis's do when it is unreachable
-// or refuses writes: to prove that a write-through that did not land is not answered as success.
+// A real store (in-process by default) whose writes can be made to fail, as Redis's do when it is
+// unreachable or refuses writes, and whose every operation can be delayed by a random few
+// milliseconds, so that races between requests explore many more interleavings.
 import { MemoryKvStore, type KvStore } from "@crm/kv-store";
 
 export class FlakyKvStore implements KvStore {
@@ -7,46 +8,58 @@ export class FlakyKvStore implements KvStore {
   failWritesTo: ((key: string) => boolean) | undefined;
   failedWrites = 0;
 
-  constructor(readonly inner: KvStore = new MemoryKvStore()) {}
+  constructor(
+    readonly inner: KvStore = new MemoryKvStore(),
+    /** Each operation first waits a random 0..maxDelayMs milliseconds. */
+    private readonly maxDelayMs = 0,
+  ) {}
 
-  private guard(key: string): void {
+  private async delay(): Promise<void> {
+    if (this.maxDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * this.maxDelayMs));
+  }
+
+  private async guard(key: string): Promise<void> {
+    await this.delay();
     if (this.failWritesTo?.(key)) {
       this.failedWrites += 1;
       throw new Error(`simulated store failure writing ${key}`);
     }
   }
 
-  get(key: string) {
+  async get(key: string) {
+    await this.delay();
     return this.inner.get(key);
   }
-  getMany(keys: readonly string[]) {
+  async getMany(keys: readonly string[]) {
+    await this.delay();
     return this.inner.getMany(keys);
   }
-  members(key: string) {
+  async members(key: string) {
+    await this.delay();
     return this.inner.members(key);
   }
   async set(key: string, value: string, ttlMs?: number) {
-    this.guard(key);
+    await this.guard(key);
     return this.inner.set(key, value, ttlMs);
   }
   async setIfAbsent(key: string, value: string, ttlMs: number) {
-    this.guard(key);
+    await this.guard(key);
     return this.inner.setIfAbsent(key, value, ttlMs);
   }
   async del(...keys: string[]) {
-    keys.forEach((k) => this.guard(k));
+    for (const key of keys) await this.guard(key);
     return this.inner.del(...keys);
   }
   async increment(key: string, ttlMs: number) {
-    this.guard(key);
+    await this.guard(key);
     return this.inner.increment(key, ttlMs);
   }
   async addToSet(key: string, member: string, ttlMs?: number) {
-    this.guard(key);
+    await this.guard(key);
     return this.inner.addToSet(key, member, ttlMs);
   }
   async removeFromSet(key: string, member: string) {
-    this.guard(key);
+    await this.guard(key);
     return this.inner.removeFromSet(key, member);
   }
   ping() {

@@ -38,7 +38,7 @@ export class SessionService {
     await this.prisma.session.create({
       data: { id: sessionId, userId: user.id, expiresAt, refreshTokens: { create: { digest: digestToken(refreshToken), expiresAt } } },
     });
-    const accessToken = await this.issueAccessToken(user, sessionId);
+    const { token: accessToken } = await this.issueAccessToken(user, sessionId);
     return { accessToken, refreshToken, sessionId };
   }
 
@@ -61,24 +61,43 @@ export class SessionService {
 
     const next = newRefreshToken();
     const expiresAt = this.refreshExpiry();
-    const rotated = await this.prisma.$transaction(async (tx) => {
+    const outcome = await this.prisma.$transaction(async (tx) => {
+      // The session row first, conditional on it being live: this UPDATE locks the row, so a
+      // revocation (an UPDATE of the same row) has either committed already (count 0: refused here)
+      // or waits for this commit and then runs its allow-list cleanup after it. It also serialises
+      // concurrent refreshes of one session.
+      const live = await tx.session.updateMany({ where: { id: session.id, revokedAt: null, expiresAt: { gt: now } }, data: { expiresAt } });
+      if (live.count !== 1) return "ended";
       // Conditional on usedAt still being null: of two concurrent refreshes with one token, one wins
       // and the other is treated as reuse.
       const claimed = await tx.refreshToken.updateMany({ where: { digest, usedAt: null }, data: { usedAt: now } });
-      if (claimed.count !== 1) return false;
+      if (claimed.count !== 1) return "reused";
       await tx.refreshToken.create({ data: { digest: digestToken(next), sessionId: session.id, expiresAt } });
-      await tx.session.update({ where: { id: session.id }, data: { expiresAt } });
-      return true;
+      return "rotated";
     });
-    if (!rotated) {
+    if (outcome === "ended") throw new AppError(401012);
+    if (outcome === "reused") {
       await this.revoke(session.id);
       throw new AppError(401013);
     }
-    const accessToken = await this.issueAccessToken(session.user, session.id);
+    const { token: accessToken, jti } = await this.issueAccessToken(session.user, session.id);
+    // A revocation that committed after our transaction may have cleaned the allow-list before the
+    // new jti was on it. Publish first, then look: either the revocation is visible now, and the jti
+    // is withdrawn before anyone sees the token, or it commits after this read, and its cleanup
+    // (which follows its commit) finds the jti already published and removes it. Either way the
+    // revocation wins, and revoke() itself needs no atomic read-and-delete.
+    if (!(await this.isLive(session.id))) {
+      await this.cache.withdrawAccessToken(jti, session.id);
+      throw new AppError(401012);
+    }
     return { accessToken, refreshToken: next, sessionId: session.id };
   }
 
-  /** Ends a session: its refresh token and every live access token stop working at once. */
+  /**
+   * Ends a session: its refresh token and every live access token stop working at once. The row is
+   * marked first, the allow-list cleaned after: an access token published concurrently is withdrawn
+   * by its publisher (see refresh), so a late add cannot outlive this.
+   */
   async revoke(sessionId: string): Promise<void> {
     await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
     await this.cache.revokeSessionAccessTokens(sessionId);
@@ -90,11 +109,16 @@ export class SessionService {
     for (const { id } of sessions) await this.revoke(id);
   }
 
-  private async issueAccessToken(user: User, sessionId: string): Promise<string> {
+  private async issueAccessToken(user: User, sessionId: string): Promise<{ token: string; jti: string }> {
     const jti = uuidv7();
     const token = this.codec.sign({ sub: user.id, businessId: user.businessId, jti, sid: sessionId }, this.ttls.accessTokenTtlS);
     await this.cache.allowAccessToken(jti, sessionId, this.ttls.accessTokenTtlS * 1000);
-    return token;
+    return { token, jti };
+  }
+
+  private async isLive(sessionId: string): Promise<boolean> {
+    const session = await this.prisma.session.findUnique({ where: { id: sessionId }, select: { revokedAt: true } });
+    return session !== null && session.revokedAt === null;
   }
 
   private refreshExpiry(): Date {
