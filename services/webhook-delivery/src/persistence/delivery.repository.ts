@@ -47,6 +47,8 @@ export interface NewEventDeliveries {
 // Raw SQL names: the models live in the "webhooks" PostgreSQL schema.
 const DELIVERY = Prisma.raw(`"webhooks"."Delivery"`);
 const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
+const DELIVERY_ATTEMPT = Prisma.raw(`"webhooks"."DeliveryAttempt"`);
+const DELIVERY_STATUS = Prisma.raw(`"webhooks"."DeliveryStatus"`);
 
 /**
  * Delivery records and the claim protocol that lets any number of instances share the work:
@@ -155,37 +157,27 @@ export class DeliveryRepository {
     return row ? { ...claim, ...row, leaseUntil } : null;
   }
 
-  /** Stores the outcome of an attempt and its history row; false when the lease was lost meanwhile. */
+  /**
+   * Stores the outcome of an attempt and its history row; false when the lease was lost meanwhile.
+   * One statement (the history row is inserted from the UPDATE's RETURNING), so it is atomic without
+   * a transaction: one round trip instead of four (BEGIN, UPDATE, INSERT, COMMIT).
+   */
   async recordAttempt(started: StartedAttempt, outcome: AttemptRecord, at: Date): Promise<boolean> {
     const attempt = started.attempt + 1;
-    return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.delivery.updateMany({
-        where: { id: started.id, attempt: started.attempt, nextRetryAt: started.leaseUntil },
-        data: {
-          attempt,
-          status: outcome.status,
-          responseStatus: outcome.responseStatus,
-          responseBody: outcome.responseBody,
-          nextRetryAt: outcome.nextRetryAt,
-          updatedAt: at,
-        },
-      });
-      if (count === 0) return false;
-      await tx.deliveryAttempt.create({
-        data: {
-          id: uuidv7(at.getTime()),
-          deliveryId: started.id,
-          attempt,
-          manual: started.manualRetry,
-          succeeded: outcome.succeeded,
-          responseStatus: outcome.responseStatus,
-          responseBody: outcome.responseBody,
-          durationMs: outcome.durationMs,
-          createdAt: at,
-        },
-      });
-      return true;
-    });
+    const rows = await this.prisma.$queryRaw<Array<{ id: string }>>`
+      WITH recorded AS (
+        UPDATE ${DELIVERY}
+        SET attempt = ${attempt}, status = ${outcome.status}::${DELIVERY_STATUS}, "responseStatus" = ${outcome.responseStatus},
+            "responseBody" = ${outcome.responseBody}, "nextRetryAt" = ${outcome.nextRetryAt}::timestamptz, "updatedAt" = ${at}
+        WHERE id = ${started.id}::uuid AND attempt = ${started.attempt} AND "nextRetryAt" = ${started.leaseUntil}
+        RETURNING id
+      )
+      INSERT INTO ${DELIVERY_ATTEMPT} (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
+      SELECT ${uuidv7(at.getTime())}::uuid, recorded.id, ${attempt}, ${started.manualRetry}, ${outcome.succeeded}, ${outcome.responseStatus},
+             ${outcome.responseBody}, ${outcome.durationMs}, ${at}
+      FROM recorded
+      RETURNING id::text AS id`;
+    return rows.length === 1;
   }
 
   /** Gives an unstarted claim back (shutting down): due again at once, for any instance. */
