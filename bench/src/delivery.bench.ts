@@ -1,0 +1,241 @@
+// `pnpm bench:delivery` (issue 15): webhook delivery throughput, latency and fairness, the product
+// beside a bare undici + HMAC loop, in one run, alternating, printing rates, ratios and p50/p99.
+//
+// The product runs as users run it, started by the e2e harness: embedded (one process, PGlite, the
+// in-process bus) and distributed (one process per service on the local PostgreSQL and Redis and
+// librdkafka's mock Kafka, found or started by @crm/testing). The receiver is on loopback in this process.
+//
+// 1. Throughput: W webhooks x N client creates = W*N deliveries; rate from the first to the last
+//    received. Peer: the same number of signed POSTs to the same receiver at the product's
+//    concurrency for one business (2 per webhook, at most WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS).
+// 2. Latency: creates at a fixed rate; create's HTTP response -> the signed POST received, p50/p99.
+// 3. Fairness: business A has many webhooks pointing at an endpoint that accepts and never answers
+//    (WEBHOOK_TIMEOUT_MS 3 s); business B's deliveries to a healthy endpoint: write -> received.
+//
+// Settings (environment; defaults take about 3 minutes on an idle 2-core machine):
+//   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=2  BENCH_WEBHOOKS=10  BENCH_CREATES=200
+//   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
+//   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0
+//   Product settings (WEBHOOK_*, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_SESSION_TIMEOUT_MS, ...) in the
+//   environment are passed through, e.g. KAFKA_FETCH_MAX_WAIT_MS=5000 for the kafkajs default.
+// It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
+import { spawnSync } from "node:child_process";
+import os from "node:os";
+import { startInfra, testInfra } from "@crm/testing";
+import { ROOT, startDistributed, startEmbedded, type RunningProduct } from "../../e2e/harness";
+import { runBareLoop } from "./delivery-peer";
+import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
+
+const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map((m) => m.trim()) as Array<"embedded" | "distributed">;
+const ROUNDS = num("BENCH_ROUNDS", 2);
+const WEBHOOKS = num("BENCH_WEBHOOKS", 10);
+const CREATES = num("BENCH_CREATES", 200);
+const LATENCY_RATES = (process.env.BENCH_LATENCY_RATES ?? "20,100").split(",").map(Number);
+const LATENCY_S = num("BENCH_LATENCY_S", 5);
+const FAIR_A_WEBHOOKS = num("BENCH_FAIR_A_WEBHOOKS", 200);
+const FAIR_A_CREATES = num("BENCH_FAIR_A_CREATES", 2);
+const FAIR_B_EVENTS = num("BENCH_FAIR_B_EVENTS", 20);
+const RECEIVER_DELAY_MS = num("BENCH_RECEIVER_DELAY_MS", 0);
+const PER_WEBHOOK = 2; // the product's in-flight cap per webhook
+const PER_BUSINESS = num("WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS", 20);
+const CONNECTIONS_PER_ORIGIN = 16; // the product dispatcher's pool per origin
+const CREATE_CONCURRENCY = 8;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await sleep(5);
+  }
+  return check();
+}
+
+class Api {
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+    readonly businessId: string,
+  ) {}
+
+  static async signUp(baseUrl: string, name: string): Promise<Api> {
+    const res = await fetch(`${baseUrl}/api/v1/auth/sign-up`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ businessName: `Bench ${name}`, email: `bench-${name}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`, password: "correct-horse-battery" }),
+    });
+    if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
+    const { data } = (await res.json()) as { data: { accessToken: string; business: { id: string } } };
+    return new Api(`${baseUrl}/api/v1`, data.accessToken, data.business.id);
+  }
+
+  private async post(path: string, body: object): Promise<{ id: string }> {
+    const res = await fetch(`${this.base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${this.token}` },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { data: { id: string } }).data;
+  }
+
+  async webhooks(count: number, url: string): Promise<void> {
+    await pool(count, CREATE_CONCURRENCY, (i) => this.post("/webhook", { url: `${url}?w=${i}`, events: ["client.created"] }));
+  }
+
+  /** Creates a client; resolves with its id and when the response arrived. */
+  async createClient(i: number): Promise<{ id: string; respondedAt: number }> {
+    const { id } = await this.post("/client", { firstName: `F${i}`, lastName: "Bench", email: `c${i}@example.test` });
+    return { id, respondedAt: performance.now() };
+  }
+}
+
+async function pool<T>(total: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(total);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async () => {
+      while (next < total) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}
+
+/** W webhooks x N creates: deliveries per second from the first received to the last. */
+async function productThroughput(baseUrl: string, receiver: BenchReceiver, round: number): Promise<{ rate: number; missing: number }> {
+  const api = await Api.signUp(baseUrl, `throughput-${round}`);
+  await api.webhooks(WEBHOOKS, receiver.okUrl);
+  const expected = WEBHOOKS * CREATES;
+  await pool(CREATES, CREATE_CONCURRENCY, (i) => api.createClient(i));
+  await waitUntil(() => receiver.of(api.businessId).length >= expected, 180_000);
+  const got = receiver.of(api.businessId);
+  const seconds = (got[got.length - 1]!.at - got[0]!.at) / 1000;
+  return { rate: got.length / seconds, missing: expected - got.length };
+}
+
+async function peerThroughput(receiver: BenchReceiver): Promise<number> {
+  const body = (i: number) =>
+    JSON.stringify({ event: "client.created", data: { id: `peer-${i}`, firstName: `F${i}`, lastName: "Bench", email: `c${i}@example.test` }, businessId: "peer", timestamp: new Date().toISOString() });
+  const run = await runBareLoop({
+    url: receiver.okUrl,
+    total: WEBHOOKS * CREATES,
+    concurrency: Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS),
+    connectionsPerOrigin: CONNECTIONS_PER_ORIGIN,
+    body,
+  });
+  if (run.failures) console.log(`  peer: ${run.failures} non-2xx`);
+  return run.sent / run.seconds;
+}
+
+/** Creates at `rate` per second for LATENCY_S; create response -> POST received, per event. */
+async function latency(baseUrl: string, receiver: BenchReceiver, rate: number): Promise<{ p50: number; p99: number; max: number; missing: number }> {
+  const api = await Api.signUp(baseUrl, `latency-${rate}`);
+  await api.webhooks(1, receiver.okUrl);
+  const total = Math.round(rate * LATENCY_S);
+  const started = performance.now();
+  const creates: Array<Promise<{ id: string; respondedAt: number }>> = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    creates.push(api.createClient(i));
+  }
+  const done = await Promise.all(creates);
+  await waitUntil(() => receiver.of(api.businessId).length >= total, 60_000);
+  const arrivedAt = new Map(receiver.of(api.businessId).map((a) => [a.recordId, a.at]));
+  const latencies = done.filter((c) => arrivedAt.has(c.id)).map((c) => Math.max(0, arrivedAt.get(c.id)! - c.respondedAt));
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies), missing: total - latencies.length };
+}
+
+/** A's many webhooks hang; B's deliveries to a healthy endpoint: create response -> received. */
+async function fairness(baseUrl: string, receiver: BenchReceiver): Promise<{ p50: number; max: number; missing: number }> {
+  const a = await Api.signUp(baseUrl, "fair-a");
+  const b = await Api.signUp(baseUrl, "fair-b");
+  await a.webhooks(FAIR_A_WEBHOOKS, receiver.hangUrl);
+  await b.webhooks(1, receiver.okUrl);
+  await pool(FAIR_A_CREATES, CREATE_CONCURRENCY, (i) => a.createClient(i));
+  await sleep(1_000); // A's attempts are hanging by now
+  const done: Array<{ id: string; respondedAt: number }> = [];
+  for (let i = 0; i < FAIR_B_EVENTS; i++) {
+    done.push(await b.createClient(i));
+    await sleep(50);
+  }
+  await waitUntil(() => receiver.of(b.businessId).length >= FAIR_B_EVENTS, 150_000);
+  const arrivedAt = new Map(receiver.of(b.businessId).map((x) => [x.recordId, x.at]));
+  const latencies = done.filter((c) => arrivedAt.has(c.id)).map((c) => Math.max(0, arrivedAt.get(c.id)! - c.respondedAt));
+  return { p50: percentile(latencies, 50), max: latencies.length ? Math.max(...latencies) : NaN, missing: FAIR_B_EVENTS - latencies.length };
+}
+
+/** Product settings from the environment, so a run can compare e.g. KAFKA_FETCH_MAX_WAIT_MS values. */
+function passedThroughSettings(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(WEBHOOK_|KAFKA_(FETCH|SESSION|HEARTBEAT))/.test(k))) as Record<string, string>;
+}
+
+const ms = (v: number) => `${v.toFixed(0).padStart(5)} ms`;
+
+async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiver): Promise<void> {
+  const extra = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", WEBHOOK_TIMEOUT_MS: "3000", ...passedThroughSettings() };
+  console.log(`\n== ${mode} ==  (starting the product ...)`);
+  const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
+  try {
+    console.log(`-- throughput: ${WEBHOOKS} webhooks x ${CREATES} creates = ${WEBHOOKS * CREATES} deliveries, receiver delay ${RECEIVER_DELAY_MS} ms; peer at ${Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS)} in flight`);
+    const ratios: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const p = await productThroughput(product.baseUrl, receiver, round);
+      const peer = await peerThroughput(receiver);
+      ratios.push(p.rate / peer);
+      console.log(`  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)}${p.missing ? `   MISSING ${p.missing}` : ""}`);
+    }
+    console.log(`  throughput ratio product/peer (median of rounds): ${percentile(ratios, 50).toFixed(2)}   goal >= 0.5`);
+
+    console.log(`-- latency: create response -> signed POST received (${LATENCY_S} s per rate)`);
+    for (const rate of LATENCY_RATES) {
+      const l = await latency(product.baseUrl, receiver, rate);
+      console.log(`  ${String(rate).padStart(4)} events/s: p50 ${ms(l.p50)}   p99 ${ms(l.p99)}   max ${ms(l.max)}${l.missing ? `   MISSING ${l.missing}` : ""}`);
+    }
+
+    console.log(`-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`);
+    const f = await fairness(product.baseUrl, receiver);
+    console.log(`  B write -> received: p50 ${ms(f.p50)}   max ${ms(f.max)}   goal max <= 1000 ms${f.missing ? `   MISSING ${f.missing} (still undelivered)` : ""}`);
+  } finally {
+    await product.stop().catch((err) => console.error(String(err)));
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`node ${process.version}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString()}`);
+  const build = spawnSync("node", ["scripts/build.mjs", "--if-stale"], { cwd: ROOT, stdio: "inherit" });
+  if (build.status !== 0) throw new Error("pnpm build failed");
+  const infra = MODES.includes("distributed") ? await startInfra((line) => console.log(line)) : undefined;
+  if (infra) {
+    if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("distributed mode needs PostgreSQL, Redis and Kafka (or kcat)");
+    // What jest's global setup would hand the e2e harness.
+    Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
+  }
+  const receiver = await startBenchReceiver({ delayMs: RECEIVER_DELAY_MS });
+  try {
+    for (const mode of MODES) await benchMode(mode, receiver);
+  } finally {
+    await receiver.close();
+    await infra?.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
