@@ -45,8 +45,11 @@ export class AttemptExecutor {
   /** Claims held (waiting for a slot or in flight), overall and per business. */
   private claims = 0;
   private readonly claimsPerBusiness = new Map<string, number>();
-  /** Businesses with first attempts left due in the database for want of room, in turn order. */
-  private readonly backlog = new Set<string>();
+  /**
+   * Businesses with first attempts left due in the database for want of room, in turn order, each
+   * with a count of deferrals (a deferral during a claim must not be forgotten when the claim ends).
+   */
+  private readonly backlog = new Map<string, number>();
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
   private readonly maxPendingPerBusiness: number;
@@ -74,7 +77,7 @@ export class AttemptExecutor {
     if (this.stopping || ids.length === 0) return Promise.resolve();
     const { businessId } = options;
     const limit = businessId === undefined ? ids.length : Math.min(ids.length, this.roomFor(businessId));
-    if (businessId !== undefined && limit < ids.length) this.backlog.add(businessId);
+    if (businessId !== undefined && limit < ids.length) this.backlog.set(businessId, (this.backlog.get(businessId) ?? 0) + 1);
     if (limit < 1) return Promise.resolve();
     // The room is taken before the claim query, so concurrent events cannot all see the same room.
     const reserved = businessId ?? "";
@@ -127,16 +130,18 @@ export class AttemptExecutor {
     const run = async (): Promise<void> => {
       do {
         this.pumpAgain = false;
-        for (const businessId of [...this.backlog]) {
+        for (const [businessId, deferrals] of [...this.backlog]) {
           if (this.stopping) return;
           const room = this.roomFor(businessId);
           if (room < batch) continue;
           const now = this.now();
           const claims = await this.options.deliveries.claimDue({ now, leaseUntil: this.leaseFrom(now), limit: room, firstAttemptsOf: businessId });
-          // Its turn is used: to the back of the line, or out of it when nothing more is due.
-          this.backlog.delete(businessId);
-          if (claims.length === room) this.backlog.add(businessId);
           this.run(claims);
+          // Its turn is used: to the back of the line, or out of it when nothing more is due and
+          // nothing was deferred meanwhile.
+          const latest = this.backlog.get(businessId) ?? 0;
+          this.backlog.delete(businessId);
+          if (claims.length === room || latest !== deferrals) this.backlog.set(businessId, latest);
         }
       } while (this.pumpAgain && this.backlog.size > 0);
     };
