@@ -159,10 +159,10 @@ async function latency(baseUrl: string, receiver: BenchReceiver, rate: number): 
 }
 
 /** A's many webhooks hang; B's deliveries to a healthy endpoint: create response -> received. */
-async function fairness(baseUrl: string, receiver: BenchReceiver): Promise<{ p50: number; max: number; missing: number }> {
+async function fairness(baseUrl: string, receiver: BenchReceiver, hanging: BenchReceiver): Promise<{ p50: number; max: number; missing: number }> {
   const a = await Api.signUp(baseUrl, "fair-a");
   const b = await Api.signUp(baseUrl, "fair-b");
-  await a.webhooks(FAIR_A_WEBHOOKS, receiver.hangUrl);
+  await a.webhooks(FAIR_A_WEBHOOKS, hanging.hangUrl);
   await b.webhooks(1, receiver.okUrl);
   await pool(FAIR_A_CREATES, CREATE_CONCURRENCY, (i) => a.createClient(i));
   await sleep(1_000); // A's attempts are hanging by now
@@ -184,7 +184,7 @@ function passedThroughSettings(): Record<string, string> {
 
 const ms = (v: number) => `${v.toFixed(0).padStart(5)} ms`;
 
-async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiver): Promise<void> {
+async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiver, hanging: BenchReceiver): Promise<void> {
   const extra = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", WEBHOOK_TIMEOUT_MS: "3000", ...passedThroughSettings() };
   console.log(`\n== ${mode} ==  (starting the product ...)`);
   const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
@@ -206,7 +206,7 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
     }
 
     console.log(`-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`);
-    const f = await fairness(product.baseUrl, receiver);
+    const f = await fairness(product.baseUrl, receiver, hanging);
     console.log(`  B write -> received: p50 ${ms(f.p50)}   max ${ms(f.max)}   goal max <= 1000 ms${f.missing ? `   MISSING ${f.missing} (still undelivered)` : ""}`);
   } finally {
     await product.stop().catch((err) => console.error(String(err)));
@@ -224,10 +224,13 @@ async function main(): Promise<void> {
     Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
   }
   const receiver = await startBenchReceiver({ delayMs: RECEIVER_DELAY_MS });
+  // Business A's endpoint is another origin, as another company's would be.
+  const hanging = await startBenchReceiver({ delayMs: 0 });
   try {
-    for (const mode of MODES) await benchMode(mode, receiver);
+    for (const mode of MODES) await benchMode(mode, receiver, hanging);
   } finally {
     await receiver.close();
+    await hanging.close();
     await infra?.stop();
   }
 }
