@@ -92,6 +92,30 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
     });
   });
 
+  it("stores an event's payload once, however many webhooks receive it, also when the event comes again", async () => {
+    const business = uuidv7();
+    const owner = api(service, principal(business));
+    const hooks = [];
+    for (let i = 0; i < 3; i++) hooks.push((await owner.post("/api/v1/webhook", { url: `${receiver.url}?n=${i}`, events: ["client.created"] }).expect(201)).body.data);
+    const event = clientCreated(business);
+    await publish(bus, [event]);
+    await waitFor(async () => (await service.prisma.delivery.count({ where: { eventId: event.id, status: "SUCCESS" } })) === 3, 10_000, 20);
+    // A fourth webhook subscribes, and the bus re-delivers the event (at least once).
+    hooks.push((await owner.post("/api/v1/webhook", { url: `${receiver.url}?n=3`, events: ["client.created"] }).expect(201)).body.data);
+    await publish(bus, [event]);
+    await waitFor(async () => (await service.prisma.delivery.count({ where: { eventId: event.id, status: "SUCCESS" } })) === 4, 10_000, 20);
+
+    const deliveries = await service.prisma.delivery.findMany({ where: { eventId: event.id } });
+    expect(new Set(deliveries.map((d) => d.webhookId))).toEqual(new Set(hooks.map((h) => h.id)));
+    expect(new Set(deliveries.map((d) => d.payloadId)).size).toBe(1);
+    const payloads = await service.prisma.payload.findMany({ where: { eventId: event.id } });
+    expect(payloads).toHaveLength(1);
+    // Every receiver got exactly the stored bytes.
+    const bodies = receiver.requests.filter((r) => deliveries.some((d) => d.id === r.headers["x-service-delivery-id"])).map((r) => r.rawBody);
+    expect(bodies).toHaveLength(4);
+    expect(new Set(bodies)).toEqual(new Set([payloads[0]!.body]));
+  });
+
   it("signs with the new secret after rotate-secret", async () => {
     const business = uuidv7();
     const owner = api(service, principal(business));

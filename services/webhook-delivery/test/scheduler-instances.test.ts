@@ -60,8 +60,9 @@ describePostgres("two service instances on one PostgreSQL database", () => {
     const hook = (await api(one, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] }).expect(201)).body.data;
     const due = new Date(Date.now() - 1000);
     const ids = Array.from({ length: 40 }, () => uuidv7());
+    await one.prisma.payload.createMany({ data: ids.map((id, i) => ({ id, body: `{"n":${i}}` })) });
     await one.prisma.delivery.createMany({
-      data: ids.map((id, i) => ({ id, webhookId: hook.id, businessId: business, eventId: uuidv7(), event: "quote.created", payload: `{"n":${i}}`, status: "RETRYING" as const, attempt: 1, nextRetryAt: due })),
+      data: ids.map((id) => ({ id, webhookId: hook.id, businessId: business, eventId: uuidv7(), event: "quote.created", payloadId: id, status: "RETRYING" as const, attempt: 1, nextRetryAt: due })),
     });
     // Both instances' timers run, and we race extra cycles of both on top.
     await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).scheduler.runOnce()));

@@ -47,6 +47,7 @@ export interface NewEventDeliveries {
 // Raw SQL names: the models live in the "webhooks" PostgreSQL schema.
 const DELIVERY = Prisma.raw(`"webhooks"."Delivery"`);
 const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
+const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
 const DELIVERY_ATTEMPT = Prisma.raw(`"webhooks"."DeliveryAttempt"`);
 const DELIVERY_STATUS = Prisma.raw(`"webhooks"."DeliveryStatus"`);
 
@@ -60,36 +61,42 @@ export class DeliveryRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   /**
-   * One PENDING record per webhook, due at once, in one statement; a re-delivered event hits the
-   * (webhookId, eventId) unique key and creates nothing. Returns only the records created now.
+   * One PENDING record per webhook, due at once, and the event's payload stored once for all of them,
+   * in one statement; a re-delivered event finds its payload (unique on the event id) and hits the
+   * (webhookId, eventId) unique key, so it creates nothing. Returns only the records created now.
    */
   async createForEvent(input: NewEventDeliveries): Promise<Array<Pick<Delivery, "id">>> {
     if (input.webhookIds.length === 0) return [];
-    return this.prisma.delivery.createManyAndReturn({
-      data: input.webhookIds.map((webhookId) => ({
-        id: uuidv7(input.now.getTime()),
-        webhookId,
-        businessId: input.businessId,
-        eventId: input.eventId,
-        event: input.event,
-        payload: input.payload,
-        status: "PENDING" as const,
-        attempt: 0,
-        // Due now: if the immediate attempt is lost in a crash, the retry cycle still sends it.
-        nextRetryAt: input.now,
-        createdAt: input.now,
-      })),
-      skipDuplicates: true,
-      select: { id: true },
-    });
+    const at = input.now.getTime();
+    const rows = Prisma.join(input.webhookIds.map((webhookId) => Prisma.sql`(${uuidv7(at)}::uuid, ${webhookId}::uuid)`));
+    return this.prisma.$queryRaw<Array<{ id: string }>>`
+      WITH payload AS (
+        INSERT INTO ${PAYLOAD} (id, "eventId", body, "createdAt")
+        VALUES (${uuidv7(at)}::uuid, ${input.eventId}, ${input.payload}, ${input.now}::timestamptz)
+        ON CONFLICT ("eventId") DO UPDATE SET "eventId" = EXCLUDED."eventId"
+        RETURNING id
+      )
+      INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
+      SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, payload.id,
+             'PENDING'::${DELIVERY_STATUS}, 0,
+             -- Due now: if the immediate attempt is lost in a crash, the retry cycle still sends it.
+             ${input.now}::timestamptz, ${input.now}::timestamptz, ${input.now}::timestamptz
+      FROM payload, (VALUES ${rows}) AS v(id, "webhookId")
+      ON CONFLICT ("webhookId", "eventId") DO NOTHING
+      RETURNING id::text AS id`;
   }
 
   /** A test delivery: PENDING, never due (nextRetryAt null), so no HTTP call is ever made. */
-  createTest(input: { webhookId: string; businessId: string; event: string; payload: string; now: Date }): Promise<Delivery> {
-    const { now, ...fields } = input;
-    return this.prisma.delivery.create({
-      data: { id: uuidv7(now.getTime()), ...fields, eventId: null, status: "PENDING", attempt: 0, nextRetryAt: null, createdAt: now, updatedAt: now },
-    });
+  async createTest(input: { webhookId: string; businessId: string; event: string; payload: string; now: Date }): Promise<Delivery> {
+    const { now, payload, ...fields } = input;
+    const payloadId = uuidv7(now.getTime());
+    const [, delivery] = await this.prisma.$transaction([
+      this.prisma.payload.create({ data: { id: payloadId, eventId: null, body: payload, createdAt: now } }),
+      this.prisma.delivery.create({
+        data: { id: uuidv7(now.getTime()), ...fields, eventId: null, payloadId, status: "PENDING", attempt: 0, nextRetryAt: null, createdAt: now, updatedAt: now },
+      }),
+    ]);
+    return delivery;
   }
 
   async list(webhookId: string, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {
@@ -149,10 +156,10 @@ export class DeliveryRepository {
       Array<{ event: string; payload: string; manualRetry: boolean; url: string; secret: string; webhookActive: boolean }>
     >`
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${leaseUntil}
-      FROM ${WEBHOOK} AS w
+      FROM ${WEBHOOK} AS w, ${PAYLOAD} AS p
       WHERE d.id = ${claim.id}::uuid AND d.attempt = ${claim.attempt} AND d."nextRetryAt" = ${claim.leaseUntil}
-        AND d.status IN ('PENDING', 'RETRYING') AND w.id = d."webhookId"
-      RETURNING d.event, d.payload, d."manualRetry", w.url, w.secret, w."isActive" AS "webhookActive"`;
+        AND d.status IN ('PENDING', 'RETRYING') AND w.id = d."webhookId" AND p.id = d."payloadId"
+      RETURNING d.event, p.body AS payload, d."manualRetry", w.url, w.secret, w."isActive" AS "webhookActive"`;
     const row = rows[0];
     return row ? { ...claim, ...row, leaseUntil } : null;
   }
