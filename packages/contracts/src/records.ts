@@ -93,6 +93,19 @@ const text = (max: number) => z.string().min(1).max(max);
 const optionalText = (max: number) => z.string().max(max).nullable().optional();
 const email = z.email({ message: "Invalid email address" }).max(RECORD_LIMITS.email).openapi({ example: "ada@example.com" });
 
+/**
+ * Most related records one parent carries per to-many relation in a response (`include=invoices`,
+ * the default `contacts`): the newest ones (createdAt desc, id desc). Beyond it the relation holds
+ * those and the parent gains `<relation>Truncated: true`; list the rest with the relation's own list
+ * endpoint (e.g. `GET /invoice?where=clientId:<id>`). Configurable per deployment (INCLUDE_MAX_PER_RELATION).
+ */
+export const DEFAULT_INCLUDE_MAX_PER_RELATION = 100;
+
+/** The field that says a to-many relation was cut to the include cap. */
+export function truncatedRelationField(relation: string): string {
+  return `${relation}Truncated`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writable fields per entity (decisions §2). Defaults are the database's (isActive true, status
 // DRAFT, currency USD, unitPrice 0, isPrimary false), so update schemas are exact partials.
@@ -267,12 +280,26 @@ export const quoteSchema = z
   })
   .openapi("Quote");
 
+const capNote = `At most ${DEFAULT_INCLUDE_MAX_PER_RELATION} records, the newest first.`;
+const truncatedFlag = (relation: string, entity: RecordEntity) =>
+  z
+    .literal(true)
+    .optional()
+    .openapi({
+      description:
+        `Present, and true, only when the client has more ${relation} than the include cap (${DEFAULT_INCLUDE_MAX_PER_RELATION}): ` +
+        `${relation} then holds the newest ones; list them all with GET /api/v1/${entity}?where=clientId:<id>.`,
+    });
+
 export const clientSchema = z
   .object({
     ...clientFields,
-    contacts: z.array(contactSchema).optional().openapi({ description: "Default relation; remove with include=-contacts" }),
-    invoices: z.array(invoiceSchema.omit({ client: true })).optional().openapi({ description: "Only with include=invoices" }),
-    quotes: z.array(quoteSchema.omit({ client: true })).optional().openapi({ description: "Only with include=quotes" }),
+    contacts: z.array(contactSchema).optional().openapi({ description: `Default relation; remove with include=-contacts. ${capNote}` }),
+    [truncatedRelationField("contacts")]: truncatedFlag("contacts", "contact"),
+    invoices: z.array(invoiceSchema.omit({ client: true })).optional().openapi({ description: `Only with include=invoices. ${capNote}` }),
+    [truncatedRelationField("invoices")]: truncatedFlag("invoices", "invoice"),
+    quotes: z.array(quoteSchema.omit({ client: true })).optional().openapi({ description: `Only with include=quotes. ${capNote}` }),
+    [truncatedRelationField("quotes")]: truncatedFlag("quotes", "quote"),
   })
   .openapi("Client");
 
@@ -384,6 +411,9 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       method: "get",
       path: `/api/v1/${entity}`,
       summary: `List ${name}s of the caller's business (permission ${resource}.read)`,
+      description:
+        "An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: " +
+        "ask for a smaller perPage or fewer relations.",
       request: { query: listQuery(contract.relations) },
       responses: { 200: { description: "A page of records with pagination meta", ...jsonContent(listEnvelope(contract.view)) }, ...errorResponses([400001, 400011, 400019]) },
     });

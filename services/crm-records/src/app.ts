@@ -16,6 +16,8 @@ export interface AppDeps {
   onCommitted?: () => void;
   /** True on PostgreSQL: list data and count read one REPEATABLE READ snapshot. */
   snapshotIsolation?: boolean;
+  /** Most related records per parent and to-many relation in a response (INCLUDE_MAX_PER_RELATION). */
+  includeMaxPerRelation?: number;
 }
 
 /** The crm-records HTTP app, not listening (tests drive it in-process). */
@@ -25,6 +27,7 @@ export function createApp(deps: AppDeps): Express {
     definitions: entityDefinitions,
     onCommitted: deps.onCommitted,
     snapshotIsolation: deps.snapshotIsolation,
+    includeMaxPerRelation: deps.includeMaxPerRelation,
   });
   return createServiceApp({
     logger: deps.logger,

@@ -44,6 +44,7 @@ export async function start(config: RecordsConfig): Promise<RunningService> {
     internalTokenSecret,
     onCommitted: () => relay.kick(),
     snapshotIsolation: db.kind === "postgres",
+    includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
     readiness: [
       { name: "database", check: () => db.ping() },
       { name: "bus", check: () => bus.ping() },

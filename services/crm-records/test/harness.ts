@@ -11,6 +11,7 @@ import { createLogger } from "@crm/logger";
 import { signInternalToken } from "@crm/service-kit";
 import { createTestDatabase } from "@crm/testing";
 import { createApp } from "../src/app";
+import { loadConfig } from "../src/config";
 import { createPrismaClient, type PrismaClient } from "../src/persistence/prisma";
 import { MIGRATIONS_DIR } from "../src/start";
 
@@ -46,7 +47,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function openHarness(mode: Mode, options: { onCommitted?: () => void } = {}): Promise<Harness> {
+export async function openHarness(mode: Mode, options: { onCommitted?: () => void; config?: NodeJS.ProcessEnv } = {}): Promise<Harness> {
   let dataDir: string | undefined;
   let drop: (() => Promise<void>) | undefined;
   let db: Database;
@@ -59,7 +60,16 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
     db = await openDatabase({ url: created.url, dataDir: os.tmpdir(), schema: "records", migrationsDir: MIGRATIONS_DIR, migrate: true, poolSize: 25 });
   }
   const prisma = createPrismaClient(db.adapter);
-  const app = createApp({ logger, prisma, internalTokenSecret: SECRET, onCommitted: options.onCommitted, snapshotIsolation: mode === "postgres" });
+  // Settings the app takes from configuration, parsed as the service parses them.
+  const config = loadConfig({ INTERNAL_TOKEN_SECRET: SECRET, ...options.config });
+  const app = createApp({
+    logger,
+    prisma,
+    internalTokenSecret: SECRET,
+    onCommitted: options.onCommitted,
+    snapshotIsolation: mode === "postgres",
+    includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
+  });
   return {
     mode,
     app,

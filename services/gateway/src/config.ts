@@ -27,6 +27,8 @@ const schema = z.object({
   TRUST_PROXY_HOPS: env.int(0),
   /** Time a forwarded request may take before the gateway answers 503000. */
   UPSTREAM_TIMEOUT_MS: env.int(30000, 1),
+  /** Largest answer body the gateway buffers from a service; beyond it the caller gets 500000. */
+  UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
   LOG_LEVEL: env.logLevel(),
 });
 

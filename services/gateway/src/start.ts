@@ -25,7 +25,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<RunningSer
     "webhook-delivery": config.WEBHOOK_DELIVERY_URL,
   };
   const security = createSecurity({ config: { ...config, JWT_SECRET: jwtSecret }, kv, redisUrl: config.REDIS_URL, identityUrl: config.IDENTITY_URL, internalTokenSecret, logger });
-  const forwarder = new Forwarder({ services, internalTokenSecret, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+  const forwarder = new Forwarder({ services, internalTokenSecret, timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES });
   const app = createApp({
     logger,
     security,

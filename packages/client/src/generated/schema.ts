@@ -1816,7 +1816,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List clients of the caller's business (permission clients.read) */
+        /**
+         * List clients of the caller's business (permission clients.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -2466,7 +2469,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List contacts of the caller's business (permission contacts.read) */
+        /**
+         * List contacts of the caller's business (permission contacts.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -3104,7 +3110,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List invoices of the caller's business (permission invoices.read) */
+        /**
+         * List invoices of the caller's business (permission invoices.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -3742,7 +3751,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List quotes of the caller's business (permission quotes.read) */
+        /**
+         * List quotes of the caller's business (permission quotes.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4380,7 +4392,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List products of the caller's business (permission products.read) */
+        /**
+         * List products of the caller's business (permission products.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5018,7 +5033,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List services of the caller's business (permission services.read) */
+        /**
+         * List services of the caller's business (permission services.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5656,7 +5674,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List employees of the caller's business (permission employees.read) */
+        /**
+         * List employees of the caller's business (permission employees.read)
+         * @description An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: ask for a smaller perPage or fewer relations.
+         */
         get: {
             parameters: {
                 query?: {
@@ -7405,9 +7426,14 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            /** @description Default relation; remove with include=-contacts */
+            /** @description Default relation; remove with include=-contacts. At most 100 records, the newest first. */
             contacts?: components["schemas"]["Contact"][];
-            /** @description Only with include=invoices */
+            /**
+             * @description Present, and true, only when the client has more contacts than the include cap (100): contacts then holds the newest ones; list them all with GET /api/v1/contact?where=clientId:<id>.
+             * @enum {boolean}
+             */
+            contactsTruncated?: true;
+            /** @description Only with include=invoices. At most 100 records, the newest first. */
             invoices?: {
                 id: string;
                 businessId: string;
@@ -7437,7 +7463,12 @@ export interface components {
                 /** Format: date-time */
                 updatedAt: string;
             }[];
-            /** @description Only with include=quotes */
+            /**
+             * @description Present, and true, only when the client has more invoices than the include cap (100): invoices then holds the newest ones; list them all with GET /api/v1/invoice?where=clientId:<id>.
+             * @enum {boolean}
+             */
+            invoicesTruncated?: true;
+            /** @description Only with include=quotes. At most 100 records, the newest first. */
             quotes?: {
                 id: string;
                 businessId: string;
@@ -7465,6 +7496,11 @@ export interface components {
                 /** Format: date-time */
                 updatedAt: string;
             }[];
+            /**
+             * @description Present, and true, only when the client has more quotes than the include cap (100): quotes then holds the newest ones; list them all with GET /api/v1/quote?where=clientId:<id>.
+             * @enum {boolean}
+             */
+            quotesTruncated?: true;
         };
         ClientCreate: {
             firstName: string;

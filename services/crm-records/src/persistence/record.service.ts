@@ -1,7 +1,7 @@
 // The one generic service behind all seven entities: list (data + count in one snapshot), get,
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
-import { isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput } from "@crm/contracts";
+import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput } from "@crm/contracts";
 import { AppError, validationError } from "@crm/errors";
 import {
   DEFAULT_ORDER_BY,
@@ -18,6 +18,7 @@ import { querySpecOf, type EntityDefinition } from "../entities";
 import { formatScaled, ITEM_DECIMALS, toScaled, totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
 import { guardUuidFilters } from "../domain/where-guard";
+import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
 import { nextDocumentNumber } from "./document-number";
 import { appendEvent, buildEnvelope } from "./outbox.writer";
 import { delegateOf, isPrismaError, type PrismaClient, type Tx } from "./prisma";
@@ -29,6 +30,8 @@ export interface RecordServiceOptions {
   onCommitted?: () => void;
   /** PGlite runs one transaction at a time anyway; PostgreSQL needs an explicit snapshot for data + count. */
   snapshotIsolation?: boolean;
+  /** Most related records per parent and to-many relation in a response (default 100). */
+  includeMaxPerRelation?: number;
 }
 
 type Input = Record<string, unknown>;
@@ -74,7 +77,7 @@ export class RecordService {
       this.options.snapshotIsolation ? { isolationLevel: "RepeatableRead" } : undefined,
     ) as unknown as [Row[], number];
     return {
-      data: rows.map((row) => serializeRecord(definition, row, this.options.definitions, true)),
+      data: rows.map((row) => this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true))),
       meta: paginationMeta(total, parsed.page, parsed.perPage),
     };
   }
@@ -85,7 +88,7 @@ export class RecordService {
     const include = this.includeArgs(definition, relations, businessId);
     const row = await delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId }, ...(include ? { include } : {}) });
     if (!row) throw new AppError(404001);
-    return serializeRecord(definition, row, this.options.definitions, true);
+    return this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
   }
 
   async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
@@ -223,6 +226,14 @@ export class RecordService {
     return data;
   }
 
+  private get includeCap(): number {
+    return this.options.includeMaxPerRelation ?? DEFAULT_INCLUDE_MAX_PER_RELATION;
+  }
+
+  private withIncludeCap(definition: EntityDefinition, view: RecordView): RecordView {
+    return capIncludedRelations(view, definition, this.includeCap);
+  }
+
   private baseInclude(definition: EntityDefinition): { include?: Record<string, unknown> } {
     return definition.document ? { include: { [definition.document.itemsRelation]: ITEMS_ORDER } } : {};
   }
@@ -234,7 +245,12 @@ export class RecordService {
       const relation = definition.relations[name]!;
       const target = this.options.definitions[relation.target];
       const nested = this.baseInclude(target);
-      include[name] = relation.kind === "many" ? { where: { businessId }, orderBy: DEFAULT_ORDER, ...nested } : nested.include ? nested : true;
+      include[name] =
+        relation.kind === "many"
+          ? { where: { businessId }, orderBy: DEFAULT_ORDER, take: includedRowsToRead(this.includeCap), ...nested }
+          : nested.include
+            ? nested
+            : true;
     }
     return Object.keys(include).length > 0 ? include : undefined;
   }

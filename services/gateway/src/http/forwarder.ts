@@ -1,6 +1,8 @@
 // Forwards a public request to the service that owns it, over a keep-alive pool per service, with
-// the internal token that names the caller. The service's answer is passed back unchanged.
-import { Pool, type Dispatcher } from "undici";
+// the internal token that names the caller. The service's answer is passed back unchanged, up to
+// `maxResponseBytes`: undici stops reading beyond it, so one huge answer cannot grow the gateway's
+// memory; the caller gets 500000 (see the README's Limits) and the cause is logged.
+import { errors as undiciErrors, Pool, type Dispatcher } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
 import { AppError } from "@crm/errors";
@@ -22,6 +24,8 @@ export interface ForwarderOptions {
   services: Record<Exclude<ServiceName, "gateway">, string>;
   internalTokenSecret: string;
   timeoutMs: number;
+  /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number;
 }
 
 export class Forwarder {
@@ -29,7 +33,7 @@ export class Forwarder {
 
   constructor(private readonly options: ForwarderOptions) {
     for (const url of Object.values(options.services)) {
-      if (!this.pools.has(url)) this.pools.set(url, new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 }));
+      if (!this.pools.has(url)) this.pools.set(url, new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes }));
     }
   }
 
@@ -59,12 +63,36 @@ export class Forwarder {
     } catch (cause) {
       throw new AppError(503000, undefined, { cause });
     }
-    const body = Buffer.from(await response.body.arrayBuffer());
+    const declaredLength = Number(response.headers["content-length"]);
+    if (declaredLength > this.options.maxResponseBytes) {
+      response.body.destroy();
+      throw this.tooLarge(service, req, declaredLength);
+    }
+    let body: Buffer;
+    try {
+      body = Buffer.from(await response.body.arrayBuffer());
+    } catch (err) {
+      if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw this.tooLarge(service, req, undefined);
+      throw err;
+    }
     const passed: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined && PASSED_RESPONSE_HEADERS.has(name)) passed[name] = value;
     }
     return { status: response.statusCode, headers: passed, body };
+  }
+
+  /**
+   * 500000, not 503000: the service is up and answered; the answer is beyond what the gateway is
+   * built to relay, and the same request would be refused again, so nothing invites a retry.
+   * The caller's remedy is a smaller page or fewer relations.
+   */
+  private tooLarge(service: string, req: Request, declaredLength: number | undefined): AppError {
+    (req.log ?? console).error(
+      { service, path: req.originalUrl, limitBytes: this.options.maxResponseBytes, ...(declaredLength !== undefined ? { contentLength: declaredLength } : {}) },
+      "service answer larger than UPSTREAM_MAX_RESPONSE_BYTES: not relayed, answered 500000",
+    );
+    return new AppError(500000);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,102 @@
+// The gateway's buffer cap (issue 16, item 4): a service answer larger than
+// UPSTREAM_MAX_RESPONSE_BYTES is not relayed (500000, cause logged), and it is not read to the end
+// either: undici stops at the limit, so the gateway's memory does not grow with the answer.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Request } from "express";
+import { isAppError } from "@crm/errors";
+import { loadConfig } from "../config";
+import { Forwarder } from "./forwarder";
+
+const CAP = 4096;
+const HUGE_STREAM_BYTES = 64 * 1024 * 1024;
+
+describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
+  let server: http.Server;
+  let forwarder: Forwarder;
+  let streamed: Promise<number>;
+  let reportStreamed: (bytes: number) => void;
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === "/fits") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: "x".repeat(CAP - 20) }));
+      if (req.url === "/declared") return void res.writeHead(200, { "content-length": String(CAP + 1) }).end("x".repeat(CAP + 1));
+      // Chunked, no length announced, far larger than any buffer on the way: count what leaves.
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      let written = 0;
+      res.on("close", () => reportStreamed(written));
+      const pump = () => {
+        while (written < HUGE_STREAM_BYTES && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const config = loadConfig({ UPSTREAM_MAX_RESPONSE_BYTES: String(CAP), CRM_RECORDS_URL: url, IDENTITY_URL: url, WEBHOOK_DELIVERY_URL: url });
+    forwarder = new Forwarder({
+      services: { identity: config.IDENTITY_URL, "crm-records": config.CRM_RECORDS_URL, "webhook-delivery": config.WEBHOOK_DELIVERY_URL },
+      internalTokenSecret: "forwarder-test-secret-0123456789abcdef",
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
+    });
+  });
+  afterAll(async () => {
+    await forwarder?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  const logged: object[] = [];
+  function request(path: string): Request {
+    return {
+      method: "GET",
+      originalUrl: path,
+      requestId: "req-1",
+      ip: "127.0.0.1",
+      protocol: "http",
+      headers: {},
+      log: { error: (obj: object) => void logged.push(obj) },
+    } as unknown as Request;
+  }
+
+  async function refusal(path: string): Promise<unknown> {
+    return forwarder.forward("crm-records", request(path), undefined).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  }
+
+  it("relays an answer within the cap unchanged", async () => {
+    const answer = await forwarder.forward("crm-records", request("/fits"), undefined);
+    expect(answer.status).toBe(200);
+    expect(answer.body.length).toBeLessThanOrEqual(CAP);
+  });
+
+  it("refuses an answer that announces a larger length, with 500000, and logs why", async () => {
+    const err = await refusal("/declared");
+    expect(isAppError(err) && err.code).toBe(500000);
+    expect(logged.at(-1)).toMatchObject({ service: "crm-records", path: "/declared", limitBytes: CAP, contentLength: CAP + 1 });
+  });
+
+  it("stops reading a streamed answer at the cap instead of buffering it", async () => {
+    streamed = new Promise((resolve) => (reportStreamed = resolve));
+    const err = await refusal("/stream");
+    expect(isAppError(err) && err.code).toBe(500000);
+    expect(logged.at(-1)).toMatchObject({ service: "crm-records", path: "/stream", limitBytes: CAP });
+    // The connection was cut: the service wrote only what socket buffers held, not the 64 MiB.
+    expect(await streamed).toBeLessThan(HUGE_STREAM_BYTES / 4);
+  });
+
+  it("keeps serving after a refusal", async () => {
+    expect((await forwarder.forward("crm-records", request("/fits"), undefined)).status).toBe(200);
+  });
+
+  it("defaults to 32 MiB", () => {
+    expect(loadConfig({}).UPSTREAM_MAX_RESPONSE_BYTES).toBe(32 * 1024 * 1024);
+  });
+});
