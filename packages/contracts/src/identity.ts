@@ -175,7 +175,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     request: { body: { required: true, ...jsonContent(signUpSchema) } },
     responses: {
       201: { description: "Signed up and signed in", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(sessionDataSchema)) },
-      ...errorResponses([409001], [...PUBLIC_ERRORS, 403000]),
+      ...errorResponses([409001, 503000], [...PUBLIC_ERRORS, 403000]),
     },
   });
   publicRoute({
@@ -186,7 +186,7 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     request: { body: { required: true, ...jsonContent(signInSchema) } },
     responses: {
       200: { description: "Signed in", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(sessionDataSchema)) },
-      ...errorResponses([401001, 401015], PUBLIC_ERRORS),
+      ...errorResponses([401001, 401015, 503000], PUBLIC_ERRORS),
     },
   });
   publicRoute({
@@ -199,14 +199,14 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     },
     responses: {
       200: { description: "New access token; new refresh cookie", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(accessTokenDataSchema)) },
-      ...errorResponses([401012, 401013], PUBLIC_ERRORS),
+      ...errorResponses([401012, 401013, 503000], PUBLIC_ERRORS),
     },
   });
   route("Auth", {
     method: "post",
     path: "/api/v1/auth/logout",
     summary: "End the session: the access token and the session's refresh token stop working; the cookie is cleared",
-    responses: { 204: { description: "Signed out; no body" }, ...errorResponses([]) },
+    responses: { 204: { description: "Signed out; no body" }, ...errorResponses([503000]) },
   });
   route("Auth", {
     method: "get",

@@ -221,7 +221,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -351,7 +351,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -479,7 +479,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -567,7 +567,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description A service behind the gateway is unavailable (503000) */
+                /** @description 503000 Service unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;

@@ -2,8 +2,8 @@
 // change, filled on a gateway's miss.
 import { isPermission, type Permission } from "@crm/contracts";
 import type { ApiKeyAuthState, AuthCache, UserAuthState } from "@crm/auth-cache";
-import { AppError } from "@crm/errors";
 import type { ApiKey, PrismaClient, User } from "../persistence/prisma";
+import { published } from "./published";
 
 export function userState(user: User): UserAuthState {
   return { v: 1, userId: user.id, deleted: false, businessId: user.businessId, role: user.role };
@@ -56,15 +56,3 @@ export class AuthStateService {
   }
 }
 
-/**
- * A write-through that did not reach the store leaves the gateways on the old state (a revoked key
- * still accepted until its entry expires), so the request must not answer as if it had worked:
- * 503000 tells the client to retry, and every write path re-publishes on a retry.
- */
-async function published(write: Promise<void>): Promise<void> {
-  try {
-    await write;
-  } catch (cause) {
-    throw new AppError(503000, undefined, { cause });
-  }
-}

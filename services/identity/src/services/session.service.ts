@@ -6,6 +6,7 @@ import { uuidv7 } from "@crm/contracts";
 import { AppError } from "@crm/errors";
 import { digestToken, newRefreshToken } from "../domain/opaque-token";
 import type { PrismaClient, User } from "../persistence/prisma";
+import { published } from "./published";
 
 export interface SessionTtls {
   accessTokenTtlS: number;
@@ -87,7 +88,7 @@ export class SessionService {
     // (which follows its commit) finds the jti already published and removes it. Either way the
     // revocation wins, and revoke() itself needs no atomic read-and-delete.
     if (!(await this.isLive(session.id))) {
-      await this.cache.withdrawAccessToken(jti, session.id);
+      await published(this.cache.withdrawAccessToken(jti, session.id));
       throw new AppError(401012);
     }
     return { accessToken, refreshToken: next, sessionId: session.id };
@@ -100,7 +101,8 @@ export class SessionService {
    */
   async revoke(sessionId: string): Promise<void> {
     await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
-    await this.cache.revokeSessionAccessTokens(sessionId);
+    // A retry (of a logout answered 503000) repeats this cleanup: the UPDATE above is then a no-op.
+    await published(this.cache.revokeSessionAccessTokens(sessionId));
   }
 
   /** Every session of a user (deletion, password change). */
@@ -112,7 +114,7 @@ export class SessionService {
   private async issueAccessToken(user: User, sessionId: string): Promise<{ token: string; jti: string }> {
     const jti = uuidv7();
     const token = this.codec.sign({ sub: user.id, businessId: user.businessId, jti, sid: sessionId }, this.ttls.accessTokenTtlS);
-    await this.cache.allowAccessToken(jti, sessionId, this.ttls.accessTokenTtlS * 1000);
+    await published(this.cache.allowAccessToken(jti, sessionId, this.ttls.accessTokenTtlS * 1000));
     return { token, jti };
   }
 

@@ -1,6 +1,6 @@
 // Revocation is retry-safe (issue 16 item 5): when the write-through to the shared store fails, the
 // client is told to retry (503000) instead of 200, and the retry publishes the revoked state even
-// though the database already says revoked, so the gateways refuse the key from then on.
+// though the database already says revoked, so the gateways refuse the key (or session) from then on.
 import { digestApiKey } from "@crm/auth-cache";
 import { testInfra } from "@crm/testing";
 import { FlakyKvStore } from "./flaky-kv-store";
@@ -85,5 +85,20 @@ describe("API key revocation when the store fails", () => {
     expect(await h.cache.readApiKey(adminDigest)).toMatchObject({ revoked: true });
     // The owner's own key was not touched.
     expect(await h.cache.readApiKey(digest)).toMatchObject({ revoked: false });
+  });
+
+  it("a logout whose allow-list cleanup fails answers 503000, and its retry ends the session", async () => {
+    const email = uniqueEmail("leaver");
+    const up = await h.pub("/api/v1/auth/sign-up").send({ businessName: "Acme", email, password: PASSWORD });
+    const principal = await h.principalOf(up.body.data.accessToken);
+
+    kv.failWritesTo = (key) => key.startsWith("auth:at:");
+    expect((await h.as(principal, "post", "/api/v1/auth/logout")).body.error.code).toBe(503000);
+    // The session is marked revoked, but the token is still on the allow-list: the gateway would take it.
+    expect(await h.cache.allowedAccessToken(principal.jti!)).toBe(principal.sessionId);
+
+    kv.failWritesTo = undefined;
+    expect((await h.as(principal, "post", "/api/v1/auth/logout")).status).toBe(204);
+    await expect(h.principalOf(up.body.data.accessToken)).rejects.toThrow("401011");
   });
 });
