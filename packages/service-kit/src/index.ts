@@ -6,3 +6,4 @@ export { createServiceApp, readinessHandler, type ServiceAppOptions, type Readin
 export { listen, runProcess, type ListeningServer, type RunningService } from "./lifecycle";
 export { serviceConfigFields } from "./config-fields";
 export { startPeriodicJob, type PeriodicJob, type PeriodicJobOptions } from "./periodic-job";
+export { startRetention, retentionConfigFields, type Retention, type RetentionRule, type RetentionOptions } from "./retention";
