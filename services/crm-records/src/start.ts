@@ -5,10 +5,11 @@ import { uuidv7 } from "@crm/contracts";
 import { openDatabase } from "@crm/database";
 import { openEventBus, OutboxRelay } from "@crm/event-bus";
 import { createLogger } from "@crm/logger";
-import { listen, type RunningService } from "@crm/service-kit";
+import { listen, startRetention, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
+import { outboxRetentionRule } from "./persistence/outbox-retention";
 import { PrismaOutboxStore } from "./persistence/prisma-outbox.store";
 
 export const SERVICE_NAME = "crm-records";
@@ -16,8 +17,13 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
 /** Shared with the gateway and the other services in single-machine mode (file name under DATA_DIR/secrets). */
 export const INTERNAL_TOKEN_SECRET_NAME = "internal-token-secret";
 
-/** logger -> database -> Prisma -> bus -> outbox relay -> app -> listen; stop() undoes it in reverse. */
-export async function start(config: RecordsConfig): Promise<RunningService> {
+/** A running crm-records, plus its retention job for tests and tools. */
+export interface RecordsService extends RunningService {
+  retention: Retention;
+}
+
+/** logger -> database -> Prisma -> bus -> outbox relay -> retention -> app -> listen; stop() undoes it in reverse. */
+export async function start(config: RecordsConfig): Promise<RecordsService> {
   const logger = createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL });
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, INTERNAL_TOKEN_SECRET_NAME);
   const db = await openDatabase({
@@ -37,6 +43,12 @@ export async function start(config: RecordsConfig): Promise<RunningService> {
     intervalMs: config.OUTBOX_POLL_INTERVAL_MS,
   });
   relay.start();
+  const retention = startRetention({
+    rules: [outboxRetentionRule(prisma, config.OUTBOX_RETENTION_MS)],
+    intervalMs: config.RETENTION_INTERVAL_MS,
+    batchSize: config.RETENTION_BATCH_SIZE,
+    logger,
+  });
 
   const app = createApp({
     logger,
@@ -58,11 +70,13 @@ export async function start(config: RecordsConfig): Promise<RunningService> {
     name: SERVICE_NAME,
     url: server.url,
     port: server.port,
+    retention,
     stop: () =>
       (stopped ??= (async () => {
         await server.close();
         // Flushes what is pending once more; whatever cannot be published stays in the outbox.
         await relay.stop();
+        await retention.stop();
         await bus.close();
         await prisma.$disconnect();
         await db.close();

@@ -37,6 +37,8 @@ describe("start", () => {
         body: JSON.stringify({ firstName: "Start", lastName: "Up" }),
       });
       expect(created.status).toBe(201);
+      // Retention runs on its own; a run now finds nothing old enough (OUTBOX_RETENTION_MS, 7 days).
+      expect(await service.retention.runNow()).toEqual({ "outbox events": 0 });
     } finally {
       // No consumer listens on the in-process bus here: the flush fails softly and the event stays pending.
       await service.stop();

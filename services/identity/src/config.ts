@@ -1,14 +1,17 @@
 import { env, parseEnv, z } from "@crm/config";
-import { serviceConfigFields } from "@crm/service-kit";
+import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 
 /** Everything the identity service reads from the environment (decisions §1). */
 export const configSchema = z.object({
   ...serviceConfigFields,
+  ...retentionConfigFields,
   PORT: env.port(4001),
   /** Access-token signing key; generated under DATA_DIR when unset, exactly as the gateway does. */
   JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   ACCESS_TOKEN_TTL_S: env.int(1800, 1),
   REFRESH_TOKEN_TTL_S: env.int(86400, 1),
+  /** Expired or revoked sessions and expired refresh tokens are deleted this long after (1 day). */
+  SESSION_RETENTION_GRACE_MS: env.int(24 * 3_600_000, 0),
   ALLOW_SIGN_UP: env.bool(true),
   /** log2 of scrypt's N. 17 is OWASP's recommendation; tests lower it to stay fast. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),

@@ -3,14 +3,20 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openDatabase } from "@crm/database";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { listen, type RunningService } from "@crm/service-kit";
+import { listen, startRetention, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { IdentityConfig } from "./config";
 import { PrismaClient } from "./persistence/prisma";
+import { sessionRetentionRules } from "./persistence/session-retention";
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
 
-export async function start(config: Readonly<IdentityConfig>): Promise<RunningService> {
+/** A running identity service, plus its retention job for tests and tools. */
+export interface IdentityService extends RunningService {
+  retention: Retention;
+}
+
+export async function start(config: Readonly<IdentityConfig>): Promise<IdentityService> {
   const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
   const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt-secret");
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
@@ -38,12 +44,20 @@ export async function start(config: Readonly<IdentityConfig>): Promise<RunningSe
     });
     const server = await listen(app, config.PORT, config.HOST);
     logger.info({ url: server.url }, "identity listening");
+    const retention = startRetention({
+      rules: sessionRetentionRules(prisma, config.SESSION_RETENTION_GRACE_MS),
+      intervalMs: config.RETENTION_INTERVAL_MS,
+      batchSize: config.RETENTION_BATCH_SIZE,
+      logger,
+    });
     return {
       name: "identity",
       url: server.url,
       port: server.port,
+      retention,
       stop: async () => {
         await server.close();
+        await retention.stop();
         await prisma.$disconnect();
         await kv.close();
         await db.close();

@@ -1,6 +1,6 @@
 import { env, parseEnv, z } from "@crm/config";
 import { DEFAULT_KAFKA_CONSUMER_SETTINGS } from "@crm/event-bus";
-import { serviceConfigFields } from "@crm/service-kit";
+import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 import { MIN_KEY_LENGTH } from "./domain/secret-keyring";
 
 /** Comma list of keys: the first seals every secret written from now on, every one of them reads. */
@@ -16,6 +16,7 @@ const secretKeyList = env
 /** Everything the webhook-delivery service reads from the environment (decisions §1). */
 export const configSchema = z.object({
   ...serviceConfigFields,
+  ...retentionConfigFields,
   PORT: env.port(4003),
   /** Bound on one whole attempt: DNS, connect, headers and body. */
   WEBHOOK_TIMEOUT_MS: env.int(10_000, 1),
@@ -34,6 +35,8 @@ export const configSchema = z.object({
   KAFKA_HEARTBEAT_INTERVAL_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.heartbeatIntervalMs, 1),
   /** Unset: one key generated under DATA_DIR/secrets/webhook-secret-key (single machine). */
   WEBHOOK_SECRET_KEYS: secretKeyList.optional(),
+  /** A SUCCESS or FAILED delivery (and its attempts) is deleted this long after its last activity (30 days). */
+  DELIVERY_RETENTION_MS: env.int(30 * 24 * 3_600_000, 1),
   /** How often secrets not yet under the current key are re-encrypted (also once at start). */
   WEBHOOK_SECRET_REENCRYPT_INTERVAL_MS: env.int(3_600_000, 1),
 });

@@ -4,7 +4,7 @@ import { RECORDS_TOPIC } from "@crm/contracts";
 import { openDatabase } from "@crm/database";
 import { openEventBus } from "@crm/event-bus";
 import { createLogger, type Logger } from "@crm/logger";
-import { listen, startPeriodicJob, type PeriodicJob, type RunningService } from "@crm/service-kit";
+import { listen, startPeriodicJob, startRetention, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import { createConcurrencyLimiter } from "./delivery/concurrency";
@@ -13,6 +13,7 @@ import { SecretKeyring } from "./domain/secret-keyring";
 import { createRecordsConsumer } from "./events/records.consumer";
 import { PrismaClient } from "./generated/prisma/client";
 import { DeliveryRepository } from "./persistence/delivery.repository";
+import { deliveryRetentionRules } from "./persistence/delivery-retention";
 import { SecretReencryption } from "./persistence/secret-reencryption";
 import { WebhookRepository } from "./persistence/webhook.repository";
 import { AttemptExecutor } from "./scheduling/attempt-executor";
@@ -43,6 +44,8 @@ export interface WebhookDeliveryService extends RunningService {
   deliveries: DeliveryRepository;
   /** Re-encryption of stored secrets under the current key (runs at start and on its interval). */
   secretReencryption: PeriodicJob & { counts: SecretReencryption["counts"] };
+  /** Deletion of deliveries past DELIVERY_RETENTION_MS. */
+  retention: Retention;
 }
 
 export async function start(config: Readonly<Config>, options: StartOptions = {}): Promise<WebhookDeliveryService> {
@@ -130,6 +133,13 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       logger,
     });
     undo.push(() => reencryptionJob.stop());
+    const retention = startRetention({
+      rules: deliveryRetentionRules(prisma, config.DELIVERY_RETENTION_MS),
+      intervalMs: config.RETENTION_INTERVAL_MS,
+      batchSize: config.RETENTION_BATCH_SIZE,
+      logger,
+    });
+    undo.push(() => retention.stop());
 
     const app = createApp({
       logger,
@@ -157,6 +167,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       executor,
       deliveries,
       secretReencryption: { ...reencryptionJob, counts: () => reencryption.counts() },
+      retention,
       // Reverse order of start: server, scheduler, consumer, in-flight attempts, dispatcher, bus, database.
       stop: () => (stopping ??= unwind()),
     };

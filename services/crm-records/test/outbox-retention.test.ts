@@ -1,0 +1,86 @@
+// Retention of the outbox (issue 16 item 10): published rows go OUTBOX_RETENTION_MS after sentAt, in
+// bounded batches; unsent rows never; two runners at once delete each row once.
+import { Writable } from "node:stream";
+import { uuidv7 } from "@crm/contracts";
+import { createLogger } from "@crm/logger";
+import { startRetention } from "@crm/service-kit";
+import { testInfra } from "@crm/testing";
+import { outboxRetentionRule } from "../src/persistence/outbox-retention";
+import { openHarness, type Harness, type Mode } from "./harness";
+
+const DAY = 24 * 3_600_000;
+const WEEK = 7 * DAY;
+const modes: Mode[] = testInfra.databaseUrl ? ["pglite", "postgres"] : ["pglite"];
+
+function errorCollectingLogger() {
+  const errors: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      const line = chunk.toString("utf8");
+      if (line.includes('"level":50')) errors.push(line);
+      done();
+    },
+  });
+  return { logger: createLogger({ service: "crm-records", level: "info", destination }), errors };
+}
+
+async function seed(h: Harness, count: number, sentAgoMs: number | null): Promise<string[]> {
+  const now = Date.now();
+  const rows = Array.from({ length: count }, () => ({
+    id: uuidv7(),
+    topic: "crm.records.v1",
+    key: uuidv7(),
+    payload: { type: "client.created", data: { firstName: "x".repeat(100) } },
+    createdAt: new Date(now - (sentAgoMs ?? 0) - 1000),
+    sentAt: sentAgoMs === null ? null : new Date(now - sentAgoMs),
+  }));
+  await h.prisma.outboxEvent.createMany({ data: rows });
+  return rows.map((r) => r.id);
+}
+
+describe.each(modes)("outbox retention on %s", (mode) => {
+  jest.setTimeout(60_000);
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await openHarness(mode);
+  }, 180_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("deletes rows sent longer ago than the window, keeps newer, unsent and dead-lettered ones", async () => {
+    const old = await seed(h, 7, WEEK + 60_000);
+    const recent = await seed(h, 3, WEEK - 60_000);
+    const unsent = await seed(h, 2, null);
+    // A row the bus refused for good stays too, for whoever inspects or replays it.
+    await h.prisma.outboxEvent.update({ where: { id: unsent[0] }, data: { deadLetteredAt: new Date(Date.now() - 2 * WEEK), deadLetterError: "too large" } });
+    const { logger, errors } = errorCollectingLogger();
+    const retention = startRetention({ rules: [outboxRetentionRule(h.prisma, WEEK)], intervalMs: 3_600_000, batchSize: 3, logger });
+    try {
+      expect(await retention.runNow()).toEqual({ "outbox events": 7 });
+      const left = await h.prisma.outboxEvent.findMany({ where: { id: { in: [...old, ...recent, ...unsent] } }, select: { id: true } });
+      expect(left.map((r) => r.id).sort()).toEqual([...recent, ...unsent].sort());
+      expect(await retention.runNow()).toEqual({ "outbox events": 0 });
+      expect(errors).toEqual([]);
+    } finally {
+      await retention.stop();
+    }
+  });
+
+  if (mode === "postgres") {
+    it("with two runners at once, deletes each row once without errors", async () => {
+      await seed(h, 2000, 2 * WEEK);
+      const { logger, errors } = errorCollectingLogger();
+      const runners = [0, 1].map(() => startRetention({ rules: [outboxRetentionRule(h.prisma, WEEK)], intervalMs: 3_600_000, batchSize: 50, logger }));
+      try {
+        const results = await Promise.all(runners.map((r) => r.runNow()));
+        expect(results.reduce((sum, r) => sum + r["outbox events"]!, 0)).toBe(2000);
+        expect(await h.prisma.outboxEvent.count({ where: { sentAt: { lt: new Date(Date.now() - WEEK) } } })).toBe(0);
+        expect(errors).toEqual([]);
+      } finally {
+        await Promise.all(runners.map((r) => r.stop()));
+      }
+    });
+  }
+});

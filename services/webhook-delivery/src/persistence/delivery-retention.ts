@@ -1,0 +1,44 @@
+import type { RetentionRule } from "@crm/service-kit";
+import { Prisma, type PrismaClient } from "../generated/prisma/client";
+
+const DELIVERY = Prisma.raw(`"webhooks"."Delivery"`);
+const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
+
+/**
+ * What webhook-delivery deletes `retentionMs` after it stops being useful. Rows are picked FOR UPDATE
+ * SKIP LOCKED, so several instances delete disjoint rows and nobody waits.
+ *
+ * - Deliveries in a final state (SUCCESS or FAILED) whose last activity (updatedAt: the last attempt,
+ *   cancellation or manual retry) is older than the window, with their attempts (ON DELETE CASCADE).
+ *   PENDING and RETRYING deliveries are never deleted, however old. A delivery a manual retry is
+ *   turning back into RETRYING right now is skipped, or re-checked against its new status.
+ * - Payloads (one per event, shared by its deliveries) that no delivery refers to any more. Only those
+ *   older than the window: a payload being created for a new event right now is never a candidate.
+ */
+export function deliveryRetentionRules(prisma: PrismaClient, retentionMs: number): RetentionRule[] {
+  const cutoff = (now: Date) => new Date(now.getTime() - retentionMs);
+  return [
+    {
+      name: "deliveries",
+      deleteBatch: (limit, now) => prisma.$executeRaw`
+        WITH expired AS (
+          SELECT id FROM ${DELIVERY}
+          WHERE status IN ('SUCCESS', 'FAILED') AND "updatedAt" < ${cutoff(now)}
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        )
+        DELETE FROM ${DELIVERY} AS d USING expired WHERE d.id = expired.id`,
+    },
+    {
+      name: "payloads",
+      deleteBatch: (limit, now) => prisma.$executeRaw`
+        WITH orphaned AS (
+          SELECT p.id FROM ${PAYLOAD} AS p
+          WHERE p."createdAt" < ${cutoff(now)} AND NOT EXISTS (SELECT 1 FROM ${DELIVERY} AS d WHERE d."payloadId" = p.id)
+          LIMIT ${limit}
+          FOR UPDATE OF p SKIP LOCKED
+        )
+        DELETE FROM ${PAYLOAD} AS p USING orphaned WHERE p.id = orphaned.id`,
+    },
+  ];
+}
