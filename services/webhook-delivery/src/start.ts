@@ -17,6 +17,7 @@ import { deliveryRetentionRules } from "./persistence/delivery-retention";
 import { SecretReencryption } from "./persistence/secret-reencryption";
 import { WebhookRepository } from "./persistence/webhook.repository";
 import { AttemptExecutor } from "./scheduling/attempt-executor";
+import { FirstAttemptPoller } from "./scheduling/first-attempt-poller";
 import { RetryScheduler } from "./scheduling/retry-scheduler";
 
 export const SERVICE_NAME = "webhook-delivery";
@@ -25,6 +26,9 @@ export const CONSUMER_GROUP = "webhook-delivery";
 
 // Attempts in flight per webhook at most: one slow receiver holds two slots, not all.
 const MAX_IN_FLIGHT_PER_WEBHOOK = 2;
+// How often an instance with room looks for first attempts nobody has claimed (another instance's
+// overflow, or a crashed instance's): the added latency of those, against one cheap indexed query.
+const FIRST_ATTEMPT_POLL_MS = 250;
 // Margin of a claim over the time-out, for the database writes around the HTTP call.
 const LEASE_MARGIN_MS = 30_000;
 // Webhook rows per re-encryption batch: short statements, and a pass over a large table in bounded steps.
@@ -122,6 +126,9 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
     undo.push(() => subscription.stop());
     scheduler.start();
     undo.push(() => scheduler.stop());
+    const poller = new FirstAttemptPoller({ executor, intervalMs: FIRST_ATTEMPT_POLL_MS, logger });
+    poller.start();
+    undo.push(() => poller.stop());
     const reencryption = new SecretReencryption(prisma, keyring, logger);
     const reencryptionJob = startPeriodicJob({
       name: "webhook-secret-reencryption",

@@ -148,6 +148,31 @@ export class DeliveryRepository {
   }
 
   /**
+   * Claims due first attempts (PENDING) of any business, oldest first but at most `perBusiness` per
+   * business and none of `exclude`, so one business's backlog cannot fill a claim. This is how any
+   * instance takes over first attempts the instance that created them had no room for.
+   */
+  async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; exclude: readonly string[] }): Promise<ClaimedDelivery[]> {
+    if (options.limit < 1 || options.perBusiness < 1) return [];
+    const exclude = options.exclude.length > 0 ? Prisma.sql`AND "businessId" NOT IN (${Prisma.join(options.exclude)})` : Prisma.empty;
+    const rows = await this.prisma.$queryRaw<Array<{ id: string; webhookId: string; businessId: string; attempt: number }>>`
+      WITH ranked AS (
+        SELECT id, "nextRetryAt", row_number() OVER (PARTITION BY "businessId" ORDER BY "nextRetryAt", id) AS n
+        FROM ${DELIVERY}
+        WHERE status = 'PENDING' AND "nextRetryAt" <= ${options.now} ${exclude}
+      ), due AS (
+        SELECT d.id FROM ${DELIVERY} AS d
+        WHERE d.id IN (SELECT id FROM ranked WHERE n <= ${options.perBusiness} ORDER BY "nextRetryAt", id LIMIT ${options.limit})
+          AND d.status = 'PENDING' AND d."nextRetryAt" <= ${options.now}
+        FOR UPDATE SKIP LOCKED
+      )
+      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
+      FROM due WHERE d.id = due.id
+      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt`;
+    return rows.map((row) => ({ ...row, attempt: Number(row.attempt), leaseUntil: options.leaseUntil }));
+  }
+
+  /**
    * Renews the lease when the attempt really starts (it may have waited for a concurrency slot) and
    * reads what to send. Null when the lease was lost: someone else owns this attempt now.
    */

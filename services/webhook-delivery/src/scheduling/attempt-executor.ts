@@ -105,6 +105,34 @@ export class AttemptExecutor {
     });
   }
 
+  /**
+   * Claims due first attempts of any business that this process has room for: those another instance
+   * (or this one before a restart) created but could not take. Businesses without room for a batch
+   * are left to others. Returns how many were claimed.
+   */
+  async pullFirstAttempts(): Promise<number> {
+    if (this.stopping) return 0;
+    const batch = this.batchSize();
+    // A finite claim even when no bound was configured (tests that build an executor by hand).
+    const room = Math.min(this.maxPending - this.claims, 1_000);
+    if (room < batch) return 0;
+    const exclude = [...this.claimsPerBusiness].filter(([businessId]) => this.roomFor(businessId) < batch).map(([businessId]) => businessId);
+    const now = this.now();
+    const claims = await this.options.deliveries.claimFirstAttempts({
+      now,
+      leaseUntil: this.leaseFrom(now),
+      limit: room,
+      perBusiness: Math.min(room, this.maxPendingPerBusiness),
+      exclude,
+    });
+    this.run(claims);
+    return claims.length;
+  }
+
+  private batchSize(): number {
+    return Math.max(1, Math.floor(Math.min(this.maxPendingPerBusiness, this.maxPending) / 4));
+  }
+
   private roomFor(businessId: string): number {
     return Math.max(0, Math.min(this.maxPendingPerBusiness - (this.claimsPerBusiness.get(businessId) ?? 0), this.maxPending - this.claims));
   }
@@ -126,7 +154,7 @@ export class AttemptExecutor {
       this.pumpAgain = true;
       return;
     }
-    const batch = Math.max(1, Math.floor(Math.min(this.maxPendingPerBusiness, this.maxPending) / 4));
+    const batch = this.batchSize();
     const run = async (): Promise<void> => {
       do {
         this.pumpAgain = false;
