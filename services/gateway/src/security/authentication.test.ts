@@ -210,16 +210,6 @@ describe("gateway authentication", () => {
     expect(res.body.error.code).toBe(404000);
   });
 
-  it("verifies tens of thousands of JWTs per second", () => {
-    const codec = new AccessTokenCodec(JWT_SECRET);
-    const token = codec.sign({ sub: uuidv7(), businessId: uuidv7(), jti: uuidv7(), sid: uuidv7() }, 1800);
-    const n = 20_000;
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) codec.verify(token);
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    expect(n / seconds).toBeGreaterThan(20_000);
-  });
-
   it("writes no credential to the logs", () => {
     const text = gw.logs.join("\n");
     expect(text.length).toBeGreaterThan(0);
