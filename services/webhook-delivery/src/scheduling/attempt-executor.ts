@@ -100,7 +100,9 @@ export class AttemptExecutor {
   run(claims: readonly ClaimedDelivery[]): Promise<void>[] {
     return claims.map((claim) => {
       this.hold(claim.businessId, 1);
-      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim), claim.businessId);
+      // The slot covers the attempt up to the receiver's answer; recording the outcome happens after
+      // the slot is given back (still within the claim), so a database write never holds a sending slot.
+      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim), claim.businessId).then((record) => record?.());
       return this.track(attempt.finally(() => this.hold(claim.businessId, -1)));
     });
   }
@@ -209,7 +211,8 @@ export class AttemptExecutor {
     }
   }
 
-  private async attempt(claim: ClaimedDelivery): Promise<void> {
+  /** Sends one attempt; resolves with the step that records its outcome (none when nothing was sent). */
+  private async attempt(claim: ClaimedDelivery): Promise<(() => Promise<void>) | undefined> {
     const { deliveries, dispatcher, logger } = this.options;
     // Shutting down: an attempt that has not started yet is handed back rather than sent late.
     if (this.stopping) {
@@ -250,13 +253,15 @@ export class AttemptExecutor {
       delaysMs: this.options.retryDelaysMs,
       manual: started.manualRetry,
     });
-    const recorded = await deliveries.recordAttempt(
-      started,
-      { ...decision, responseStatus: outcome.responseStatus, responseBody: outcome.responseBody, durationMs: outcome.durationMs, succeeded: outcome.ok },
-      at,
-    );
-    const log = { deliveryId: started.id, webhookId: started.webhookId, attempt: started.attempt + 1, status: decision.status, responseStatus: outcome.responseStatus, durationMs: outcome.durationMs };
-    if (!recorded) logger.warn(log, "delivery lease lost before the outcome was recorded");
-    else logger.info(log, "delivery attempt");
+    return async () => {
+      const recorded = await deliveries.recordAttempt(
+        started,
+        { ...decision, responseStatus: outcome.responseStatus, responseBody: outcome.responseBody, durationMs: outcome.durationMs, succeeded: outcome.ok },
+        at,
+      );
+      const log = { deliveryId: started.id, webhookId: started.webhookId, attempt: started.attempt + 1, status: decision.status, responseStatus: outcome.responseStatus, durationMs: outcome.durationMs };
+      if (!recorded) logger.warn(log, "delivery lease lost before the outcome was recorded");
+      else logger.info(log, "delivery attempt");
+    };
   }
 }
