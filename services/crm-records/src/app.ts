@@ -14,8 +14,8 @@ export interface AppDeps {
   readiness?: ReadinessCheck[];
   /** Called after each committed write, so the outbox relay publishes at once. */
   onCommitted?: () => void;
-  /** True on PostgreSQL: list data and count read one REPEATABLE READ snapshot. */
-  snapshotIsolation?: boolean;
+  /** True on PostgreSQL: a list reads its page and total at once (see RecordServiceOptions). */
+  parallelQueries?: boolean;
   /** Most related records per parent and to-many relation in a response (INCLUDE_MAX_PER_RELATION). */
   includeMaxPerRelation?: number;
 }
@@ -26,7 +26,7 @@ export function createApp(deps: AppDeps): Express {
     prisma: deps.prisma,
     definitions: entityDefinitions,
     onCommitted: deps.onCommitted,
-    snapshotIsolation: deps.snapshotIsolation,
+    parallelQueries: deps.parallelQueries,
     includeMaxPerRelation: deps.includeMaxPerRelation,
   });
   return createServiceApp({

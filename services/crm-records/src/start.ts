@@ -55,7 +55,7 @@ export async function start(config: RecordsConfig): Promise<RecordsService> {
     prisma,
     internalTokenSecret,
     onCommitted: () => relay.kick(),
-    snapshotIsolation: db.kind === "postgres",
+    parallelQueries: db.kind === "postgres",
     includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
     readiness: [
       { name: "database", check: () => db.ping() },

@@ -31,7 +31,7 @@ describePostgres("update racing a delete (PostgreSQL, real concurrency)", () => 
         },
       },
     }) as unknown as PrismaClient;
-    raced = createApp({ logger, prisma: hooked, internalTokenSecret: SECRET, snapshotIsolation: true });
+    raced = createApp({ logger, prisma: hooked, internalTokenSecret: SECRET, parallelQueries: true });
   });
   afterAll(() => h?.close());
 

@@ -67,7 +67,7 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
     prisma,
     internalTokenSecret: SECRET,
     onCommitted: options.onCommitted,
-    snapshotIsolation: mode === "postgres",
+    parallelQueries: mode === "postgres",
     includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
   });
   return {

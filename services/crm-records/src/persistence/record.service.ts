@@ -1,4 +1,4 @@
-// The one generic service behind all seven entities: list (data + count in one snapshot), get,
+// The one generic service behind all seven entities: list (page + exact total), get,
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput } from "@crm/contracts";
@@ -28,8 +28,8 @@ export interface RecordServiceOptions {
   definitions: Readonly<Record<RecordEntity, EntityDefinition>>;
   /** Called after every committed write (the outbox relay's kick). */
   onCommitted?: () => void;
-  /** PGlite runs one transaction at a time anyway; PostgreSQL needs an explicit snapshot for data + count. */
-  snapshotIsolation?: boolean;
+  /** PostgreSQL: page and total on two pooled connections at once. PGlite has one connection, and its adapter stalls on concurrent queries. */
+  parallelQueries?: boolean;
   /** Most related records per parent and to-many relation in a response (default 100). */
   includeMaxPerRelation?: number;
 }
@@ -69,13 +69,12 @@ export class RecordService {
     const where = { AND: [{ businessId }, filter] };
     const delegate = delegateOf(this.options.prisma, definition.delegate);
     const include = this.includeArgs(definition, parsed.include, businessId);
-    const [rows, total] = await this.options.prisma.$transaction(
-      [
-        delegate.findMany({ where, orderBy: toPrismaOrderBy(parsed.orderBy), skip: parsed.skip, take: parsed.take, ...(include ? { include } : {}) }),
-        delegate.count({ where }),
-      ] as never,
-      this.options.snapshotIsolation ? { isolationLevel: "RepeatableRead" } : undefined,
-    ) as unknown as [Row[], number];
+    // Page and total without a transaction (in parallel where the pool allows): each is exact at
+    // the moment it is read (see README, "Lists").
+    const page = () =>
+      delegate.findMany({ where, orderBy: toPrismaOrderBy(parsed.orderBy), skip: parsed.skip, take: parsed.take, ...(include ? { include } : {}) });
+    const count = () => delegate.count({ where });
+    const [rows, total] = this.options.parallelQueries ? await Promise.all([page(), count()]) : [await page(), await count()];
     return {
       data: rows.map((row) => this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true))),
       meta: paginationMeta(total, parsed.page, parsed.perPage),
