@@ -27,8 +27,17 @@ export function signInternalToken(claims: InternalClaims, secret: string, ttlSec
   return jwt.sign(claims, keyFor(secret), { algorithm: "HS256", audience: AUDIENCE, issuer: ISSUER, expiresIn: ttlSeconds });
 }
 
+// The gateway reuses one token per caller for part of its lifetime (see the forwarder), so a
+// service sees the same bytes many times: a token verified once with a secret stays verified
+// until it expires. Verifying again would give the same answer (HMAC is deterministic) at the cost
+// of a signature check and a schema parse per request. Bounded: cleared when full.
+const VERIFIED_MAX = 10_000;
+const verified = new Map<string, { secret: string; claims: InternalClaims; expiresAtMs: number }>();
+
 /** Throws 401000 for anything but a valid, unexpired token signed with `secret`. */
 export function verifyInternalToken(token: string, secret: string): InternalClaims {
+  const known = verified.get(token);
+  if (known && known.secret === secret && Date.now() < known.expiresAtMs) return known.claims;
   let payload: jwt.JwtPayload | string;
   try {
     payload = jwt.verify(token, keyFor(secret), { algorithms: ["HS256"], audience: AUDIENCE, issuer: ISSUER });
@@ -40,8 +49,14 @@ export function verifyInternalToken(token: string, secret: string): InternalClai
   if (payload.principal !== undefined) {
     const parsed = principalSchema.safeParse(payload.principal);
     if (!parsed.success) throw new AppError(401000);
-    claims.principal = parsed.data;
+    // Shared by every request that presents this token: nobody may change it.
+    claims.principal = Object.freeze({ ...parsed.data, permissions: Object.freeze(parsed.data.permissions) as string[] });
   }
   if (typeof payload.requestId === "string") claims.requestId = payload.requestId;
+  Object.freeze(claims);
+  if (typeof payload.exp === "number") {
+    if (verified.size >= VERIFIED_MAX) verified.clear();
+    verified.set(token, { secret, claims, expiresAtMs: payload.exp * 1000 });
+  }
   return claims;
 }

@@ -28,8 +28,14 @@ export interface ForwarderOptions {
   maxResponseBytes: number;
 }
 
+/** A token lives 60 s; one is reused for 30 s per caller so a request rarely pays a signature. */
+const TOKEN_REUSE_MS = 30_000;
+const TOKENS_MAX = 10_000;
+
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
+  /** Internal tokens by principal (its JSON; "" for anonymous): the request id travels in X-Request-Id. */
+  private readonly tokens = new Map<string, { value: string; renewAtMs: number }>();
 
   constructor(private readonly options: ForwarderOptions) {
     for (const url of Object.values(options.services)) {
@@ -40,7 +46,7 @@ export class Forwarder {
   async forward(service: Exclude<ServiceName, "gateway">, req: Request, principal: Principal | undefined): Promise<UpstreamResponse> {
     const pool = this.pools.get(this.options.services[service])!;
     const headers: Record<string, string> = {
-      [INTERNAL_TOKEN_HEADER]: signInternalToken(principal ? { principal, requestId: req.requestId } : { requestId: req.requestId }, this.options.internalTokenSecret),
+      [INTERNAL_TOKEN_HEADER]: this.internalToken(principal),
       "x-request-id": req.requestId,
       "x-forwarded-for": req.ip ?? "",
       "x-forwarded-proto": req.protocol,
@@ -93,6 +99,18 @@ export class Forwarder {
       "service answer larger than UPSTREAM_MAX_RESPONSE_BYTES: not relayed, answered 500000",
     );
     return new AppError(500000);
+  }
+
+  /** The caller was authenticated for this request already; the token only carries who it is. */
+  private internalToken(principal: Principal | undefined): string {
+    const key = principal ? JSON.stringify(principal) : "";
+    const now = Date.now();
+    const cached = this.tokens.get(key);
+    if (cached && now < cached.renewAtMs) return cached.value;
+    const value = signInternalToken(principal ? { principal } : {}, this.options.internalTokenSecret);
+    if (this.tokens.size >= TOKENS_MAX) this.tokens.clear();
+    this.tokens.set(key, { value, renewAtMs: now + TOKEN_REUSE_MS });
+    return value;
   }
 
   async close(): Promise<void> {
