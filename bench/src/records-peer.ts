@@ -64,3 +64,13 @@ export async function startPeer(databaseUrl: string, poolSize: number): Promise<
     },
   };
 }
+
+// Run as its own process (`tsx records-peer.ts <databaseUrl> <poolSize>`), so it never shares an
+// event loop with the load generator; prints its address on the first line of stdout.
+if (require.main === module) {
+  const [databaseUrl, poolSize] = process.argv.slice(2);
+  void startPeer(databaseUrl!, Number(poolSize ?? 10)).then((peer) => {
+    process.stdout.write(`${peer.url}\n`);
+    process.once("SIGTERM", () => void peer.close().then(() => process.exit(0)));
+  });
+}

@@ -17,7 +17,7 @@ import { signInternalToken } from "@crm/service-kit";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
 import { median, runLoad, type LoadResult } from "./load";
-import { startPeer } from "./records-peer";
+import { spawnPeer } from "./peer-process";
 import { preparePeerTables, seedClients } from "./records-seed";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   const product = await startDistributed(extra);
   const records = product.services["crm-records"];
   const db = new Client({ connectionString: records.databaseUrl });
-  let peer: Awaited<ReturnType<typeof startPeer>> | undefined;
+  let peer: Awaited<ReturnType<typeof spawnPeer>> | undefined;
   try {
     await db.connect();
     const callers = new Map<number, Caller>();
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     }
     const writer = await signUp(product.baseUrl, "writes", product.internalTokenSecret);
     await preparePeerTables(db);
-    peer = await startPeer(records.databaseUrl, POOL_SIZE);
+    peer = await spawnPeer("records-peer.ts", [records.databaseUrl, String(POOL_SIZE)]);
     const base: Record<Way, string> = { gateway: product.baseUrl, direct: records.url, peer: peer.url };
 
     const scenarios: Scenario[] = [];
