@@ -5,14 +5,15 @@ import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import type { Express } from "express";
-import { permission, recordResources, uuidv7, type Permission, type Principal } from "@crm/contracts";
+import { permission, recordResources, uuidv7, type Permission, type Principal, type RecordEntity } from "@crm/contracts";
 import { openDatabase, type Database } from "@crm/database";
 import { createLogger } from "@crm/logger";
 import { signInternalToken } from "@crm/service-kit";
 import { createTestDatabase } from "@crm/testing";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
-import { createPrismaClient, type PrismaClient } from "../src/persistence/prisma";
+import { createPrismaClient, type PrismaClient, type Tx } from "../src/persistence/prisma";
+import { adjustRecordCount } from "../src/persistence/record-count";
 import { MIGRATIONS_DIR } from "../src/start";
 
 export type Mode = "pglite" | "postgres";
@@ -97,6 +98,11 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
 }
 
 /** Creates a client for `caller` and returns its id. */
+/** After seeding rows straight into a table (createMany): the count every create keeps (see record-count.ts). */
+export async function countSeeded(h: Harness, businessId: string, entity: RecordEntity, added: number): Promise<void> {
+  await adjustRecordCount(h.prisma as unknown as Tx, businessId, entity, added);
+}
+
 export async function createClient(caller: Caller, body: object = {}): Promise<string> {
   const res = await caller.post("/client", { firstName: "Ada", lastName: "Lovelace", ...body });
   if (res.status !== 201) throw new Error(`client create failed: ${res.status} ${JSON.stringify(res.body)}`);

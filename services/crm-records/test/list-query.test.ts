@@ -2,7 +2,7 @@
 // query language wired to each entity (where, orderBy, include, their errors).
 import { uuidv7 } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { countSeeded, createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
 
 function listSuite(mode: Mode) {
   let h: Harness;
@@ -24,6 +24,7 @@ function listSuite(mode: Mode) {
         createdAt: new Date(base + i * 1000),
       })),
     });
+    await countSeeded(h, caller.businessId, "client", 23);
   });
   afterAll(() => h?.close());
 
@@ -68,6 +69,7 @@ function listSuite(mode: Mode) {
     await h.prisma.employee.createMany({
       data: Array.from({ length: 17 }, (_, i) => ({ id: uuidv7(), businessId: tied.businessId, firstName: `E${i}`, lastName: "Tie", createdAt: at })),
     });
+    await countSeeded(h, tied.businessId, "employee", 17);
     for (const orderBy of ["", "&orderBy=createdAt:asc", "&orderBy=lastName:desc"]) {
       const seen: string[] = [];
       for (let page = 1; page <= 5; page++) {

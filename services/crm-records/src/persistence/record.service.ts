@@ -21,6 +21,7 @@ import { guardUuidFilters } from "../domain/where-guard";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
 import { nextDocumentNumber } from "./document-number";
 import { appendEvent, buildEnvelope } from "./outbox.writer";
+import { adjustRecordCount, recordCount } from "./record-count";
 import { delegateOf, isPrismaError, type PrismaClient, type Tx } from "./prisma";
 
 export interface RecordServiceOptions {
@@ -73,7 +74,8 @@ export class RecordService {
     // the moment it is read (see README, "Lists").
     const page = () =>
       delegate.findMany({ where, orderBy: toPrismaOrderBy(parsed.orderBy), skip: parsed.skip, take: parsed.take, ...(include ? { include } : {}) });
-    const count = () => delegate.count({ where });
+    // Unfiltered: the counts every create and delete keep; filtered: count the matches.
+    const count = () => (parsed.where === undefined ? recordCount(this.options.prisma, businessId, definition.entity) : delegate.count({ where }));
     const [rows, total] = this.options.parallelQueries ? await Promise.all([page(), count()]) : [await page(), await count()];
     return {
       data: rows.map((row) => this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true))),
@@ -103,6 +105,7 @@ export class RecordService {
       const row = await this.withReferenceErrors(() =>
         delegateOf(tx, definition.delegate).create({ data, ...this.baseInclude(definition) }),
       );
+      await adjustRecordCount(tx, businessId, definition.entity, 1);
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "created", businessId, view)] };
     });
@@ -158,13 +161,15 @@ export class RecordService {
         const targetDelegate = delegateOf(tx, target.delegate);
         const children = await targetDelegate.findMany({ where: { businessId, [dependent.foreignKey]: id }, orderBy: DEFAULT_ORDER, ...this.baseInclude(target) });
         if (children.length === 0) continue;
-        await targetDelegate.deleteMany({ where: { businessId, id: { in: children.map((child) => child["id"]) } } });
+        const { count } = await targetDelegate.deleteMany({ where: { businessId, id: { in: children.map((child) => child["id"]) } } });
+        await adjustRecordCount(tx, businessId, target.entity, -count);
         for (const child of children) {
           events.push(buildEnvelope(target.entity, "deleted", businessId, serializeRecord(target, child, this.options.definitions, false)));
         }
       }
       try {
         await delegate.delete({ where: { id } });
+        await adjustRecordCount(tx, businessId, definition.entity, -1);
       } catch (err) {
         // Defence in depth: ON DELETE RESTRICT caught a dependent the checks above did not know about.
         if (isPrismaError(err, "P2003")) throw new AppError(409003, undefined, { cause: err });
