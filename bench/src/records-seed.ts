@@ -1,6 +1,7 @@
 // Bulk seeding for the records benchmark: N clients in one business, written with plain SQL but
 // row for row what `POST /api/v1/client` would have written (uuidv7 ids in creation order, the same
-// column values, createdAt = updatedAt), then ANALYZE so the planner sees the real sizes.
+// column values, createdAt = updatedAt, the business's record count), then ANALYZE so the planner
+// sees the real sizes.
 import { uuidv7 } from "@crm/contracts";
 import type { Client } from "pg";
 
@@ -44,6 +45,12 @@ export async function seedClients(db: Client, businessId: string, count: number)
       [businessId, ids, first, last, emails, phones, companies, active, created],
     );
   }
+  // The count every create keeps in its transaction (records.RecordCount), as if each had been a POST.
+  await db.query(
+    `INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES ($1::uuid, 'client', 0, $2)
+     ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`,
+    [businessId, count],
+  );
 }
 
 /**

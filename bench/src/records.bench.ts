@@ -10,7 +10,9 @@
 // Settings (environment): BENCH_SIZES=1000,10000,100000  BENCH_DURATION_S=3  BENCH_ROUNDS=2
 // BENCH_CONNECTIONS=20  BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there).
 // It prints figures; nothing is asserted. Figures and the machine they came from: docs/performance.md.
+import { spawnSync } from "node:child_process";
 import os from "node:os";
+import path from "node:path";
 import { Client } from "pg";
 import { permission, type Principal } from "@crm/contracts";
 import { signInternalToken } from "@crm/service-kit";
@@ -87,12 +89,17 @@ function ratio(a: number | undefined, b: number | undefined): string {
 }
 
 async function main(): Promise<void> {
+  // The harness runs the compiled services (dist/), as production does: bring them up to date first.
+  const build = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
+  if (build.status !== 0) throw new Error("pnpm build failed");
   const infra = await startInfra((line) => console.log(line));
   if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("the benchmark needs PostgreSQL, Redis and Kafka (or kcat)");
   // What jest's global setup would hand the e2e harness.
   Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
   const extra: Record<string, string> = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn" };
-  if (process.env.BENCH_CPU_PROF) extra.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}`;
+  if (process.env.BENCH_CPU_PROF) {
+    Object.assign(extra, { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(process.env.BENCH_CPU_PROF) });
+  }
   console.log(`starting the product (distributed) ...`);
   const product = await startDistributed(extra);
   const records = product.services["crm-records"];
