@@ -11,18 +11,24 @@
 // 2. Latency: creates at a fixed rate; create's HTTP response -> the signed POST received, p50/p99.
 // 3. Fairness: business A has many webhooks pointing at an endpoint that accepts and never answers
 //    (WEBHOOK_TIMEOUT_MS 3 s); business B's deliveries to a healthy endpoint: write -> received.
+// 4. Scale-out (distributed): one business, a receiver answering after 50 ms, one webhook-delivery
+//    process and then two on the same database and topic; ratio, and deliveries received twice.
 //
 // Settings (environment; defaults take about 3 minutes on an idle 2-core machine):
 //   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=2  BENCH_WEBHOOKS=10  BENCH_CREATES=200
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
-//   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0
+//   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50
 //   Product settings (WEBHOOK_*, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_SESSION_TIMEOUT_MS, ...) in the
 //   environment are passed through, e.g. KAFKA_FETCH_MAX_WAIT_MS=5000 for the kafkajs default.
 // It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import net, { type AddressInfo } from "node:net";
 import os from "node:os";
+import path from "node:path";
 import { startInfra, testInfra } from "@crm/testing";
-import { ROOT, startDistributed, startEmbedded, type RunningProduct } from "../../e2e/harness";
+import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type RunningProduct } from "../../e2e/harness";
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
 
@@ -37,6 +43,7 @@ const FAIR_A_WEBHOOKS = num("BENCH_FAIR_A_WEBHOOKS", 200);
 const FAIR_A_CREATES = num("BENCH_FAIR_A_CREATES", 2);
 const FAIR_B_EVENTS = num("BENCH_FAIR_B_EVENTS", 20);
 const RECEIVER_DELAY_MS = num("BENCH_RECEIVER_DELAY_MS", 0);
+const SCALE_OUT_DELAY_MS = num("BENCH_SCALE_OUT_DELAY_MS", 50);
 const PER_WEBHOOK = 2; // the product's in-flight cap per webhook
 const PER_BUSINESS = num("WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS", 20);
 const CONNECTIONS_PER_ORIGIN = 16; // the product dispatcher's pool per origin
@@ -113,15 +120,24 @@ async function pool<T>(total: number, concurrency: number, task: (i: number) => 
 }
 
 /** W webhooks x N creates: deliveries per second from the first received to the last. */
-async function productThroughput(baseUrl: string, receiver: BenchReceiver, round: number): Promise<{ rate: number; missing: number }> {
+/**
+ * W webhooks x N creates: deliveries per second from the first received to the last. The creates go
+ * through the gateway and crm-records, so when delivery keeps up with them this is the create rate;
+ * the drain rate (deliveries still owed when the last create answered, over the time to deliver them)
+ * is delivery alone.
+ */
+async function productThroughput(baseUrl: string, receiver: BenchReceiver, round: number | string): Promise<{ rate: number; drain: number; backlog: number; missing: number }> {
   const api = await Api.signUp(baseUrl, `throughput-${round}`);
   await api.webhooks(WEBHOOKS, receiver.okUrl);
   const expected = WEBHOOKS * CREATES;
   await pool(CREATES, CREATE_CONCURRENCY, (i) => api.createClient(i));
+  const createsDoneAt = performance.now();
+  const backlog = expected - receiver.of(api.businessId).length;
   await waitUntil(() => receiver.of(api.businessId).length >= expected, 180_000);
   const got = receiver.of(api.businessId);
   const seconds = (got[got.length - 1]!.at - got[0]!.at) / 1000;
-  return { rate: got.length / seconds, missing: expected - got.length };
+  const drain = backlog > 0 ? backlog / ((got[got.length - 1]!.at - createsDoneAt) / 1000) : NaN;
+  return { rate: got.length / seconds, drain, backlog, missing: expected - got.length };
 }
 
 async function peerThroughput(receiver: BenchReceiver): Promise<number> {
@@ -182,10 +198,81 @@ function passedThroughSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(WEBHOOK_|KAFKA_(FETCH|SESSION|HEARTBEAT))/.test(k))) as Record<string, string>;
 }
 
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A second webhook-delivery process on the same database and topic, as a scaled-out deployment runs. */
+async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<() => Promise<void>> {
+  const port = await freePort();
+  const { PATH, HOME, LANG } = process.env;
+  const child = spawn(process.execPath, ["services/webhook-delivery/dist/main.js"], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra,
+      DATABASE_URL: product.services["webhook-delivery"].databaseUrl,
+      KAFKA_BROKERS: testInfra.kafkaBrokers!,
+      INTERNAL_TOKEN_SECRET: product.internalTokenSecret,
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "bench-worker-")),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+    },
+  });
+  const ready = await waitUntilAsync(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, 60_000);
+  if (!ready) throw new Error("second webhook-delivery worker did not become ready");
+  return async () => {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  };
+}
+
+async function waitUntilAsync(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/** One business, W webhooks, a receiver answering after SCALE_OUT_DELAY_MS: one worker, then two. */
+async function scaleOut(product: RunningDistributed, extra: Record<string, string>): Promise<void> {
+  const slow = await startBenchReceiver({ delayMs: SCALE_OUT_DELAY_MS });
+  let stopSecond: (() => Promise<void>) | undefined;
+  try {
+    const one = await productThroughput(product.baseUrl, slow, "scale-1");
+    stopSecond = await startSecondWorker(product, extra);
+    await sleep(2_000); // the group settles; the second worker's poll is running
+    const two = await productThroughput(product.baseUrl, slow, "scale-2");
+    const perDelivery = new Map<string, number>();
+    for (const a of slow.arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
+    const duplicates = [...perDelivery.values()].filter((n) => n > 1).length;
+    console.log(`  1 worker ${one.rate.toFixed(0).padStart(6)} /s (drain ${one.drain.toFixed(0)})   2 workers ${two.rate.toFixed(0).padStart(6)} /s (drain ${two.drain.toFixed(0)})   ratio ${(two.rate / one.rate).toFixed(2)} (drain ${(two.drain / one.drain).toFixed(2)})   goal >= 1.6   deliveries received twice: ${duplicates}${one.missing + two.missing ? `   MISSING ${one.missing + two.missing}` : ""}`);
+  } finally {
+    await stopSecond?.();
+    await slow.close();
+  }
+}
+
 const ms = (v: number) => `${v.toFixed(0).padStart(5)} ms`;
 
 async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiver, hanging: BenchReceiver): Promise<void> {
-  const extra = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", WEBHOOK_TIMEOUT_MS: "3000", ...passedThroughSettings() };
+  const extra: Record<string, string> = {
+    RATE_LIMIT_MAX: "1000000000",
+    LOG_LEVEL: "warn",
+    WEBHOOK_TIMEOUT_MS: "3000",
+    // Shared by every webhook-delivery process (the scale-out worker too), as a deployment would.
+    WEBHOOK_SECRET_KEYS: randomBytes(32).toString("hex"),
+    ...passedThroughSettings(),
+  };
   console.log(`\n== ${mode} ==  (starting the product ...)`);
   const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
   try {
@@ -195,7 +282,9 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
       const p = await productThroughput(product.baseUrl, receiver, round);
       const peer = await peerThroughput(receiver);
       ratios.push(p.rate / peer);
-      console.log(`  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)}${p.missing ? `   MISSING ${p.missing}` : ""}`);
+      console.log(
+        `  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s (drain ${p.drain.toFixed(0)} /s of a backlog of ${p.backlog})   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)} (drain ${(p.drain / peer).toFixed(2)})${p.missing ? `   MISSING ${p.missing}` : ""}`,
+      );
     }
     console.log(`  throughput ratio product/peer (median of rounds): ${percentile(ratios, 50).toFixed(2)}   goal >= 0.5`);
 
@@ -208,6 +297,11 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
     console.log(`-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`);
     const f = await fairness(product.baseUrl, receiver, hanging);
     console.log(`  B write -> received: p50 ${ms(f.p50)}   max ${ms(f.max)}   goal max <= 1000 ms${f.missing ? `   MISSING ${f.missing} (still undelivered)` : ""}`);
+
+    if (mode === "distributed") {
+      console.log(`-- scale-out: one business, ${WEBHOOKS} webhooks x ${CREATES} creates, receiver answering after ${SCALE_OUT_DELAY_MS} ms; one webhook-delivery process, then two`);
+      await scaleOut(product as RunningDistributed, extra);
+    }
   } finally {
     await product.stop().catch((err) => console.error(String(err)));
   }
