@@ -3,6 +3,7 @@ import { isIP, type LookupFunction } from "node:net";
 import { rootCertificates } from "node:tls";
 import { performance } from "node:perf_hooks";
 import { Agent, buildConnector, request } from "undici";
+import { cachingResolver } from "./host-resolver";
 import { isForbiddenAddress, targetNotAllowedMessage } from "./ssrf-guard";
 
 /** What one HTTP attempt produced, ready to be stored on the delivery record. */
@@ -54,6 +55,10 @@ export interface Dispatcher {
 
 export const DEFAULT_MAX_RESPONSE_BODY_CHARS = 4096;
 const DEFAULT_MAX_CONNECTIONS_PER_ORIGIN = 16;
+// Answers are reused briefly (getaddrinfo gives no TTL) and never trusted: each is checked again.
+const DNS_CACHE_TTL_MS = 10_000;
+const DNS_CACHE_ENTRIES = 1_000;
+const DNS_TIMEOUT_MS = 5_000;
 // Error texts are stored too; a bound keeps a pathological message from bloating the record.
 const MAX_ERROR_TEXT_CHARS = 500;
 
@@ -241,7 +246,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     connect: createGuardedConnector({
       timeoutMs,
       allowPrivateTargets,
-      resolveHost: options.resolveHost ?? systemResolver,
+      // Injected resolvers (tests) are used as they are; the system one gets a time-out and a cache.
+      resolveHost:
+        options.resolveHost ??
+        cachingResolver(systemResolver, { ttlMs: DNS_CACHE_TTL_MS, timeoutMs: Math.min(timeoutMs, DNS_TIMEOUT_MS), maxEntries: DNS_CACHE_ENTRIES }),
       trustedCaCertificates: options.trustedCaCertificates,
     }),
   });
