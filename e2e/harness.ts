@@ -6,10 +6,10 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createTestDatabase, testInfra, waitFor } from "@crm/testing";
+import { createTestDatabase, freePort, testInfra, waitFor } from "@crm/testing";
 
 export const ROOT = path.resolve(__dirname, "..");
 
@@ -19,16 +19,6 @@ export interface RunningProduct {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Only what a user's shell would pass, plus the test's own settings: nothing from jest leaks in. */
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

@@ -24,10 +24,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { startInfra, testInfra } from "@crm/testing";
+import { freePort, startInfra, testInfra } from "@crm/testing";
 import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type RunningProduct } from "../../e2e/harness";
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
@@ -198,15 +197,6 @@ function passedThroughSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(WEBHOOK_|KAFKA_(FETCH|SESSION|HEARTBEAT))/.test(k))) as Record<string, string>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A second webhook-delivery process on the same database and topic, as a scaled-out deployment runs. */
 async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<() => Promise<void>> {

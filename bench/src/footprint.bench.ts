@@ -19,10 +19,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createTestDatabase, startInfra, testInfra } from "@crm/testing";
+import { createTestDatabase, freePort, startInfra, testInfra } from "@crm/testing";
 import { median, runLoad } from "./load";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -43,16 +42,6 @@ interface Sample {
 }
 type Figures = Map<string, Sample[]>;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
