@@ -2,3 +2,4 @@ export { testInfra, describeDistributed, describePostgres, createTestDatabase, u
 export { startInfra, startKafkaMock, type StartedInfra } from "./infra";
 export { waitFor } from "./wait-for";
 export { freePort } from "./free-port";
+export { errorCollectingLogger } from "./error-collecting-logger";

@@ -1,28 +1,14 @@
 // Retention of the outbox (issue 16 item 10): published rows go OUTBOX_RETENTION_MS after sentAt, in
 // bounded batches; unsent rows never; two runners at once delete each row once.
-import { Writable } from "node:stream";
 import { uuidv7 } from "@crm/contracts";
-import { createLogger } from "@crm/logger";
 import { startRetention } from "@crm/service-kit";
-import { testInfra } from "@crm/testing";
+import { errorCollectingLogger, testInfra } from "@crm/testing";
 import { outboxRetentionRule } from "../src/persistence/outbox-retention";
 import { openHarness, type Harness, type Mode } from "./harness";
 
 const DAY = 24 * 3_600_000;
 const WEEK = 7 * DAY;
 const modes: Mode[] = testInfra.databaseUrl ? ["pglite", "postgres"] : ["pglite"];
-
-function errorCollectingLogger() {
-  const errors: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      const line = chunk.toString("utf8");
-      if (line.includes('"level":50')) errors.push(line);
-      done();
-    },
-  });
-  return { logger: createLogger({ service: "crm-records", level: "info", destination }), errors };
-}
 
 async function seed(h: Harness, count: number, sentAgoMs: number | null): Promise<string[]> {
   const now = Date.now();
@@ -55,7 +41,7 @@ describe.each(modes)("outbox retention on %s", (mode) => {
     const unsent = await seed(h, 2, null);
     // A row the bus refused for good stays too, for whoever inspects or replays it.
     await h.prisma.outboxEvent.update({ where: { id: unsent[0] }, data: { deadLetteredAt: new Date(Date.now() - 2 * WEEK), deadLetterError: "too large" } });
-    const { logger, errors } = errorCollectingLogger();
+    const { logger, errors } = errorCollectingLogger("crm-records");
     const retention = startRetention({ rules: [outboxRetentionRule(h.prisma, WEEK)], intervalMs: 3_600_000, batchSize: 3, logger });
     try {
       expect(await retention.runNow()).toEqual({ "outbox events": 7 });
@@ -71,7 +57,7 @@ describe.each(modes)("outbox retention on %s", (mode) => {
   if (mode === "postgres") {
     it("with two runners at once, deletes each row once without errors", async () => {
       await seed(h, 2000, 2 * WEEK);
-      const { logger, errors } = errorCollectingLogger();
+      const { logger, errors } = errorCollectingLogger("crm-records");
       const runners = [0, 1].map(() => startRetention({ rules: [outboxRetentionRule(h.prisma, WEEK)], intervalMs: 3_600_000, batchSize: 50, logger }));
       try {
         const results = await Promise.all(runners.map((r) => r.runNow()));

@@ -2,11 +2,9 @@
 // SESSION_RETENTION_GRACE_MS ago goes with its refresh tokens, an expired refresh token of a live
 // session goes on its own, everything else stays; two runners at once delete each row once.
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
 import { uuidv7 } from "@crm/contracts";
-import { createLogger } from "@crm/logger";
 import { startRetention } from "@crm/service-kit";
-import { testInfra } from "@crm/testing";
+import { errorCollectingLogger, testInfra } from "@crm/testing";
 import type { PrismaClient } from "../src/persistence/prisma";
 import { sessionRetentionRules } from "../src/persistence/session-retention";
 import { openHarness, type Harness, type Mode } from "./harness";
@@ -14,18 +12,6 @@ import { openHarness, type Harness, type Mode } from "./harness";
 const HOUR = 3_600_000;
 const GRACE = 24 * HOUR;
 const modes: Mode[] = testInfra.databaseUrl ? ["pglite", "postgres"] : ["pglite"];
-
-function errorCollectingLogger() {
-  const errors: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      const line = chunk.toString("utf8");
-      if (line.includes('"level":50')) errors.push(line);
-      done();
-    },
-  });
-  return { logger: createLogger({ service: "identity", level: "info", destination }), errors };
-}
 
 const ago = (ms: number) => new Date(Date.now() - ms);
 const digest = () => randomBytes(32).toString("hex");
@@ -69,7 +55,7 @@ describe.each(modes)("session retention on %s", (mode) => {
     // A live session that rotated twice: its first token expired long ago, the others not.
     const live = await newSession(h.prisma, userId, { expiresAt: future }, [ago(GRACE + HOUR), ago(GRACE - HOUR), future]);
 
-    const { logger, errors } = errorCollectingLogger();
+    const { logger, errors } = errorCollectingLogger("identity");
     const retention = startRetention({ rules: sessionRetentionRules(h.prisma, GRACE), intervalMs: HOUR, batchSize: 1, logger });
     try {
       expect(await retention.runNow()).toEqual({ sessions: 2, "refresh tokens": 1 });
@@ -90,7 +76,7 @@ describe.each(modes)("session retention on %s", (mode) => {
       const userId = await newUser(h.prisma);
       const expired = ago(GRACE + HOUR);
       await h.prisma.session.createMany({ data: Array.from({ length: 500 }, () => ({ id: uuidv7(), userId, expiresAt: expired })) });
-      const { logger, errors } = errorCollectingLogger();
+      const { logger, errors } = errorCollectingLogger("identity");
       const runners = [0, 1].map(() => startRetention({ rules: sessionRetentionRules(h.prisma, GRACE), intervalMs: HOUR, batchSize: 20, logger }));
       try {
         const results = await Promise.all(runners.map((r) => r.runNow()));

@@ -1,10 +1,8 @@
 // Retention (issue 16 item 10): deliveries in a final state and their attempts are deleted
 // DELIVERY_RETENTION_MS after their last activity, in bounded batches, and then the payloads no delivery
 // refers to any more; PENDING and RETRYING deliveries never; several instances delete each row once.
-import { Writable } from "node:stream";
 import { uuidv7 } from "@crm/contracts";
-import { createLogger } from "@crm/logger";
-import { describePostgres } from "@crm/testing";
+import { describePostgres, errorCollectingLogger } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import type { DeliveryStatus } from "../src/generated/prisma/client";
 import { api, databaseModes, principal, startService, testDatabase, type TestDatabase } from "./support/harness";
@@ -107,15 +105,7 @@ describePostgres("delivery retention with two instances on one PostgreSQL databa
   });
 
   it("deletes each row once, without errors", async () => {
-    const errors: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        const line = chunk.toString("utf8");
-        if (line.includes('"level":50')) errors.push(line);
-        done();
-      },
-    });
-    const logger = createLogger({ service: "webhook-delivery", level: "info", destination });
+    const { logger, errors } = errorCollectingLogger("webhook-delivery");
     const env = { DELIVERY_RETENTION_MS: String(DAY), RETENTION_BATCH_SIZE: "25" };
     const [one, two] = await Promise.all([startService(db, env, { logger }), startService(db, env, { logger })]);
     try {
