@@ -16,7 +16,7 @@ export const clientDefinition: EntityDefinition = {
     phone: { type: "string", nullable: true },
     companyName: { type: "string", nullable: true },
     notes: { type: "string", nullable: true },
-    isActive: { type: "boolean", nullable: false },
+    isActive: { type: "boolean", nullable: false, default: true },
     ...timestampColumns,
   },
   relations: {

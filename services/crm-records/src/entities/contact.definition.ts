@@ -13,7 +13,7 @@ export const contactDefinition: EntityDefinition = {
     clientId: { type: "string", nullable: false, uuid: true },
     type: { type: "enum", nullable: false, enumValues: contactTypes },
     value: { type: "string", nullable: false },
-    isPrimary: { type: "boolean", nullable: false },
+    isPrimary: { type: "boolean", nullable: false, default: false },
     ...timestampColumns,
   },
   relations: { client: { target: "client", kind: "one", default: false } },

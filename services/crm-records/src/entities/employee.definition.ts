@@ -15,7 +15,7 @@ export const employeeDefinition: EntityDefinition = {
     email: { type: "string", nullable: true },
     phone: { type: "string", nullable: true },
     position: { type: "string", nullable: true },
-    isActive: { type: "boolean", nullable: false },
+    isActive: { type: "boolean", nullable: false, default: true },
     ...timestampColumns,
   },
   relations: {},

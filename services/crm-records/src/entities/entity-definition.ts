@@ -9,6 +9,12 @@ import type { ZodType } from "zod";
 export interface ColumnSpec extends FieldSpec {
   /** `uuid` columns only compare with UUID text; see where-guard.ts. */
   uuid?: boolean;
+  /**
+   * What a create without this field stores: the column's `@default` in schema.prisma. A create
+   * writes every column itself (one statement, see record-insert.ts), so the response and the
+   * event show exactly the stored row; test/create-defaults.test.ts compares the two.
+   */
+  default?: string | boolean;
 }
 
 export interface RelationSpec {

@@ -34,3 +34,11 @@ export function delegateOf(client: PrismaClient | Tx, name: RecordDelegateName):
 export function isPrismaError(err: unknown, code: string): boolean {
   return err instanceof Prisma.PrismaClientKnownRequestError && err.code === code;
 }
+
+/** A foreign key refused a raw statement (Prisma reports raw statements' errors as P2010 with the driver's cause). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  if (isPrismaError(err, "P2003")) return true;
+  if (!isPrismaError(err, "P2010")) return false;
+  const cause = ((err as InstanceType<typeof Prisma.PrismaClientKnownRequestError>).meta?.["driverAdapterError"] as { cause?: { kind?: string } } | undefined)?.cause;
+  return cause?.kind === "ForeignKeyConstraintViolation";
+}

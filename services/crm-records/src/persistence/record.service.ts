@@ -22,7 +22,8 @@ import { capIncludedRelations, includedRowsToRead } from "../domain/included-rel
 import { nextDocumentNumber } from "./document-number";
 import { appendEvent, buildEnvelope } from "./outbox.writer";
 import { adjustRecordCount, recordCount } from "./record-count";
-import { delegateOf, isPrismaError, type PrismaClient, type Tx } from "./prisma";
+import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "./prisma";
+import { insertedRow, insertRecordStatement } from "./record-insert";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -93,6 +94,7 @@ export class RecordService {
   }
 
   async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
+    if (!definition.document) return this.createInOneStatement(definition, businessId, input);
     return this.write(async (tx) => {
       await this.checkClientReference(tx, definition, businessId, input);
       const data: Input = { ...this.scalarData(definition, input), id: uuidv7(), businessId };
@@ -109,6 +111,29 @@ export class RecordService {
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "created", businessId, view)] };
     });
+  }
+
+  /**
+   * A record without line items: record, outbox event and record count in one statement
+   * (record-insert.ts). A client reference is checked by the composite foreign key
+   * (businessId, clientId), which refuses another business's client as well as an unknown one.
+   */
+  private async createInOneStatement(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
+    const field = definition.clientReference;
+    if (field && input[field] !== undefined && (typeof input[field] !== "string" || !isUuid(input[field] as string))) throw unknownClient();
+    const data: Input = { ...this.scalarData(definition, input), id: uuidv7(), businessId };
+    const row = insertedRow(definition, data, new Date());
+    const view = serializeRecord(definition, row, this.options.definitions, false);
+    const event = buildEnvelope(definition.entity, "created", businessId, view);
+    const statement = insertRecordStatement(definition, data, row, event);
+    try {
+      await this.options.prisma.$executeRawUnsafe(statement.sql, ...statement.params);
+    } catch (err) {
+      if (isForeignKeyViolation(err)) throw new AppError(400001, [{ path: "clientId", message: "Unknown client" }], { cause: err });
+      throw err;
+    }
+    this.options.onCommitted?.();
+    return view;
   }
 
   /** PATCH and PUT: any subset of the writable fields. */
