@@ -1,13 +1,14 @@
 import { describeDistributed } from "@crm/testing";
 import { runCoreFlow } from "./flow";
-import { startDistributed, type RunningProduct } from "./harness";
+import { runApiKeyFlow } from "./api-keys.flow";
+import { startDistributed, type RunningDistributed } from "./harness";
 
 jest.setTimeout(240_000);
 
 describeDistributed("distributed mode (a process per service, PostgreSQL, Redis, Kafka)", () => {
-  let product: RunningProduct;
+  let product: RunningDistributed;
   beforeAll(async () => {
-    product = await startDistributed();
+    product = await startDistributed({ API_KEY_USAGE_FLUSH_MS: "200" });
   });
   afterAll(async () => {
     await product?.stop();
@@ -15,5 +16,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("carries one request and one event through every tier", async () => {
     await runCoreFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("API keys: lastUsedAt, and a rolled key ends on every gateway sharing Redis (extensions §E3)", async () => {
+    const second = await product.startGateway();
+    await runApiKeyFlow([product.baseUrl, second], `dist-${Date.now()}`);
   });
 });

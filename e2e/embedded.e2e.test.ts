@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { ApiClient } from "./api-client";
+import { runApiKeyFlow } from "./api-keys.flow";
 import { runCoreFlow } from "./flow";
 import { startEmbedded } from "./harness";
 
@@ -8,7 +9,7 @@ jest.setTimeout(180_000);
 describe("single-machine mode (pnpm start, embedded PGlite, in-process store and bus)", () => {
   let product: Awaited<ReturnType<typeof startEmbedded>>;
   beforeAll(async () => {
-    product = await startEmbedded();
+    product = await startEmbedded({ API_KEY_USAGE_FLUSH_MS: "200" });
   });
   afterAll(async () => {
     await product?.stop();
@@ -17,6 +18,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("carries one request and one event through every tier", async () => {
     await runCoreFlow(product.baseUrl, "embedded");
+  });
+
+  it("API keys: lastUsedAt and roll with an overlap (extensions §E3)", async () => {
+    await runApiKeyFlow([product.baseUrl], "embedded-keys");
   });
 
   it("answers unknown routes, malformed JSON and oversized bodies with the envelope", async () => {

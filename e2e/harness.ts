@@ -99,6 +99,8 @@ const SERVICES = [
 export interface RunningDistributed extends RunningProduct {
   services: Record<(typeof SERVICES)[number]["name"], { url: string; databaseUrl: string }>;
   internalTokenSecret: string;
+  /** Starts one more gateway on the same services, Redis and secrets (stopped with the product); its base URL. */
+  startGateway(): Promise<string>;
 }
 
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
@@ -136,15 +138,20 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
         spawnLogged([`${service.dir}/dist/main.js`], baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
       );
     }
-    const port = await freePort();
-    children.push(spawnLogged(["services/gateway/dist/main.js"], baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, "gateway"));
-    const baseUrl = `http://127.0.0.1:${port}`;
-    await waitReady(baseUrl, children, logs);
+    const gateway = async (label: string): Promise<string> => {
+      const port = await freePort();
+      children.push(spawnLogged(["services/gateway/dist/main.js"], baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, label));
+      const url = `http://127.0.0.1:${port}`;
+      await waitReady(url, children, logs);
+      return url;
+    };
+    const baseUrl = await gateway("gateway");
     return {
       baseUrl,
       logs,
       services,
       internalTokenSecret: shared.INTERNAL_TOKEN_SECRET,
+      startGateway: () => gateway(`gateway-${children.length}`),
       stop: async () => {
         for (const child of children.reverse()) await stopChild(child);
         for (const db of databases) await db.drop();

@@ -21,7 +21,12 @@ export const authKeys = {
 export const internalAuthPaths = {
   user: (userId: string) => `/internal/auth/users/${encodeURIComponent(userId)}`,
   apiKey: "/internal/auth/api-keys/resolve",
+  /** Batched reports of API-key use, for `lastUsedAt` (body `{uses: [{id, at}]}`, 204). */
+  apiKeyUse: "/internal/auth/api-keys/used",
 };
+
+/** Most uses one report may carry; a gateway with more sends several. */
+export const API_KEY_USE_REPORT_MAX = 1000;
 
 export class AuthCache {
   constructor(private readonly kv: KvStore) {}

@@ -8,4 +8,4 @@ export {
   type ApiKeyAuthState,
   type UserAuthState,
 } from "./auth-state";
-export { AuthCache, authKeys, internalAuthPaths, AUTH_STATE_TTL_MS, UNKNOWN_API_KEY_TTL_MS } from "./auth-cache";
+export { AuthCache, authKeys, internalAuthPaths, API_KEY_USE_REPORT_MAX, AUTH_STATE_TTL_MS, UNKNOWN_API_KEY_TTL_MS } from "./auth-cache";

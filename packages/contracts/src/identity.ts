@@ -136,6 +136,9 @@ export const apiKeySchema = z
     revokedAt: timestamp.nullable(),
     createdByUserId: z.string().nullable(),
     createdAt: timestamp,
+    lastUsedAt: timestamp.nullable().openapi({
+      description: "Last time the key authenticated a request; null if never. Gateways report use in batches, so it trails the truth by at most API_KEY_USAGE_FLUSH_MS (15 s by default)",
+    }),
   })
   .openapi("ApiKey");
 export type ApiKeyView = z.infer<typeof apiKeySchema>;
@@ -146,6 +149,27 @@ export const apiKeyWithSecretSchema = apiKeySchema
 export type ApiKeyWithSecretView = z.infer<typeof apiKeyWithSecretSchema>;
 
 export const apiKeyRevokeSchema = z.object({ id: z.string() }).strict().openapi("ApiKeyRevoke");
+
+/** The longest overlap a roll may give the old key: 7 days (extensions §E3). */
+export const API_KEY_ROLL_MAX_OVERLAP_S = 604_800;
+export const API_KEY_ROLL_DEFAULT_OVERLAP_S = 86_400;
+
+export const apiKeyRollSchema = z
+  .object({
+    expiresInSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(API_KEY_ROLL_MAX_OVERLAP_S)
+      .optional()
+      .openapi({
+        description: `Seconds the old key keeps working (0-${API_KEY_ROLL_MAX_OVERLAP_S}, default ${API_KEY_ROLL_DEFAULT_OVERLAP_S}); 0 ends it at once. An old key due to expire sooner keeps its expiry.`,
+        example: 3600,
+      }),
+  })
+  .strict()
+  .openapi("ApiKeyRoll");
+export type ApiKeyRoll = z.infer<typeof apiKeyRollSchema>;
 
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 
@@ -292,5 +316,20 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     description: REVOKE_RETRY,
     request: { params: idParams },
     responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) }, ...errorResponses([404001, 503000]) },
+  });
+  route("API keys", {
+    method: "post",
+    path: "/api/v1/api-key/{id}/roll",
+    summary: "Roll an API key: a new key with the same name, scopes and expiresAt; the old one keeps working for an overlap (JWT only; permission apiKeys.create)",
+    description:
+      "The new key is shown only in this response. The old key's expiresAt becomes now + expiresInSeconds (or stays, if sooner); from then on every gateway answers it 401020. " +
+      "The new key acts for the user who rolled it, like a key that user created. A revoked or expired key cannot be rolled (409005). " +
+      "503000 when the old key's new expiry could not be published to every gateway: retry (a retry of an expired key publishes it again before answering 409005).",
+    security: [{ bearerAuth: [] }],
+    request: { params: idParams, body: { required: false, ...jsonContent(apiKeyRollSchema) } },
+    responses: {
+      201: { description: "The new key, with its secret", ...jsonContent(dataEnvelope(apiKeyWithSecretSchema)) },
+      ...errorResponses([400001, 400002, 404001, 409005, 413000, 415000, 503000]),
+    },
   });
 }

@@ -29,6 +29,8 @@ const schema = z.object({
   UPSTREAM_TIMEOUT_MS: env.int(30000, 1),
   /** Largest answer body the gateway buffers from a service; beyond it the caller gets 500000. */
   UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
+  /** How often each gateway reports API-key use to identity (`lastUsedAt`); at most this stale. */
+  API_KEY_USAGE_FLUSH_MS: env.int(15_000, 100),
   LOG_LEVEL: env.logLevel(),
 });
 

@@ -64,7 +64,8 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   api.use(authRouter(authDeps));
   api.use(userRouter(new UserService(prisma, hasher, sessions, authState)));
-  api.use(apiKeyRouter(new ApiKeyService(prisma, authState)));
+  const apiKeys = new ApiKeyService(prisma, authState);
+  api.use(apiKeyRouter(apiKeys));
 
   // sign-up, sign-in and token/refresh: forwarded by the gateway with an internal token naming no principal.
   return createServiceApp({
@@ -73,6 +74,6 @@ export function createApp(deps: AppDeps): Express {
     readiness: deps.readiness,
     publicApi: publicAuthRouter(authDeps),
     api,
-    internal: internalRouter(authState),
+    internal: internalRouter(authState, apiKeys),
   });
 }

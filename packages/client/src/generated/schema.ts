@@ -1809,6 +1809,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-key/{id}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll an API key: a new key with the same name, scopes and expiresAt; the old one keeps working for an overlap (JWT only; permission apiKeys.create)
+         * @description The new key is shown only in this response. The old key's expiresAt becomes now + expiresInSeconds (or stays, if sooner); from then on every gateway answers it 401020. The new key acts for the user who rolled it, like a key that user created. A revoked or expired key cannot be rolled (409005). 503000 when the old key's new expiry could not be published to every gateway: retry (a retry of an expired key publishes it again before answering 409005).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["ApiKeyRoll"];
+                };
+            };
+            responses: {
+                /** @description The new key, with its secret */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: components["schemas"]["ApiKeyWithSecret"];
+                        };
+                    };
+                };
+                /** @description 400001 Validation failed; 400002 Malformed JSON body */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 403000 Forbidden resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 404001 Resource not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 409005 API key is not active */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 413000 Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 415000 Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 429000 Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 500000 Internal server error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 503000 Service unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client": {
         parameters: {
             query?: never;
@@ -7380,6 +7519,11 @@ export interface components {
             createdByUserId: string | null;
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description Last time the key authenticated a request; null if never. Gateways report use in batches, so it trails the truth by at most API_KEY_USAGE_FLUSH_MS (15 s by default)
+             */
+            lastUsedAt: string | null;
         };
         ApiKeyWithSecret: components["schemas"]["ApiKey"] & {
             /** @description The full key (svc_ + 40 base62 characters); shown only in this response */
@@ -7398,6 +7542,13 @@ export interface components {
         };
         ApiKeyRevoke: {
             id: string;
+        };
+        ApiKeyRoll: {
+            /**
+             * @description Seconds the old key keeps working (0-604800, default 86400); 0 ends it at once. An old key due to expire sooner keeps its expiry.
+             * @example 3600
+             */
+            expiresInSeconds?: number;
         };
         Contact: {
             id: string;

@@ -44,6 +44,7 @@ const defs: RouteDef[] = [
   { method: "DELETE", pattern: "/api-key", service: "identity", public: false, permission: "apiKeys.delete" },
   { method: "GET", pattern: "/api-key/:id", service: "identity", public: false, permission: "apiKeys.read" },
   { method: "DELETE", pattern: "/api-key/:id", service: "identity", public: false, permission: "apiKeys.delete" },
+  { method: "POST", pattern: "/api-key/:id/roll", service: "identity", public: false, permission: "apiKeys.create", jwtOnly: true },
   { method: "GET", pattern: "/webhook", service: "webhook-delivery", public: false, permission: "webhooks.read" },
   { method: "POST", pattern: "/webhook", service: "webhook-delivery", public: false, permission: "webhooks.create" },
   { method: "GET", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.read" },

@@ -35,6 +35,11 @@ export class IdentityClient {
     return state;
   }
 
+  /** Batched `lastUsedAt` reports (see api-key-usage.ts). */
+  async reportApiKeyUse(uses: ReadonlyArray<{ id: string; at: string }>): Promise<void> {
+    await this.call("POST", internalAuthPaths.apiKeyUse, { uses });
+  }
+
   private internalToken(): string {
     const now = Date.now();
     if (!this.token || now - this.token.madeAt > TOKEN_REUSE_MS) {

@@ -10,6 +10,7 @@ import { Authenticator } from "./authenticator";
 import { corsEdge } from "./cors";
 import { readCredential, type Credential } from "./credentials";
 import { IdentityClient } from "./identity-client";
+import { ApiKeyUsage } from "./api-key-usage";
 import { addressKey, createRateLimiter } from "./rate-limiter";
 import { RecentKeys } from "./recent-keys";
 
@@ -19,6 +20,8 @@ export interface SecurityConfig {
   RATE_LIMIT_WINDOW_MS: number;
   /** The resolved signing key (loadOrCreateSecret), the same one identity signs with. */
   JWT_SECRET: string;
+  /** How often API-key use is reported to identity for `lastUsedAt` (default 15 s). */
+  API_KEY_USAGE_FLUSH_MS?: number;
 }
 
 export interface SecurityDeps {
@@ -46,7 +49,9 @@ interface RouteLike {
 }
 
 export function createSecurity(deps: SecurityDeps): Security {
-  const authenticator = new Authenticator(deps.config.JWT_SECRET, deps.kv, new IdentityClient(deps.identityUrl, deps.internalTokenSecret));
+  const identity = new IdentityClient(deps.identityUrl, deps.internalTokenSecret);
+  const authenticator = new Authenticator(deps.config.JWT_SECRET, deps.kv, identity);
+  const usage = new ApiKeyUsage((uses) => identity.reportApiKeyUse(uses), deps.config.API_KEY_USAGE_FLUSH_MS ?? 15_000, deps.logger);
   // Authentication runs before the rate limit (the bucket depends on who is calling) but its
   // failure is raised after it, so requests with bad credentials still count, per address.
   const failures = new WeakMap<Request, AppError>();
@@ -57,8 +62,10 @@ export function createSecurity(deps: SecurityDeps): Security {
   const runAuthentication = async (req: Request, credential: Credential): Promise<void> => {
     const digest = credential.kind === "apiKey" ? digestApiKey(credential.key) : undefined;
     try {
-      req.res!.locals.principal = await authenticator.authenticate(credential);
+      const principal = await authenticator.authenticate(credential);
+      req.res!.locals.principal = principal;
       if (digest) recentKeys.add(digest);
+      if (principal.apiKeyId) usage.record(principal.apiKeyId);
     } catch (err) {
       if (!isAppError(err)) throw err;
       if (digest) recentKeys.delete(digest);
@@ -132,6 +139,9 @@ export function createSecurity(deps: SecurityDeps): Security {
   return {
     edge: [peekWhenEdgeAnswers, corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
     guard: [authenticate, limiter.middleware, authorize],
-    close: () => limiter.close(),
+    close: async () => {
+      await usage.close();
+      await limiter.close();
+    },
   };
 }

@@ -21,6 +21,8 @@ export const INTERNAL_SECRET = "gateway-test-internal-secret-long-enough-012345"
 export class FakeIdentity {
   readonly users = new Map<string, UserAuthState>();
   readonly keys = new Map<string, ApiKeyAuthState>();
+  /** Every `lastUsedAt` report a gateway sent, in order. */
+  readonly useReports: Array<Array<{ id: string; at: string }>> = [];
   calls = 0;
   private server?: http.Server;
   url = "";
@@ -50,6 +52,10 @@ export class FakeIdentity {
       const state = this.keys.get(digest) ?? { v: 1, unknown: true };
       await this.cache.fillApiKey(digest, state);
       res.json(state);
+    });
+    app.post("/internal/auth/api-keys/used", (req, res) => {
+      this.useReports.push(req.body.uses);
+      res.status(204).end();
     });
     app.use(errorMiddleware(() => ({ error: () => undefined, info: () => undefined })));
     this.server = http.createServer(app);

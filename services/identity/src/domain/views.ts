@@ -31,5 +31,6 @@ export function apiKeyView(key: ApiKey): ApiKeyView {
     revokedAt: key.revokedAt?.toISOString() ?? null,
     createdByUserId: key.createdByUserId,
     createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
   };
 }

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { apiKeyCreateSchema, apiKeyRevokeSchema, ok, okList } from "@crm/contracts";
+import { apiKeyCreateSchema, apiKeyRevokeSchema, apiKeyRollSchema, ok, okList } from "@crm/contracts";
 import { parseOrThrow } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
@@ -33,6 +33,12 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
 
   router.delete("/api-key/:id", requirePermission("apiKeys.delete"), async (req, res) => {
     res.json(ok(apiKeyView(await keys.revoke(principalOf(req), String(req.params.id)))));
+  });
+
+  router.post("/api-key/:id/roll", requirePermission("apiKeys.create"), async (req, res) => {
+    const input = parseOrThrow(apiKeyRollSchema, req.body ?? {});
+    const { key, record } = await keys.roll(principalOf(req), String(req.params.id), input);
+    res.status(201).json(ok({ ...apiKeyView(record), key }));
   });
 
   return router;

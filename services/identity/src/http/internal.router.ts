@@ -1,13 +1,18 @@
 // Service-to-service: the gateway's cache misses. Mounted under /internal behind the internal token.
 import { Router } from "express";
+import { API_KEY_USE_REPORT_MAX } from "@crm/auth-cache";
 import { z } from "@crm/contracts";
 import { isUuid } from "@crm/contracts";
 import { parseOrThrow } from "@crm/errors";
+import type { ApiKeyService } from "../services/api-key.service";
 import type { AuthStateService } from "../services/auth-state.service";
 
 const resolveKeySchema = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
+const keyUseSchema = z
+  .object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }) }).strict()).max(API_KEY_USE_REPORT_MAX) })
+  .strict();
 
-export function internalRouter(authState: AuthStateService): Router {
+export function internalRouter(authState: AuthStateService, keys: ApiKeyService): Router {
   const router = Router();
 
   router.get("/auth/users/:id", async (req, res) => {
@@ -19,6 +24,12 @@ export function internalRouter(authState: AuthStateService): Router {
   router.post("/auth/api-keys/resolve", async (req, res) => {
     const { digest } = parseOrThrow(resolveKeySchema, req.body ?? {});
     res.json(await authState.resolveApiKey(digest));
+  });
+
+  router.post("/auth/api-keys/used", async (req, res) => {
+    const { uses } = parseOrThrow(keyUseSchema, req.body ?? {});
+    await keys.recordUse(uses.map((use) => ({ id: use.id, at: new Date(use.at) })));
+    res.status(204).end();
   });
 
   return router;

@@ -1,7 +1,7 @@
 // API keys: created by a signed-in user, stored as a digest, revoked by write-through so every
 // gateway refuses them on the next request.
 import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey } from "@crm/auth-cache";
-import { isUuid, uuidv7, type ApiKeyCreate, type Principal } from "@crm/contracts";
+import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type Principal } from "@crm/contracts";
 import { AppError, type ErrorDetail } from "@crm/errors";
 import type { Pagination } from "@crm/query-language";
 import type { ApiKey, PrismaClient } from "../persistence/prisma";
@@ -14,7 +14,7 @@ export class ApiKeyService {
   ) {}
 
   async create(principal: Principal, input: ApiKeyCreate): Promise<{ key: string; record: ApiKey }> {
-    if (principal.authType !== "jwt" || !principal.userId) throw new AppError(401014);
+    const userId = signedInUser(principal);
     const details: ErrorDetail[] = [];
     const scopes = [...new Set(input.scopes ?? [])];
     const held = new Set(principal.permissions);
@@ -26,20 +26,64 @@ export class ApiKeyService {
     if (details.length > 0) throw new AppError(400001, details);
 
     const key = generateApiKey();
-    const record = await this.prisma.apiKey.create({
-      data: {
-        id: uuidv7(),
-        businessId: principal.businessId,
-        name: input.name,
-        keyDigest: digestApiKey(key),
-        keyPrefix: key.slice(0, API_KEY_VISIBLE_CHARS),
-        scopes,
-        expiresAt,
-        createdByUserId: principal.userId,
-      },
-    });
+    const record = await this.prisma.apiKey.create({ data: newKeyRow(key, principal.businessId, userId, { name: input.name, scopes, expiresAt }) });
     await this.authState.publishApiKey(record);
     return { key, record };
+  }
+
+  /**
+   * A new key with the old one's name, scopes and expiry, created by the caller (so it acts with the
+   * caller's permissions, like any key they create: a roll never lends anyone else's role). The old
+   * key's expiry moves to now + the overlap unless it was already sooner, in the same transaction,
+   * and is written through to the shared store before answering, so every gateway refuses it
+   * (401020) from that moment. A failed write-through is 503000; the roll has happened, and a retry
+   * rolls again (or, once the old key has expired, publishes its state again and answers 409005).
+   */
+  async roll(principal: Principal, id: string, input: ApiKeyRoll): Promise<{ key: string; record: ApiKey }> {
+    const userId = signedInUser(principal);
+    const old = await this.get(principal, id);
+    const now = new Date();
+    if (!isActive(old, now)) {
+      await this.authState.publishApiKey(old);
+      throw new AppError(409005);
+    }
+    const overlapEnds = new Date(now.getTime() + (input.expiresInSeconds ?? API_KEY_ROLL_DEFAULT_OVERLAP_S) * 1000);
+    const key = generateApiKey();
+    const { rolled, record } = await this.prisma.$transaction(async (tx) => {
+      // Conditional on the key still being active, and LEAST so a concurrent roll's sooner end stands.
+      const rolled = await tx.$queryRaw<ApiKey[]>`
+        UPDATE "identity"."ApiKey" SET "expiresAt" = LEAST(COALESCE("expiresAt", ${overlapEnds}), ${overlapEnds})
+        WHERE "id" = ${old.id}::uuid AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > ${now})
+        RETURNING *`;
+      if (rolled.length === 0) throw new AppError(409005);
+      const record = await tx.apiKey.create({
+        data: newKeyRow(key, old.businessId, userId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt }),
+      });
+      return { rolled: rolled[0]!, record };
+    });
+    await this.authState.publishApiKey(rolled);
+    await this.authState.publishApiKey(record);
+    return { key, record };
+  }
+
+  /**
+   * Gateways report which keys authenticated and when, in batches: one statement per report, never
+   * a write per request. A later report never moves lastUsedAt back, and no report moves it past now.
+   */
+  async recordUse(uses: ReadonlyArray<{ id: string; at: Date }>): Promise<void> {
+    const latest = new Map<string, Date>();
+    for (const { id, at } of uses) {
+      if (!isUuid(id)) continue;
+      const seen = latest.get(id);
+      if (!seen || at > seen) latest.set(id, at);
+    }
+    if (latest.size === 0) return;
+    const ids = [...latest.keys()];
+    const times = ids.map((id) => latest.get(id)!.toISOString());
+    await this.prisma.$executeRaw`
+      UPDATE "identity"."ApiKey" AS k SET "lastUsedAt" = LEAST(u."at", now())
+      FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS u("id", "at")
+      WHERE k."id" = u."id" AND (k."lastUsedAt" IS NULL OR k."lastUsedAt" < LEAST(u."at", now()))`;
   }
 
   async list(principal: Principal, page: Pagination): Promise<{ rows: ApiKey[]; total: number }> {
@@ -71,4 +115,25 @@ export class ApiKeyService {
     await this.authState.publishApiKey(key);
     return key;
   }
+}
+
+/** Keys are made and rolled by signed-in users only (decisions §5): an API key cannot mint keys. */
+function signedInUser(principal: Principal): string {
+  if (principal.authType !== "jwt" || !principal.userId) throw new AppError(401014);
+  return principal.userId;
+}
+
+function isActive(key: ApiKey, now: Date): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
+}
+
+function newKeyRow(key: string, businessId: string, createdByUserId: string, fields: { name: string; scopes: string[]; expiresAt: Date | null }) {
+  return {
+    id: uuidv7(),
+    businessId,
+    keyDigest: digestApiKey(key),
+    keyPrefix: key.slice(0, API_KEY_VISIBLE_CHARS),
+    createdByUserId,
+    ...fields,
+  };
 }

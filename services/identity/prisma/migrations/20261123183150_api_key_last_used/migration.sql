@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "identity"."ApiKey" ADD COLUMN     "lastUsedAt" TIMESTAMPTZ(3);
+
