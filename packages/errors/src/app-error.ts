@@ -46,8 +46,3 @@ export function isAppError(value: unknown): value is AppError {
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "number" && Object.prototype.hasOwnProperty.call(errorCatalogue, value);
 }
-
-/** Shorthand for a single-detail validation failure. */
-export function validationError(path: string, message: string): AppError {
-  return new AppError(400001, [{ path, message }]);
-}

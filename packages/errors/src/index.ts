@@ -1,4 +1,5 @@
-export { errorCatalogue, ErrorCodes, type ErrorCode } from "./catalogue";
-export { AppError, errorBody, isAppError, isErrorCode, validationError, type ErrorBody, type ErrorDetail } from "./app-error";
+export { errorCatalogue, ErrorCodes, type ErrorCode, type ErrorName } from "./catalogue";
+export { AppError, errorBody, isAppError, isErrorCode, type ErrorBody, type ErrorDetail } from "./app-error";
+export { errors, validationError, type ErrorConstructor } from "./errors";
 export { zodIssuesToDetails, parseOrThrow } from "./zod";
 export { errorMiddleware, routeNotFound, type ErrorLogger } from "./middleware";

@@ -1,5 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
-import { AppError, errorBody, isAppError } from "./app-error";
+import { type AppError, errorBody, isAppError } from "./app-error";
+import { ErrorCodes } from "./catalogue";
+import { errors } from "./errors";
 
 export interface ErrorLogger {
   error(obj: object, msg?: string): void;
@@ -10,16 +12,16 @@ export interface ErrorLogger {
 function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | undefined {
   switch (err.type) {
     case "entity.parse.failed":
-      return new AppError(400002);
+      return errors.malformedJson();
     case "entity.too.large":
-      return new AppError(413000);
+      return errors.bodyTooLarge();
     case "encoding.unsupported":
     case "charset.unsupported":
-      return new AppError(415000);
+      return errors.unsupportedMediaType();
     case "request.aborted":
     case "request.size.invalid":
     case "stream.encoding.set":
-      return new AppError(400001, [{ path: "body", message: "Request body could not be read" }]);
+      return errors.validationFailed([{ path: "body", message: "Request body could not be read" }]);
     default:
       return undefined;
   }
@@ -40,9 +42,9 @@ export function errorMiddleware(getLogger: (req: Parameters<RequestHandler>[0]) 
       return;
     }
     log.error({ err }, "unhandled error");
-    res.status(500).json(errorBody(500000));
+    res.status(500).json(errorBody(ErrorCodes.internal));
   };
 }
 
 /** Final handler for unmatched routes. */
-export const routeNotFound: RequestHandler = (_req, _res, next) => next(new AppError(404000));
+export const routeNotFound: RequestHandler = (_req, _res, next) => next(errors.routeNotFound());

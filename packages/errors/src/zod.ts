@@ -1,5 +1,6 @@
 import type { ZodType, core } from "zod";
-import { AppError, type ErrorDetail } from "./app-error";
+import type { ErrorDetail } from "./app-error";
+import { errors } from "./errors";
 
 /** zod issues -> `details` with dot-joined paths; unknown keys become one detail per key. */
 export function zodIssuesToDetails(issues: readonly core.$ZodIssue[]): ErrorDetail[] {
@@ -18,6 +19,6 @@ export function zodIssuesToDetails(issues: readonly core.$ZodIssue[]): ErrorDeta
 /** Validates `input` against `schema`; failures become 400001 with details. */
 export function parseOrThrow<T>(schema: ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
-  if (!result.success) throw new AppError(400001, zodIssuesToDetails(result.error.issues));
+  if (!result.success) throw errors.validationFailed(zodIssuesToDetails(result.error.issues));
   return result.data;
 }

@@ -1,5 +1,5 @@
 // `page` / `perPage` and the list `meta` (interface §2 "Pagination meta", decisions §3).
-import { AppError, type ErrorDetail } from "@crm/errors";
+import { type ErrorDetail, errors } from "@crm/errors";
 import { DEFAULT_PAGE, DEFAULT_PER_PAGE, MAX_PER_PAGE } from "./limits.constants";
 import type { PaginationMeta } from "./query.types";
 
@@ -31,7 +31,7 @@ export function readPagination(query: Record<string, unknown>): { pagination: Pa
 /** For endpoints that paginate but take no other list parameters (the webhook delivery log). */
 export function parsePagination(query: Record<string, unknown>): Pagination {
   const { pagination, details } = readPagination(query);
-  if (details.length > 0) throw new AppError(400001, details);
+  if (details.length > 0) throw errors.validationFailed(details);
   return pagination;
 }
 

@@ -1,13 +1,13 @@
 import type { Request, RequestHandler } from "express";
 import { INTERNAL_TOKEN_HEADER, type Permission, type Principal } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { verifyInternalToken } from "./internal-token";
 
 /** Every /api route: a valid internal token that names a principal. */
 export function requireInternalPrincipal(secret: string): RequestHandler {
   return (req, _res, next) => {
     const claims = verifyInternalToken(req.get(INTERNAL_TOKEN_HEADER) ?? "", secret);
-    if (!claims.principal) throw new AppError(401000);
+    if (!claims.principal) throw errors.authenticationRequired();
     req.principal = claims.principal;
     next();
   };
@@ -24,7 +24,7 @@ export function requireInternalCaller(secret: string): RequestHandler {
 
 /** The principal of an authenticated /api request. */
 export function principalOf(req: Request): Principal {
-  if (!req.principal) throw new AppError(401000);
+  if (!req.principal) throw errors.authenticationRequired();
   return req.principal;
 }
 
@@ -35,7 +35,7 @@ export function hasPermission(principal: Principal, permission: Permission): boo
 
 export function requirePermission(permission: Permission): RequestHandler {
   return (req, _res, next) => {
-    if (!hasPermission(principalOf(req), permission)) throw new AppError(401014);
+    if (!hasPermission(principalOf(req), permission)) throw errors.insufficientPermissions();
     next();
   };
 }

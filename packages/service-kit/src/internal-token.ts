@@ -3,7 +3,7 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { principalSchema, type Principal } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 
 const AUDIENCE = "crm-internal";
 const ISSUER = "crm-gateway";
@@ -42,13 +42,13 @@ export function verifyInternalToken(token: string, secret: string): InternalClai
   try {
     payload = jwt.verify(token, keyFor(secret), { algorithms: ["HS256"], audience: AUDIENCE, issuer: ISSUER });
   } catch (cause) {
-    throw new AppError(401000, undefined, { cause });
+    throw errors.authenticationRequired(undefined, { cause });
   }
-  if (typeof payload === "string") throw new AppError(401000);
+  if (typeof payload === "string") throw errors.authenticationRequired();
   const claims: InternalClaims = {};
   if (payload.principal !== undefined) {
     const parsed = principalSchema.safeParse(payload.principal);
-    if (!parsed.success) throw new AppError(401000);
+    if (!parsed.success) throw errors.authenticationRequired();
     // Shared by every request that presents this token: nobody may change it.
     claims.principal = Object.freeze({ ...parsed.data, permissions: Object.freeze(parsed.data.permissions) as string[] });
   }

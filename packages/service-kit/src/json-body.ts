@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from "express";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { nulTextDetails } from "./nul-text";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -16,12 +16,12 @@ export function jsonBody(): RequestHandler[] {
     const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
     if (!hasBody) return next();
     const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
-    if (!JSON_TYPE.test(type)) return next(new AppError(415000));
+    if (!JSON_TYPE.test(type)) return next(errors.unsupportedMediaType());
     next();
   };
   const noNulText: RequestHandler = (req, _res, next) => {
     const details = req.body === undefined ? [] : nulTextDetails(req.body);
-    next(details.length > 0 ? new AppError(400001, details) : undefined);
+    next(details.length > 0 ? errors.validationFailed(details) : undefined);
   };
   return [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(String(req.headers["content-type"] ?? "").split(";")[0]!.trim()) }), noNulText];
 }

@@ -2,7 +2,7 @@
 // Read-only fields get their own message (they are known, just not the client's to set); every
 // other unknown field is named by the strict schema. All problems are reported at once.
 import { readOnlyRecordFields } from "@crm/contracts";
-import { AppError, zodIssuesToDetails, type ErrorDetail } from "@crm/errors";
+import { type ErrorDetail, errors, zodIssuesToDetails } from "@crm/errors";
 import type { ZodType } from "zod";
 
 const READ_ONLY: ReadonlySet<string> = new Set(readOnlyRecordFields);
@@ -11,7 +11,7 @@ export function parseRecordBody(schema: ZodType, body: unknown): Record<string, 
   // No body at all is an empty object: a create then fails on its required fields.
   const input = body === undefined ? {} : body;
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new AppError(400001, [{ path: "body", message: "Expected a JSON object" }]);
+    throw errors.validationFailed([{ path: "body", message: "Expected a JSON object" }]);
   }
   const details: ErrorDetail[] = [];
   const rest: Record<string, unknown> = {};
@@ -27,6 +27,6 @@ export function parseRecordBody(schema: ZodType, body: unknown): Record<string, 
   }
   const result = schema.safeParse(rest);
   if (!result.success) details.push(...zodIssuesToDetails(result.error.issues));
-  if (details.length > 0) throw new AppError(400001, details);
+  if (details.length > 0) throw errors.validationFailed(details);
   return result.data as Record<string, unknown>;
 }

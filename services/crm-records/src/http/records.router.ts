@@ -1,7 +1,7 @@
 // One router for every entity: five routes per definition, permission-checked, business-scoped.
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, permission, type RecordEntity } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { principalOf, requirePermission } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../persistence/record.service";
@@ -10,7 +10,7 @@ import { parseRecordBody } from "./record-body";
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
 function businessOf(req: Request): string {
   const { businessId } = principalOf(req);
-  if (!isUuid(businessId)) throw new AppError(401015);
+  if (!isUuid(businessId)) throw errors.businessRequired();
   return businessId.toLowerCase();
 }
 
@@ -43,7 +43,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       const businessId = businessOf(req);
       const id = idParam(req);
       // An id that cannot exist is 404 before the body is looked at, like an unknown one.
-      if (!isUuid(id)) throw new AppError(404001);
+      if (!isUuid(id)) throw errors.notFound();
       const input = parseRecordBody(definition.updateSchema, req.body);
       res.json(ok(await service.update(definition, businessId, id, input)));
     };

@@ -2,7 +2,7 @@
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput } from "@crm/contracts";
-import { AppError, validationError } from "@crm/errors";
+import { AppError, errors, validationError } from "@crm/errors";
 import {
   DEFAULT_ORDER_BY,
   paginationMeta,
@@ -86,10 +86,10 @@ export class RecordService {
 
   async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown): Promise<RecordView> {
     const relations = parseInclude(includeParam === undefined ? undefined : (includeParam as string), this.specOf(definition));
-    if (!isUuid(id)) throw new AppError(404001);
+    if (!isUuid(id)) throw errors.notFound();
     const include = this.includeArgs(definition, relations, businessId);
     const row = await delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId }, ...(include ? { include } : {}) });
-    if (!row) throw new AppError(404001);
+    if (!row) throw errors.notFound();
     return this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
   }
 
@@ -129,7 +129,7 @@ export class RecordService {
     try {
       await this.options.prisma.$executeRawUnsafe(statement.sql, ...statement.params);
     } catch (err) {
-      if (isForeignKeyViolation(err)) throw new AppError(400001, [{ path: "clientId", message: "Unknown client" }], { cause: err });
+      if (isForeignKeyViolation(err)) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
       throw err;
     }
     this.options.onCommitted?.();
@@ -138,11 +138,11 @@ export class RecordService {
 
   /** PATCH and PUT: any subset of the writable fields. */
   async update(definition: EntityDefinition, businessId: string, id: string, input: Input): Promise<RecordView> {
-    if (!isUuid(id)) throw new AppError(404001);
+    if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
       const delegate = delegateOf(tx, definition.delegate);
       const existing = await delegate.findFirst({ where: { id, businessId }, select: { id: true } });
-      if (!existing) throw new AppError(404001);
+      if (!existing) throw errors.notFound();
       await this.checkClientReference(tx, definition, businessId, input);
       const data = this.scalarData(definition, input);
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
@@ -160,7 +160,7 @@ export class RecordService {
 
   /** Deletes and returns the record as it was; dependents per the definition (cascade with events, or 409003). */
   async remove(definition: EntityDefinition, businessId: string, id: string): Promise<RecordView> {
-    if (!isUuid(id)) throw new AppError(404001);
+    if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
       // Lock the row first: a concurrent insert referencing it (a new contact or invoice) waits for
       // this transaction, so nothing can slip in between the dependents check and the delete.
@@ -170,15 +170,15 @@ export class RecordService {
         id,
         businessId,
       );
-      if (locked.length === 0) throw new AppError(404001);
+      if (locked.length === 0) throw errors.notFound();
       const delegate = delegateOf(tx, definition.delegate);
       const row = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
-      if (!row) throw new AppError(404001);
+      if (!row) throw errors.notFound();
 
       for (const dependent of definition.restrictDelete ?? []) {
         const target = this.options.definitions[dependent.entity];
         const found = await delegateOf(tx, target.delegate).findFirst({ where: { businessId, [dependent.foreignKey]: id }, select: { id: true } });
-        if (found) throw new AppError(409003);
+        if (found) throw errors.hasDependents();
       }
       const events: EventEnvelope[] = [];
       for (const dependent of definition.cascadeDelete ?? []) {
@@ -197,7 +197,7 @@ export class RecordService {
         await adjustRecordCount(tx, businessId, definition.entity, -1);
       } catch (err) {
         // Defence in depth: ON DELETE RESTRICT caught a dependent the checks above did not know about.
-        if (isPrismaError(err, "P2003")) throw new AppError(409003, undefined, { cause: err });
+        if (isPrismaError(err, "P2003")) throw errors.hasDependents(undefined, { cause: err });
         throw err;
       }
       const view = serializeRecord(definition, row, this.options.definitions, false);
@@ -231,7 +231,7 @@ export class RecordService {
     try {
       return await work();
     } catch (err) {
-      if (isPrismaError(err, "P2003")) throw new AppError(400001, [{ path: "clientId", message: "Unknown client" }], { cause: err });
+      if (isPrismaError(err, "P2003")) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
       throw err;
     }
   }
@@ -294,7 +294,7 @@ async function whileRecordExists<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (isPrismaError(err, "P2025")) throw new AppError(404001, undefined, { cause: err });
+    if (isPrismaError(err, "P2025")) throw errors.notFound(undefined, { cause: err });
     throw err;
   }
 }

@@ -5,7 +5,7 @@
 import { errors as undiciErrors, Pool, type Dispatcher } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { AppError, errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
 import type { ServiceName } from "./route-table";
 
@@ -67,7 +67,7 @@ export class Forwarder {
         bodyTimeout: this.options.timeoutMs,
       });
     } catch (cause) {
-      throw new AppError(503000, undefined, { cause });
+      throw errors.unavailable(undefined, { cause });
     }
     const declaredLength = Number(response.headers["content-length"]);
     if (declaredLength > this.options.maxResponseBytes) {
@@ -98,7 +98,7 @@ export class Forwarder {
       { service, path: req.originalUrl, limitBytes: this.options.maxResponseBytes, ...(declaredLength !== undefined ? { contentLength: declaredLength } : {}) },
       "service answer larger than UPSTREAM_MAX_RESPONSE_BYTES: not relayed, answered 500000",
     );
-    return new AppError(500000);
+    return errors.internal();
   }
 
   /** The caller was authenticated for this request already; the token only carries who it is. */

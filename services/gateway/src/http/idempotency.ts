@@ -7,7 +7,7 @@
 // to its business, key and request as associated data, and request fingerprints are keyed digests.
 import { createHash } from "node:crypto";
 import type { Request } from "express";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { UpstreamResponse } from "./forwarder";
 import { SealedBox } from "./sealed-box";
@@ -56,7 +56,7 @@ async function kvOr503<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (cause) {
-    throw new AppError(503000, undefined, { cause });
+    throw errors.unavailable(undefined, { cause });
   }
 }
 
@@ -76,7 +76,7 @@ export class IdempotencyStore {
     const key = req.get("idempotency-key");
     if (key === undefined) return undefined;
     if (!KEY_SHAPE.test(key)) {
-      throw new AppError(400001, [{ path: "Idempotency-Key", message: "Must be 1 to 255 printable ASCII characters" }]);
+      throw errors.validationFailed([{ path: "Idempotency-Key", message: "Must be 1 to 255 printable ASCII characters" }]);
     }
     const kvKey = `idempotency:${businessId}:${createHash("sha256").update(key).digest("hex")}`;
     const fingerprint = this.box.mac(req.method, req.originalUrl, req.rawBody ?? Buffer.alloc(0));
@@ -106,7 +106,7 @@ export class IdempotencyStore {
               await this.kv.set(kvKey, record({ unkept: "not-saved" }), TTL_MS).catch((err: unknown) => {
                 this.options.logger?.error({ err }, "idempotency: could not mark an unsaved answer");
               });
-              throw new AppError(503000, undefined, { cause });
+              throw errors.unavailable(undefined, { cause });
             }
           },
           abandon: release,
@@ -120,18 +120,18 @@ export class IdempotencyStore {
         await kvOr503(this.kv.del(kvKey));
         continue;
       }
-      if (stored.fingerprint !== fingerprint) throw new AppError(409002);
-      if (stored.unkept) throw new AppError(409002, [{ path: "Idempotency-Key", message: UNKEPT_MESSAGES[stored.unkept] }]);
+      if (stored.fingerprint !== fingerprint) throw errors.idempotencyKeyReused();
+      if (stored.unkept) throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: UNKEPT_MESSAGES[stored.unkept] }]);
       if (stored.sealed !== undefined) {
         const opened = this.box.open(stored.sealed, associatedData);
         // Only someone writing to the store itself can cause this: the store is not to be trusted.
-        if (!opened) throw new AppError(503000, undefined, { cause: new Error(`idempotency entry ${kvKey} failed authentication`) });
+        if (!opened) throw errors.unavailable(undefined, { cause: new Error(`idempotency entry ${kvKey} failed authentication`) });
         const { status, headers, body } = JSON.parse(opened.toString("utf8")) as KeptResponse;
         return { replay: { status, headers: { ...headers, "idempotent-replayed": "true" }, body: Buffer.from(body, "base64") } };
       }
       // The first request with this key is still running: wait for its answer rather than run twice.
       if (Date.now() > deadline) {
-        throw new AppError(409002, [{ path: "Idempotency-Key", message: "A request with this key is still in progress" }]);
+        throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: "A request with this key is still in progress" }]);
       }
       await new Promise((r) => setTimeout(r, 100));
     }

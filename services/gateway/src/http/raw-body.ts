@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from "express";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { BODY_LIMIT_BYTES } from "@crm/service-kit";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
@@ -32,12 +32,12 @@ export const rawJsonBody: RequestHandler[] = [
       return next();
     }
     const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim();
-    if (!JSON_TYPE.test(type)) return next(new AppError(415000));
+    if (!JSON_TYPE.test(type)) return next(errors.unsupportedMediaType());
     const raw: Buffer = req.body;
     try {
       JSON.parse(raw.toString("utf8"));
     } catch {
-      return next(new AppError(400002));
+      return next(errors.malformedJson());
     }
     req.rawBody = raw;
     req.body = undefined;

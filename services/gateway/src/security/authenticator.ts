@@ -10,7 +10,7 @@ import {
   type UserAuthState,
 } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { AppError, errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Credential } from "./credentials";
 import type { IdentityClient } from "./identity-client";
@@ -33,9 +33,9 @@ export class Authenticator {
   async authenticate(credential: Credential): Promise<Principal> {
     switch (credential.kind) {
       case "none":
-        throw new AppError(401000);
+        throw errors.authenticationRequired();
       case "malformed":
-        throw new AppError(401010);
+        throw errors.invalidAccessToken();
       case "jwt":
         return this.fromJwt(credential.token);
       case "apiKey":
@@ -45,12 +45,12 @@ export class Authenticator {
 
   private async fromJwt(token: string): Promise<Principal> {
     const claims = this.codec.verify(token, this.now());
-    if (!claims) throw new AppError(401010);
+    if (!claims) throw errors.invalidAccessToken();
     const cached = await guardStore(() => this.cache.readAccessTokenAndUser(claims.jti, claims.sub));
-    if (cached.sessionId !== claims.sid) throw new AppError(401011);
+    if (cached.sessionId !== claims.sid) throw errors.accessTokenNotWhitelisted();
     const user = cached.user ?? (await this.identity.user(claims.sub));
-    if (user.deleted) throw new AppError(401011);
-    if (!user.businessId) throw new AppError(401015);
+    if (user.deleted) throw errors.accessTokenNotWhitelisted();
+    if (!user.businessId) throw errors.businessRequired();
     return {
       businessId: user.businessId,
       authType: "jwt",
@@ -63,17 +63,17 @@ export class Authenticator {
   }
 
   private async fromApiKey(key: string): Promise<Principal> {
-    if (!API_KEY_PATTERN.test(key)) throw new AppError(401022);
+    if (!API_KEY_PATTERN.test(key)) throw errors.invalidApiKey();
     const digest = digestApiKey(key);
     const state = (await guardStore(() => this.cache.readApiKey(digest))) ?? (await this.identity.apiKey(digest));
-    if (state.unknown) throw new AppError(401022);
-    if (state.revoked) throw new AppError(401021);
-    if (state.expiresAt !== null && Date.parse(state.expiresAt) <= this.now()) throw new AppError(401020);
+    if (state.unknown) throw errors.invalidApiKey();
+    if (state.revoked) throw errors.apiKeyRevoked();
+    if (state.expiresAt !== null && Date.parse(state.expiresAt) <= this.now()) throw errors.apiKeyExpired();
     // A key acts for its creator; a key whose creator is gone cannot act at all.
-    if (!state.createdByUserId) throw new AppError(401021);
+    if (!state.createdByUserId) throw errors.apiKeyRevoked();
     const creator = await this.user(state.createdByUserId);
-    if (creator.deleted) throw new AppError(401021);
-    if (!creator.businessId) throw new AppError(401015);
+    if (creator.deleted) throw errors.apiKeyRevoked();
+    if (!creator.businessId) throw errors.businessRequired();
     return {
       businessId: state.businessId,
       authType: "apiKey",
@@ -95,6 +95,6 @@ async function guardStore<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (cause) {
-    throw new AppError(503000, undefined, { cause });
+    throw errors.unavailable(undefined, { cause });
   }
 }

@@ -2,7 +2,7 @@
 // authentication: `Origin: null` is refused here, and preflights are answered here, so they never
 // reach the rate limiter.
 import type { RequestHandler, Response } from "express";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { credentialMode } from "./credentials";
 
 /** The one endpoint that answers `Origin: null` (public and read-only). */
@@ -47,7 +47,7 @@ export function corsEdge(allowedOrigins: readonly string[]): RequestHandler {
 
     if (origin === "null") {
       const method = isPreflight ? requestedMethod.toUpperCase() : req.method;
-      if (path !== NULL_ORIGIN_PATH || (method !== "GET" && method !== "HEAD")) return next(new AppError(403000));
+      if (path !== NULL_ORIGIN_PATH || (method !== "GET" && method !== "HEAD")) return next(errors.forbidden());
       grantAnyOrigin(res);
       return isPreflight ? preflight(res) : next();
     }

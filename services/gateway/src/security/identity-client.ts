@@ -8,7 +8,7 @@ import {
   type UserAuthState,
 } from "@crm/auth-cache";
 import { INTERNAL_TOKEN_HEADER } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
 
 const TIMEOUT_MS = 5000;
@@ -25,13 +25,13 @@ export class IdentityClient {
 
   async user(userId: string): Promise<UserAuthState> {
     const state = parseUserAuthState(await this.call("GET", internalAuthPaths.user(userId)));
-    if (!state) throw new AppError(503000);
+    if (!state) throw errors.unavailable();
     return state;
   }
 
   async apiKey(digest: string): Promise<ApiKeyAuthState> {
     const state = parseApiKeyAuthState(await this.call("POST", internalAuthPaths.apiKey, { digest }));
-    if (!state) throw new AppError(503000);
+    if (!state) throw errors.unavailable();
     return state;
   }
 
@@ -58,10 +58,10 @@ export class IdentityClient {
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (cause) {
-      throw new AppError(503000, undefined, { cause });
+      throw errors.unavailable(undefined, { cause });
     }
     const text = await response.text();
-    if (!response.ok) throw new AppError(503000, undefined, { cause: new Error(`identity answered ${response.status}`) });
+    if (!response.ok) throw errors.unavailable(undefined, { cause: new Error(`identity answered ${response.status}`) });
     return text;
   }
 }

@@ -3,7 +3,7 @@
 import type { Request, RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
 import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
-import { AppError, isAppError } from "@crm/errors";
+import { AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
 import { Authenticator } from "./authenticator";
@@ -69,7 +69,7 @@ export function createSecurity(deps: SecurityDeps): Security {
     } catch (err) {
       if (!isAppError(err)) throw err;
       if (digest) recentKeys.delete(digest);
-      if (err.code === 503000) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
+      if (err.code === ErrorCodes.unavailable) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
       failures.set(req, err);
     }
   };
@@ -121,9 +121,9 @@ export function createSecurity(deps: SecurityDeps): Security {
     const route = res.locals.route as RouteLike | undefined;
     if (!route || route.public) return next();
     const principal = res.locals.principal as Principal | undefined;
-    if (!principal) return next(new AppError(401000));
-    if (route.jwtOnly && principal.authType !== "jwt") return next(new AppError(401014));
-    if (route.permission && !principal.permissions.includes(route.permission)) return next(new AppError(401014));
+    if (!principal) return next(errors.authenticationRequired());
+    if (route.jwtOnly && principal.authType !== "jwt") return next(errors.insufficientPermissions());
+    if (route.permission && !principal.permissions.includes(route.permission)) return next(errors.insufficientPermissions());
     next();
   };
 

@@ -8,7 +8,7 @@ import type { Response } from "express";
 import { ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from "express-rate-limit";
 import Redis from "ioredis";
 import { RedisStore } from "rate-limit-redis";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 
 export interface RateLimitOptions {
@@ -115,7 +115,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     legacyHeaders: true,
     standardHeaders: "draft-8",
     keyGenerator: options.key,
-    handler: (_req, _res, next) => next(new AppError(429000)),
+    handler: (_req, _res, next) => next(errors.tooManyRequests()),
     // Our key generator already folds IPv6 addresses to their /56; the checks only print to stderr.
     validate: false,
   });

@@ -2,7 +2,7 @@
 // internal token that names no principal. logout and me need the caller.
 import { Router, type Request, type Response } from "express";
 import { ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
-import { AppError, parseOrThrow } from "@crm/errors";
+import { errors, parseOrThrow } from "@crm/errors";
 import { principalOf } from "@crm/service-kit";
 import { businessView, userView } from "../domain/views";
 import type { PrismaClient } from "../persistence/prisma";
@@ -32,7 +32,7 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
 
   router.post("/auth/sign-up", async (req, res) => {
     // ALLOW_SIGN_UP=false: the route exists but is closed.
-    if (!deps.allowSignUp) throw new AppError(403000);
+    if (!deps.allowSignUp) throw errors.forbidden();
     const input = parseOrThrow(signUpSchema, req.body ?? {});
     signedIn(req, res, 201, await deps.accounts.signUp(input));
   });
@@ -42,7 +42,7 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
     const result = await deps.accounts.signIn(input, clientAddress(req));
     if ("lockedForMs" in result) {
       res.setHeader("Retry-After", String(Math.max(1, Math.ceil(result.lockedForMs / 1000))));
-      throw new AppError(429000);
+      throw errors.tooManyRequests();
     }
     signedIn(req, res, 200, result);
   });
@@ -70,11 +70,11 @@ export function authRouter(deps: AuthRouterDeps): Router {
   router.get("/auth/me", async (req, res) => {
     const principal = principalOf(req);
     const business = await deps.prisma.business.findUnique({ where: { id: principal.businessId } });
-    if (!business) throw new AppError(401015);
+    if (!business) throw errors.businessRequired();
     let user = null;
     if (principal.authType === "jwt" && principal.userId) {
       user = await deps.prisma.user.findFirst({ where: { id: principal.userId, businessId: business.id } });
-      if (!user) throw new AppError(401011);
+      if (!user) throw errors.accessTokenNotWhitelisted();
     }
     const me: MeView = {
       user: user ? userView(user) : null,
@@ -90,6 +90,6 @@ export function authRouter(deps: AuthRouterDeps): Router {
 
 function jwtPrincipal(req: Request): Principal & { sessionId: string } {
   const principal = principalOf(req);
-  if (principal.authType !== "jwt" || !principal.sessionId) throw new AppError(401014);
+  if (principal.authType !== "jwt" || !principal.sessionId) throw errors.insufficientPermissions();
   return principal as Principal & { sessionId: string };
 }

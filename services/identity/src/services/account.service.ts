@@ -1,7 +1,7 @@
 // Sign-up and sign-in: who may start a session.
 import type { SignIn, SignUp } from "@crm/contracts";
 import { uuidv7 } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import type { PasswordHasher } from "../domain/password-hasher";
 import { Prisma, type Business, type PrismaClient, type User } from "../persistence/prisma";
 import type { SignInThrottle } from "./sign-in-throttle";
@@ -18,7 +18,7 @@ export function emailKey(email: string): string {
 
 /** Prisma's unique-violation, as the catalogue's conflict. */
 export function conflictOnUnique(err: unknown): never {
-  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") throw new AppError(409001);
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") throw errors.alreadyExists();
   throw err;
 }
 
@@ -32,7 +32,7 @@ export class AccountService {
 
   async signUp(input: SignUp): Promise<SignedIn> {
     const key = emailKey(input.email);
-    if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw new AppError(409001);
+    if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw errors.alreadyExists();
     const passwordHash = await this.hasher.hash(input.password);
     const businessId = uuidv7();
     const { user, business } = await this.prisma
@@ -68,10 +68,10 @@ export class AccountService {
     const valid = user ? await this.hasher.verify(input.password, user.passwordHash) : await this.hasher.verifyAgainstDummy(input.password);
     if (!user || !valid) {
       await this.throttle.recordFailure(key, clientAddress);
-      throw new AppError(401001);
+      throw errors.invalidCredentials();
     }
     await this.throttle.recordSuccess(key, clientAddress);
-    if (!user.business) throw new AppError(401015);
+    if (!user.business) throw errors.businessRequired();
     const { business, ...plain } = user;
     return { user: plain, business, ...(await this.sessions.start(plain)) };
   }

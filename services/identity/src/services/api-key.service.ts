@@ -2,7 +2,7 @@
 // gateway refuses them on the next request.
 import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey } from "@crm/auth-cache";
 import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type Principal } from "@crm/contracts";
-import { AppError, type ErrorDetail } from "@crm/errors";
+import { type ErrorDetail, errors } from "@crm/errors";
 import type { Pagination } from "@crm/query-language";
 import type { ApiKey, PrismaClient } from "../persistence/prisma";
 import type { AuthStateService } from "./auth-state.service";
@@ -23,7 +23,7 @@ export class ApiKeyService {
     });
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
     if (expiresAt && expiresAt.getTime() <= Date.now()) details.push({ path: "expiresAt", message: "expiresAt must be in the future" });
-    if (details.length > 0) throw new AppError(400001, details);
+    if (details.length > 0) throw errors.validationFailed(details);
 
     const key = generateApiKey();
     const record = await this.prisma.apiKey.create({ data: newKeyRow(key, principal.businessId, userId, { name: input.name, scopes, expiresAt }) });
@@ -45,7 +45,7 @@ export class ApiKeyService {
     const now = new Date();
     if (!isActive(old, now)) {
       await this.authState.publishApiKey(old);
-      throw new AppError(409005);
+      throw errors.apiKeyNotActive();
     }
     const overlapEnds = new Date(now.getTime() + (input.expiresInSeconds ?? API_KEY_ROLL_DEFAULT_OVERLAP_S) * 1000);
     const key = generateApiKey();
@@ -55,7 +55,7 @@ export class ApiKeyService {
         UPDATE "identity"."ApiKey" SET "expiresAt" = LEAST(COALESCE("expiresAt", ${overlapEnds}), ${overlapEnds})
         WHERE "id" = ${old.id}::uuid AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > ${now})
         RETURNING *`;
-      if (rolled.length === 0) throw new AppError(409005);
+      if (rolled.length === 0) throw errors.apiKeyNotActive();
       const record = await tx.apiKey.create({
         data: newKeyRow(key, old.businessId, userId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt }),
       });
@@ -97,7 +97,7 @@ export class ApiKeyService {
 
   async get(principal: Principal, id: string): Promise<ApiKey> {
     const key = isUuid(id) ? await this.prisma.apiKey.findFirst({ where: { id, businessId: principal.businessId } }) : null;
-    if (!key) throw new AppError(404001);
+    if (!key) throw errors.notFound();
     return key;
   }
 
@@ -119,7 +119,7 @@ export class ApiKeyService {
 
 /** Keys are made and rolled by signed-in users only (decisions §5): an API key cannot mint keys. */
 function signedInUser(principal: Principal): string {
-  if (principal.authType !== "jwt" || !principal.userId) throw new AppError(401014);
+  if (principal.authType !== "jwt" || !principal.userId) throw errors.insufficientPermissions();
   return principal.userId;
 }
 

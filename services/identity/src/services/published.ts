@@ -1,4 +1,4 @@
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 
 /**
  * A write to the shared store that did not land leaves the gateways on the old state (a revoked key
@@ -9,6 +9,6 @@ export async function published(write: Promise<void>): Promise<void> {
   try {
     await write;
   } catch (cause) {
-    throw new AppError(503000, undefined, { cause });
+    throw errors.unavailable(undefined, { cause });
   }
 }

@@ -3,7 +3,7 @@
 // one revokes the whole session, its live access tokens included (decisions §4, §8).
 import { AccessTokenCodec, type AuthCache } from "@crm/auth-cache";
 import { uuidv7 } from "@crm/contracts";
-import { AppError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { digestToken, newRefreshToken } from "../domain/opaque-token";
 import type { PrismaClient, User } from "../persistence/prisma";
 import { published } from "./published";
@@ -45,20 +45,20 @@ export class SessionService {
 
   /** Rotates a refresh token. Unknown, expired or revoked: 401012. Already used: 401013 and the session ends. */
   async refresh(presented: string | undefined): Promise<IssuedTokens> {
-    if (!presented) throw new AppError(401012);
+    if (!presented) throw errors.refreshTokenNotWhitelisted();
     const digest = digestToken(presented);
     const row = await this.prisma.refreshToken.findUnique({ where: { digest }, include: { session: { include: { user: true } } } });
-    if (!row) throw new AppError(401012);
+    if (!row) throw errors.refreshTokenNotWhitelisted();
     const { session } = row;
     // Reuse is checked first: a rotated-out token is answered 401013 even once its session has ended.
     if (row.usedAt) {
       await this.revoke(session.id);
-      throw new AppError(401013);
+      throw errors.invalidRefreshToken();
     }
-    if (session.revokedAt) throw new AppError(401012);
+    if (session.revokedAt) throw errors.refreshTokenNotWhitelisted();
     const now = new Date();
-    if (row.expiresAt <= now || session.expiresAt <= now) throw new AppError(401012);
-    if (!session.user.businessId) throw new AppError(401015);
+    if (row.expiresAt <= now || session.expiresAt <= now) throw errors.refreshTokenNotWhitelisted();
+    if (!session.user.businessId) throw errors.businessRequired();
 
     const next = newRefreshToken();
     const expiresAt = this.refreshExpiry();
@@ -76,10 +76,10 @@ export class SessionService {
       await tx.refreshToken.create({ data: { digest: digestToken(next), sessionId: session.id, expiresAt } });
       return "rotated";
     });
-    if (outcome === "ended") throw new AppError(401012);
+    if (outcome === "ended") throw errors.refreshTokenNotWhitelisted();
     if (outcome === "reused") {
       await this.revoke(session.id);
-      throw new AppError(401013);
+      throw errors.invalidRefreshToken();
     }
     const { token: accessToken, jti } = await this.issueAccessToken(session.user, session.id);
     // A revocation that committed after our transaction may have cleaned the allow-list before the
@@ -89,7 +89,7 @@ export class SessionService {
     // revocation wins, and revoke() itself needs no atomic read-and-delete.
     if (!(await this.isLive(session.id))) {
       await published(this.cache.withdrawAccessToken(jti, session.id));
-      throw new AppError(401012);
+      throw errors.refreshTokenNotWhitelisted();
     }
     return { accessToken, refreshToken: next, sessionId: session.id };
   }

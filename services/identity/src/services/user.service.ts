@@ -1,7 +1,7 @@
 // Users of a business. Every change that affects authorization is written through to the shared
 // auth cache in the same request, so the gateway sees it on the caller's very next request.
 import { isUuid, uuidv7, type Principal, type UserCreate, type UserUpdate } from "@crm/contracts";
-import { AppError, validationError } from "@crm/errors";
+import { errors, validationError } from "@crm/errors";
 import type { Pagination } from "@crm/query-language";
 import type { PasswordHasher } from "../domain/password-hasher";
 import { mayManageUser, type UserChange } from "../domain/user-management-policy";
@@ -30,7 +30,7 @@ export class UserService {
   /** Another business's user is indistinguishable from a missing one (404001). */
   async get(principal: Principal, id: string): Promise<User> {
     const user = isUuid(id) ? await this.prisma.user.findFirst({ where: { id, businessId: principal.businessId } }) : null;
-    if (!user) throw new AppError(404001);
+    if (!user) throw errors.notFound();
     return user;
   }
 
@@ -38,7 +38,7 @@ export class UserService {
     const role = input.role ?? "MEMBER";
     assertMayManage(principal, { action: "create", role });
     const key = emailKey(input.email);
-    if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw new AppError(409001);
+    if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw errors.alreadyExists();
     const user = await this.prisma.user
       .create({
         data: {
@@ -109,5 +109,5 @@ export class UserService {
 
 /** The rule is mayManageUser's (services/identity/README.md, "Managing users"); a refusal is 401014. */
 function assertMayManage(principal: Principal, change: UserChange): void {
-  if (!mayManageUser(principal, change)) throw new AppError(401014);
+  if (!mayManageUser(principal, change)) throw errors.insufficientPermissions();
 }

@@ -1,6 +1,6 @@
 import { Router, type Request } from "express";
 import { ok, okList, webhookCreateSchema, webhookUpdateSchema, WEBHOOK_TEST_EVENT } from "@crm/contracts";
-import { AppError, parseOrThrow, validationError } from "@crm/errors";
+import { errors, parseOrThrow, validationError } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
 import { checkTargetUrl } from "../delivery/ssrf-guard";
@@ -42,7 +42,7 @@ function uniqueEvents(events: string[]): string[] {
 /** The `{id}` webhook of the caller's business, or 404001 (another tenant's, unknown or malformed id alike). */
 async function webhookOf(deps: WebhookRouterDeps, req: Request): Promise<Webhook> {
   const webhook = await deps.webhooks.find(principalOf(req).businessId, String(req.params["id"]));
-  if (!webhook) throw new AppError(404001);
+  if (!webhook) throw errors.notFound();
   return webhook;
 }
 
@@ -83,7 +83,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
       ...(input.description !== undefined && { description: input.description }),
       ...(input.isActive !== undefined && { isActive: input.isActive }),
     });
-    if (!updated) throw new AppError(404001);
+    if (!updated) throw errors.notFound();
     res.json(ok(webhookView(updated)));
   });
 
@@ -91,7 +91,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   router.delete("/webhook/:id", requirePermission("webhooks.delete"), async (req, res) => {
     const current = await webhookOf(deps, req);
     const updated = await deps.webhooks.update(current.businessId, current.id, { isActive: false });
-    if (!updated) throw new AppError(404001);
+    if (!updated) throw errors.notFound();
     res.json(ok(webhookView(updated)));
   });
 
@@ -112,7 +112,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     const current = await webhookOf(deps, req);
     const secret = generateWebhookSecret();
     const updated = await deps.webhooks.update(current.businessId, current.id, { secret, secretPrefix: secretPrefix(secret) });
-    if (!updated) throw new AppError(404001);
+    if (!updated) throw errors.notFound();
     res.json(ok(webhookWithSecretView(updated, secret)));
   });
 
@@ -127,13 +127,13 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     const webhook = await webhookOf(deps, req);
     const deliveryId = String(req.params["deliveryId"]);
     const result = await deps.deliveries.requestManualRetry(webhook.businessId, webhook.id, deliveryId, now());
-    if (result === "not-found") throw new AppError(404001);
-    if (result === "not-failed") throw new AppError(409004);
+    if (result === "not-found") throw errors.notFound();
+    if (result === "not-failed") throw errors.deliveryNotRetryable();
     // The re-send is durable from here (the record is due); waiting a bounded time lets the answer
     // usually show the attempt's outcome without ever holding the request for a hung receiver.
     await Promise.race([deps.executor.sendNow([deliveryId]), delay(deps.manualRetryWaitMs)]);
     const delivery = await deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
-    if (!delivery) throw new AppError(404001);
+    if (!delivery) throw errors.notFound();
     res.status(202).json(ok(deliveryView(delivery)));
   });
 
