@@ -275,6 +275,20 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     await subB.stop();
   });
 
+  it("without waiting for the group join, misses nothing published before or during the join", async () => {
+    const topic = uniqueName("topic");
+    const business = randomUUID();
+    await bus.publish(topic, [1, 2].map((n) => ({ key: business, value: event(business, n) })));
+    const seen: number[] = [];
+    const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seen.push(e.data.n as number), waitForJoin: false });
+    // Published while the consumer is still joining (the broker's rebalance delay is seconds).
+    await bus.publish(topic, [3, 4].map((n) => ({ key: business, value: event(business, n) })));
+    expect(sub.failure?.()).toBeUndefined();
+    await waitFor(() => seen.length >= 4, 45_000, 100);
+    expect(seen).toEqual([1, 2, 3, 4]);
+    await sub.stop();
+  });
+
   it("re-delivers after a handler failure instead of skipping", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();

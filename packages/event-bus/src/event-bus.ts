@@ -22,6 +22,26 @@ export type EventHandler = (event: EventEnvelope) => Promise<void>;
 
 export interface Subscription {
   stop(): Promise<void>;
+  /**
+   * Why this subscription has stopped consuming for good (the consumer crashed and will not restart),
+   * or undefined while it is consuming or still joining its group. For readiness checks.
+   */
+  failure?(): Error | undefined;
+}
+
+export interface SubscribeOptions {
+  topic: string;
+  groupId: string;
+  handler: EventHandler;
+  /**
+   * Resolve `subscribe` once the consumer has joined its group and been given its partitions (the
+   * default), or as soon as it is connected and subscribed, the join going on in the background.
+   * Nothing is missed either way: consumption starts at the group's committed offsets, or at the
+   * beginning of the topic for a new group. The join waits for the broker's rebalance delay
+   * (group.initial.rebalance.delay.ms, 3 s by default), which a service need not spend before
+   * answering requests.
+   */
+  waitForJoin?: boolean;
 }
 
 /**
@@ -33,7 +53,7 @@ export interface Subscription {
 export interface EventBus {
   readonly kind: "kafka" | "in-process";
   publish(topic: string, messages: readonly BusMessage[]): Promise<void>;
-  subscribe(options: { topic: string; groupId: string; handler: EventHandler }): Promise<Subscription>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription } from "./event-bus";
+import { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type SubscribeOptions, type Subscription } from "./event-bus";
 
 /** Kafka's default message.max.bytes: single-process mode refuses what a default broker would. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
@@ -50,7 +50,7 @@ export class InProcessBus implements EventBus {
     return run;
   }
 
-  async subscribe({ topic, groupId, handler }: { topic: string; groupId: string; handler: EventHandler }): Promise<Subscription> {
+  async subscribe({ topic, groupId, handler }: SubscribeOptions): Promise<Subscription> {
     let groups = this.topics.get(topic);
     if (!groups) this.topics.set(topic, (groups = new Map()));
     let group = groups.get(groupId);

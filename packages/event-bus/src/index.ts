@@ -3,7 +3,7 @@ import type { EventBus } from "./event-bus";
 import { InProcessBus } from "./in-process-bus";
 import { KafkaBus, type KafkaConsumerSettings } from "./kafka-bus";
 
-export { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription } from "./event-bus";
+export { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription, type SubscribeOptions } from "./event-bus";
 export { InProcessBus } from "./in-process-bus";
 export { KafkaBus, DEFAULT_KAFKA_CONSUMER_SETTINGS, type KafkaConsumerSettings } from "./kafka-bus";
 export { OutboxRelay, type OutboxRow, type OutboxStore, type OutboxRelayOptions, type OutboxRelayStats } from "./outbox-relay";

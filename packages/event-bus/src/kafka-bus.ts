@@ -1,7 +1,7 @@
 import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
-import { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription } from "./event-bus";
+import { MessageRejectedError, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
 
 /**
  * How a consumer waits for and keeps its partitions. Defaults are chosen for delivery latency and
@@ -93,12 +93,14 @@ export class KafkaBus implements EventBus {
     }
   }
 
-  async subscribe({ topic, groupId, handler }: { topic: string; groupId: string; handler: EventHandler }): Promise<Subscription> {
+  async subscribe({ topic, groupId, handler, waitForJoin = true }: SubscribeOptions): Promise<Subscription> {
     const settings = { ...DEFAULT_KAFKA_CONSUMER_SETTINGS, ...definedOnly(this.options.consumer ?? {}) };
+    let stopped = false;
     const consumer = this.kafka.consumer({
       groupId,
       allowAutoTopicCreation: true,
-      retry: { retries: 10, initialRetryTime: 300 },
+      // A consumer stopped while it was still joining must not be brought back by kafkajs's restart.
+      retry: { retries: 10, initialRetryTime: 300, restartOnFailure: async () => !stopped },
       maxWaitTimeInMs: settings.fetchMaxWaitMs,
       sessionTimeout: settings.sessionTimeoutMs,
       heartbeatInterval: settings.heartbeatIntervalMs,
@@ -106,7 +108,14 @@ export class KafkaBus implements EventBus {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     this.consumers.add(consumer);
-    await consumer.run({
+    // kafkajs restarts a consumer after retriable failures by itself; a crash it will not restart
+    // from is the end of this subscription, and is reported through failure().
+    let failure: Error | undefined;
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) failure = payload.error;
+    });
+    // run() resolves once the group is joined (its failures go to the CRASH event, not to this promise).
+    const running = consumer.run({
       autoCommit: true,
       eachMessage: async ({ message, partition }) => {
         const parsed = eventEnvelopeSchema.safeParse(safeJson(message.value?.toString("utf8")));
@@ -117,11 +126,18 @@ export class KafkaBus implements EventBus {
         await handler(parsed.data);
       },
     });
+    if (waitForJoin) await running;
+    else running.catch((err: unknown) => (failure = err instanceof Error ? err : new Error(String(err))));
     return {
       stop: async () => {
+        stopped = true;
         this.consumers.delete(consumer);
+        // Disconnecting in the middle of the join would leave the join running on closed connections;
+        // let it finish (the broker's rebalance delay, seconds), but not wait forever on a broker that is gone.
+        await Promise.race([running.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, settings.sessionTimeoutMs).unref())]);
         await consumer.disconnect();
       },
+      failure: () => failure,
     };
   }
 

@@ -122,6 +122,9 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       topic: RECORDS_TOPIC,
       groupId: options.consumerGroupId ?? CONSUMER_GROUP,
       handler: createRecordsConsumer({ webhooks, deliveries, executor, logger }),
+      // The API answers while the consumer joins its group (seconds: the broker's rebalance delay);
+      // no event is missed meanwhile, consumption starts at the group's committed offsets.
+      waitForJoin: false,
     });
     undo.push(() => subscription.stop());
     scheduler.start();
@@ -153,7 +156,15 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       internalTokenSecret,
       readiness: [
         { name: "database", check: () => db.ping() },
-        { name: "bus", check: () => bus.ping() },
+        {
+          // Reachable, and our consumer has not given up (it may still be joining its group).
+          name: "bus",
+          check: async () => {
+            const failure = subscription.failure?.();
+            if (failure) throw failure;
+            await bus.ping();
+          },
+        },
       ],
       webhooks,
       deliveries,
