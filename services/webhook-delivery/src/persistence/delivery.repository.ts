@@ -195,21 +195,40 @@ export class DeliveryRepository {
    * a transaction: one round trip instead of four (BEGIN, UPDATE, INSERT, COMMIT).
    */
   async recordAttempt(started: StartedAttempt, outcome: AttemptRecord, at: Date): Promise<boolean> {
-    const attempt = started.attempt + 1;
+    return (await this.recordAttempts([{ started, outcome, at }])).has(started.id);
+  }
+
+  /**
+   * Stores the outcomes of several attempts in one statement (each row fenced by its own lease, as
+   * in recordAttempt); returns the ids of the deliveries recorded, the others' leases were lost.
+   * Every row is its own claim, so one delivery appears at most once.
+   */
+  async recordAttempts(items: ReadonlyArray<{ started: StartedAttempt; outcome: AttemptRecord; at: Date }>): Promise<Set<string>> {
+    if (items.length === 0) return new Set();
+    const values = Prisma.join(
+      items.map(
+        ({ started, outcome, at }) => Prisma.sql`(${started.id}::uuid, ${started.attempt}::int, ${started.leaseUntil}::timestamptz,
+          ${outcome.status}::${DELIVERY_STATUS}, ${outcome.responseStatus}::int, ${outcome.responseBody}::text,
+          ${outcome.nextRetryAt}::timestamptz, ${at}::timestamptz, ${uuidv7(at.getTime())}::uuid, ${started.manualRetry}::boolean,
+          ${outcome.succeeded}::boolean, ${outcome.durationMs}::int)`,
+      ),
+    );
     const rows = await this.prisma.$queryRaw<Array<{ id: string }>>`
-      WITH recorded AS (
-        UPDATE ${DELIVERY}
-        SET attempt = ${attempt}, status = ${outcome.status}::${DELIVERY_STATUS}, "responseStatus" = ${outcome.responseStatus},
-            "responseBody" = ${outcome.responseBody}, "nextRetryAt" = ${outcome.nextRetryAt}::timestamptz, "updatedAt" = ${at}
-        WHERE id = ${started.id}::uuid AND attempt = ${started.attempt} AND "nextRetryAt" = ${started.leaseUntil}
-        RETURNING id
+      WITH input (id, attempt, "leaseUntil", status, "responseStatus", "responseBody", "nextRetryAt", at, "attemptId", manual, succeeded, "durationMs") AS (
+        VALUES ${values}
+      ), recorded AS (
+        UPDATE ${DELIVERY} AS d
+        SET attempt = i.attempt + 1, status = i.status, "responseStatus" = i."responseStatus", "responseBody" = i."responseBody",
+            "nextRetryAt" = i."nextRetryAt", "updatedAt" = i.at
+        FROM input AS i
+        WHERE d.id = i.id AND d.attempt = i.attempt AND d."nextRetryAt" = i."leaseUntil"
+        RETURNING i.*
       )
       INSERT INTO ${DELIVERY_ATTEMPT} (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
-      SELECT ${uuidv7(at.getTime())}::uuid, recorded.id, ${attempt}, ${started.manualRetry}, ${outcome.succeeded}, ${outcome.responseStatus},
-             ${outcome.responseBody}, ${outcome.durationMs}, ${at}
+      SELECT "attemptId", id, attempt + 1, manual, succeeded, "responseStatus", "responseBody", "durationMs", at
       FROM recorded
-      RETURNING id::text AS id`;
-    return rows.length === 1;
+      RETURNING "deliveryId"::text AS id`;
+    return new Set(rows.map((row) => row.id));
   }
 
   /** Gives an unstarted claim back (shutting down): due again at once, for any instance. */

@@ -5,6 +5,7 @@ import { decideAfterAttempt } from "../domain/retry-policy";
 import { UnreadableSecretError, type SecretKeyring } from "../domain/secret-keyring";
 import { buildDeliveryHeaders } from "../domain/signature";
 import type { ClaimedDelivery, DeliveryRepository, StartedAttempt } from "../persistence/delivery.repository";
+import { AttemptRecorder } from "./attempt-recorder";
 
 /** responseBody of a delivery cancelled because its webhook was deactivated. */
 export const INACTIVE_WEBHOOK_MESSAGE = "Webhook is inactive; delivery cancelled";
@@ -54,9 +55,12 @@ export class AttemptExecutor {
   private pumpAgain = false;
   private readonly maxPendingPerBusiness: number;
   private readonly maxPending: number;
+  /** Outcomes are written in batches: one statement for the attempts that finish together. */
+  private readonly recorder: AttemptRecorder;
 
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
+    this.recorder = new AttemptRecorder({ deliveries: options.deliveries });
     this.maxPendingPerBusiness = options.maxPendingPerBusiness ?? Infinity;
     this.maxPending = options.maxPending ?? Infinity;
   }
@@ -254,7 +258,7 @@ export class AttemptExecutor {
       manual: started.manualRetry,
     });
     return async () => {
-      const recorded = await deliveries.recordAttempt(
+      const recorded = await this.recorder.record(
         started,
         { ...decision, responseStatus: outcome.responseStatus, responseBody: outcome.responseBody, durationMs: outcome.durationMs, succeeded: outcome.ok },
         at,
