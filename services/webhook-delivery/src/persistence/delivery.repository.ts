@@ -13,10 +13,15 @@ export interface ClaimedDelivery {
   businessId: string;
   attempt: number;
   leaseUntil: Date;
+  /**
+   * What to send, as read by the claim statement itself, and when: an attempt that starts soon after
+   * its claim sends this instead of reading it again (see AttemptExecutor).
+   */
+  read?: { at: Date; send: AttemptToSend };
 }
 
-/** What an attempt needs, read at send time (the webhook's current URL and secret). */
-export interface StartedAttempt extends ClaimedDelivery {
+/** What an attempt sends, read from the delivery, its webhook (current URL and secret) and its payload. */
+export interface AttemptToSend {
   event: string;
   payload: string;
   manualRetry: boolean;
@@ -25,6 +30,9 @@ export interface StartedAttempt extends ClaimedDelivery {
   secret: string;
   webhookActive: boolean;
 }
+
+/** What an attempt needs, read at send time (the webhook's current URL and secret). */
+export interface StartedAttempt extends ClaimedDelivery, AttemptToSend {}
 
 export interface AttemptRecord {
   responseStatus: number;
@@ -50,6 +58,23 @@ const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
 const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
 const DELIVERY_ATTEMPT = Prisma.raw(`"webhooks"."DeliveryAttempt"`);
 const DELIVERY_STATUS = Prisma.raw(`"webhooks"."DeliveryStatus"`);
+/**
+ * The AttemptToSend columns, for statements over the delivery `d`, its webhook `w` and payload `p`:
+ * one list for the claims and startAttempt, so both always read the same thing.
+ */
+const SEND_COLUMNS = Prisma.sql`d.event, p.body AS payload, d."manualRetry", w.url, w.secret, w."isActive" AS "webhookActive"`;
+type ClaimRow = { id: string; webhookId: string; businessId: string; attempt: number } & AttemptToSend;
+
+function claimsFrom(rows: ClaimRow[], leaseUntil: Date, at: Date): ClaimedDelivery[] {
+  return rows.map(({ id, webhookId, businessId, attempt, ...send }) => ({
+    id,
+    webhookId,
+    businessId,
+    attempt: Number(attempt),
+    leaseUntil,
+    read: { at, send },
+  }));
+}
 
 /**
  * Delivery records and the claim protocol that lets any number of instances share the work:
@@ -133,7 +158,7 @@ export class DeliveryRepository {
     if (options.limit < 1 || ids?.length === 0) return [];
     const onlyIds = ids ? Prisma.sql`AND id IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))})` : Prisma.empty;
     const statuses = options.firstAttemptsOf === undefined ? Prisma.sql`status IN ('PENDING', 'RETRYING')` : Prisma.sql`status = 'PENDING' AND "businessId" = ${options.firstAttemptsOf}`;
-    const rows = await this.prisma.$queryRaw<Array<{ id: string; webhookId: string; businessId: string; attempt: number }>>`
+    const rows = await this.prisma.$queryRaw<ClaimRow[]>`
       WITH due AS (
         SELECT id FROM ${DELIVERY}
         WHERE ${statuses} AND "nextRetryAt" <= ${options.now} ${onlyIds}
@@ -142,9 +167,10 @@ export class DeliveryRepository {
         FOR UPDATE SKIP LOCKED
       )
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
-      FROM due WHERE d.id = due.id
-      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt`;
-    return rows.map((row) => ({ ...row, attempt: Number(row.attempt), leaseUntil: options.leaseUntil }));
+      FROM due, ${WEBHOOK} AS w, ${PAYLOAD} AS p
+      WHERE d.id = due.id AND w.id = d."webhookId" AND p.id = d."payloadId"
+      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}`;
+    return claimsFrom(rows, options.leaseUntil, options.now);
   }
 
   /**
@@ -155,7 +181,7 @@ export class DeliveryRepository {
   async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; exclude: readonly string[] }): Promise<ClaimedDelivery[]> {
     if (options.limit < 1 || options.perBusiness < 1) return [];
     const exclude = options.exclude.length > 0 ? Prisma.sql`AND "businessId" NOT IN (${Prisma.join(options.exclude)})` : Prisma.empty;
-    const rows = await this.prisma.$queryRaw<Array<{ id: string; webhookId: string; businessId: string; attempt: number }>>`
+    const rows = await this.prisma.$queryRaw<ClaimRow[]>`
       WITH ranked AS (
         SELECT id, "nextRetryAt", row_number() OVER (PARTITION BY "businessId" ORDER BY "nextRetryAt", id) AS n
         FROM ${DELIVERY}
@@ -167,9 +193,10 @@ export class DeliveryRepository {
         FOR UPDATE SKIP LOCKED
       )
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
-      FROM due WHERE d.id = due.id
-      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt`;
-    return rows.map((row) => ({ ...row, attempt: Number(row.attempt), leaseUntil: options.leaseUntil }));
+      FROM due, ${WEBHOOK} AS w, ${PAYLOAD} AS p
+      WHERE d.id = due.id AND w.id = d."webhookId" AND p.id = d."payloadId"
+      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}`;
+    return claimsFrom(rows, options.leaseUntil, options.now);
   }
 
   /**
@@ -177,16 +204,14 @@ export class DeliveryRepository {
    * reads what to send. Null when the lease was lost: someone else owns this attempt now.
    */
   async startAttempt(claim: ClaimedDelivery, leaseUntil: Date): Promise<StartedAttempt | null> {
-    const rows = await this.prisma.$queryRaw<
-      Array<{ event: string; payload: string; manualRetry: boolean; url: string; secret: string; webhookActive: boolean }>
-    >`
+    const rows = await this.prisma.$queryRaw<AttemptToSend[]>`
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${leaseUntil}
       FROM ${WEBHOOK} AS w, ${PAYLOAD} AS p
       WHERE d.id = ${claim.id}::uuid AND d.attempt = ${claim.attempt} AND d."nextRetryAt" = ${claim.leaseUntil}
         AND d.status IN ('PENDING', 'RETRYING') AND w.id = d."webhookId" AND p.id = d."payloadId"
-      RETURNING d.event, p.body AS payload, d."manualRetry", w.url, w.secret, w."isActive" AS "webhookActive"`;
+      RETURNING ${SEND_COLUMNS}`;
     const row = rows[0];
-    return row ? { ...claim, ...row, leaseUntil } : null;
+    return row ? { ...claim, ...row, leaseUntil, read: undefined } : null;
   }
 
   /**

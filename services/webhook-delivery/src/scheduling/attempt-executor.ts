@@ -11,6 +11,13 @@ import { AttemptRecorder } from "./attempt-recorder";
 export const INACTIVE_WEBHOOK_MESSAGE = "Webhook is inactive; delivery cancelled";
 /** responseBody of a delivery whose signing secret is sealed with a key the service does not have. */
 export const UNREADABLE_SECRET_MESSAGE = "Signing secret cannot be decrypted; delivery not sent";
+/**
+ * An attempt that starts this soon after its claim sends what the claim statement read, under the
+ * claim's own lease (which outlasts the attempt by LEASE_MARGIN_MS); one that waited longer for a slot
+ * renews its lease and reads the webhook again (it may have been changed or deactivated meanwhile).
+ * A second statement per attempt saved, for a view of the webhook at most this old.
+ */
+export const FRESH_CLAIM_MS = 1_000;
 
 export interface AttemptExecutorOptions {
   deliveries: DeliveryRepository;
@@ -215,6 +222,12 @@ export class AttemptExecutor {
     }
   }
 
+  /** The attempt as its claim read it, if the claim is recent enough to send that (FRESH_CLAIM_MS). */
+  private freshStart(claim: ClaimedDelivery): StartedAttempt | undefined {
+    if (claim.read === undefined || this.now().getTime() - claim.read.at.getTime() > FRESH_CLAIM_MS) return undefined;
+    return { ...claim, ...claim.read.send, read: undefined };
+  }
+
   /** Sends one attempt; resolves with the step that records its outcome (none when nothing was sent). */
   private async attempt(claim: ClaimedDelivery): Promise<(() => Promise<void>) | undefined> {
     const { deliveries, dispatcher, logger } = this.options;
@@ -224,7 +237,7 @@ export class AttemptExecutor {
       return;
     }
     // The claim may have waited for a slot: renew it, or learn that another instance took over.
-    const started = await deliveries.startAttempt(claim, this.leaseFrom(this.now()));
+    const started = this.freshStart(claim) ?? (await deliveries.startAttempt(claim, this.leaseFrom(this.now())));
     if (!started) {
       logger.info({ deliveryId: claim.id }, "delivery claimed elsewhere; skipping");
       return;
