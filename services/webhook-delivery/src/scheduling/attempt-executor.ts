@@ -142,6 +142,11 @@ export class AttemptExecutor {
     return claims.length;
   }
 
+  /** Whether pullFirstAttempts has room to claim a batch now (it claims nothing otherwise). */
+  get canPull(): boolean {
+    return !this.stopping && Math.min(this.maxPending - this.claims, 1_000) >= this.batchSize();
+  }
+
   private batchSize(): number {
     return Math.max(1, Math.floor(Math.min(this.maxPendingPerBusiness, this.maxPending) / 4));
   }

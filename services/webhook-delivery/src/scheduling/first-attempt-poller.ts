@@ -2,9 +2,15 @@ import type { Logger } from "@crm/logger";
 import type { AttemptExecutor } from "./attempt-executor";
 
 export interface FirstAttemptPollerOptions {
-  executor: AttemptExecutor;
+  executor: Pick<AttemptExecutor, "pullFirstAttempts" | "canPull">;
   /** How often to look for first attempts nobody has claimed. */
   intervalMs: number;
+  /**
+   * After a poll that found work: how often to check for room to claim the next batch (no query
+   * until there is room), so an instance keeps taking a backlog at the pace it sends it, not one
+   * batch per interval. Default 10 ms.
+   */
+  busyCheckMs?: number;
   logger: Logger;
 }
 
@@ -14,19 +20,23 @@ export interface FirstAttemptPollerOptions {
  * instances, one business's deliveries are sent by both, not only by the owner of its partition, and
  * after a crash the survivors pick up what was left at once instead of at the next retry cycle.
  * Unlike the retry cycle it takes only never-attempted (PENDING) deliveries, so retries keep their
- * schedule and batch size.
+ * schedule and batch size. While a backlog lasts (the last poll claimed something), it claims again as
+ * soon as there is room for a batch; once a poll with room finds nothing, it is back to its interval.
  */
 export class FirstAttemptPoller {
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> = Promise.resolve();
   private stopped = true;
+  /** The last poll claimed something: more is probably due. */
+  private busy = false;
 
   constructor(private readonly options: FirstAttemptPollerOptions) {}
 
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.schedule();
+    // A first poll at once: what a previous run (or a stopped instance) left is taken at start.
+    this.schedule(0);
   }
 
   async stop(): Promise<void> {
@@ -36,19 +46,27 @@ export class FirstAttemptPoller {
     await this.current;
   }
 
-  private schedule(): void {
+  private schedule(delayMs?: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      if (this.busy && !this.options.executor.canPull) {
+        this.schedule();
+        return;
+      }
       this.current = this.options.executor
         .pullFirstAttempts()
         .then(
           (claimed) => {
+            this.busy = claimed > 0;
             if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
           },
-          (err: unknown) => this.options.logger.error({ err }, "first-attempt poll failed"),
+          (err: unknown) => {
+            this.busy = false;
+            this.options.logger.error({ err }, "first-attempt poll failed");
+          },
         )
         .finally(() => this.schedule());
-    }, this.options.intervalMs);
+    }, delayMs ?? (this.busy ? (this.options.busyCheckMs ?? 10) : this.options.intervalMs));
     this.timer.unref();
   }
 }
