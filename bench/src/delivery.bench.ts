@@ -240,7 +240,10 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
   try {
     const one = await productThroughput(product.baseUrl, slow, "scale-1");
     stopSecond = await startSecondWorker(product, extra);
-    await sleep(2_000); // the group settles; the second worker's poll is running
+    // Its readiness does not wait for the consumer group join: wait for the join and the rebalance it
+    // starts (the broker's ~3 s rebalance delay, then each member's next heartbeat), so the second
+    // run measures two settled workers, not a paused consumer group.
+    await sleep(8_000);
     const two = await productThroughput(product.baseUrl, slow, "scale-2");
     const perDelivery = new Map<string, number>();
     for (const a of slow.arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
