@@ -175,7 +175,7 @@ describe("records through the gateway", () => {
     const a = await owner();
     for (let i = 0; i < 23; i++) await a.call("POST", "/api/v1/product", { name: `P${i}` });
     const page = async (n: number) => (await a.call("GET", `/api/v1/product?page=${n}&perPage=10`)).body;
-    expect((await page(1)).meta).toEqual({ total: 23, lastPage: 3, currentPage: 1, perPage: 10, prev: null, next: 2 });
+    expect((await page(1)).meta).toEqual({ total: 23, lastPage: 3, currentPage: 1, perPage: 10, prev: null, next: 2, nextCursor: expect.any(String) });
     expect((await page(3)).data).toHaveLength(3);
     expect((await page(4)).data).toEqual([]);
     expect((await page(4)).meta).toMatchObject({ prev: 3, next: null });

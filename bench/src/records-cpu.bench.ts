@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   try {
     const db = await openDatabase({ url: database.url, dataDir: os.tmpdir(), schema: "records", migrationsDir: MIGRATIONS_DIR, migrate: true });
     const prisma = createPrismaClient(db.adapter);
-    const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true });
+    const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: "bench-cursor-secret" });
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const pool = new pg.Pool({ connectionString: database.url, max: 10 });

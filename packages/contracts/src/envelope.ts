@@ -14,6 +14,20 @@ export const paginationMetaSchema = z
   .openapi("PaginationMeta");
 export type PaginationMeta = z.infer<typeof paginationMetaSchema>;
 
+const nextCursor = z
+  .string()
+  .nullable()
+  .openapi({ description: "Opaque cursor of the next page (`?cursor=`), or null when nothing follows this page" });
+
+/** Meta of a record list (extensions §E2.1): the page meta plus nextCursor, or only perPage and nextCursor in cursor mode. */
+export const recordListMetaSchema = z
+  .union([
+    paginationMetaSchema.extend({ nextCursor }).openapi("RecordPageMeta"),
+    z.object({ perPage: z.number().int(), nextCursor }).openapi("RecordCursorMeta"),
+  ])
+  .openapi("RecordListMeta");
+export type RecordListMeta = z.infer<typeof recordListMetaSchema>;
+
 /** `page` and `perPage` of every list endpoint (the query language parses them; this describes them). */
 export const paginationQuerySchema = z.object({
   page: z.number().int().min(1).optional().openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1); not a positive integer: 400001", example: 1 }),
@@ -44,11 +58,16 @@ export function listEnvelope<T extends ZodType>(item: T) {
   return z.object({ success: z.literal(true), data: z.array(item), meta: paginationMetaSchema });
 }
 
+/** A record list: its meta also carries nextCursor (extensions §E2.1). */
+export function recordListEnvelope<T extends ZodType>(item: T) {
+  return z.object({ success: z.literal(true), data: z.array(item), meta: recordListMetaSchema });
+}
+
 /** Success bodies, built in one place so every service answers the same shape. */
 export function ok<T>(data: T): { success: true; data: T } {
   return { success: true, data };
 }
 
-export function okList<T>(data: T[], meta: PaginationMeta): { success: true; data: T[]; meta: PaginationMeta } {
+export function okList<T, M extends PaginationMeta | RecordListMeta = PaginationMeta>(data: T[], meta: M): { success: true; data: T[]; meta: M } {
   return { success: true, data, meta };
 }

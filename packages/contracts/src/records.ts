@@ -3,7 +3,7 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { ErrorCode } from "@crm/errors";
 import { z } from "./zod";
-import { dataEnvelope, listEnvelope, paginationQuerySchema } from "./envelope";
+import { dataEnvelope, paginationQuerySchema, recordListEnvelope } from "./envelope";
 import { errorResponses, jsonContent } from "./openapi-responses";
 import type { RecordEntity } from "./events";
 import type { Resource } from "./permissions";
@@ -382,6 +382,12 @@ const listQuery = (relations: Record<string, boolean>) =>
     ),
     orderBy: param("orderBy", "Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011.", "createdAt:desc"),
     include: includeParam(relations),
+    cursor: param(
+      "cursor",
+      "meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same " +
+        "and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); " +
+        "a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}.",
+    ),
   });
 
 const titles: Record<RecordEntity, string> = {
@@ -415,7 +421,7 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
         "An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: " +
         "ask for a smaller perPage or fewer relations.",
       request: { query: listQuery(contract.relations) },
-      responses: { 200: { description: "A page of records with pagination meta", ...jsonContent(listEnvelope(contract.view)) }, ...errorResponses([400001, 400011, 400019]) },
+      responses: { 200: { description: "A page of records with pagination meta", ...jsonContent(recordListEnvelope(contract.view)) }, ...errorResponses([400001, 400011, 400019]) },
     });
     route({
       method: "get",

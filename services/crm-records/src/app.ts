@@ -28,6 +28,7 @@ export function createApp(deps: AppDeps): Express {
     onCommitted: deps.onCommitted,
     parallelQueries: deps.parallelQueries,
     includeMaxPerRelation: deps.includeMaxPerRelation,
+    cursorSecret: deps.internalTokenSecret,
   });
   return createServiceApp({
     logger: deps.logger,

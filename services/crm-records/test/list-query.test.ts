@@ -33,10 +33,10 @@ function listSuite(mode: Mode) {
     for (const page of [1, 2, 3, 4]) pages.push((await caller.get(`/client?perPage=10&page=${page}`).expect(200)).body);
     expect(pages.map((p) => p.data.length)).toEqual([10, 10, 3, 0]);
     expect(pages.map((p) => p.meta)).toEqual([
-      { total: 23, lastPage: 3, currentPage: 1, perPage: 10, prev: null, next: 2 },
-      { total: 23, lastPage: 3, currentPage: 2, perPage: 10, prev: 1, next: 3 },
-      { total: 23, lastPage: 3, currentPage: 3, perPage: 10, prev: 2, next: null },
-      { total: 23, lastPage: 3, currentPage: 4, perPage: 10, prev: 3, next: null },
+      { total: 23, lastPage: 3, currentPage: 1, perPage: 10, prev: null, next: 2, nextCursor: expect.any(String) },
+      { total: 23, lastPage: 3, currentPage: 2, perPage: 10, prev: 1, next: 3, nextCursor: expect.any(String) },
+      { total: 23, lastPage: 3, currentPage: 3, perPage: 10, prev: 2, next: null, nextCursor: null },
+      { total: 23, lastPage: 3, currentPage: 4, perPage: 10, prev: 3, next: null, nextCursor: null },
     ]);
     // Default order: newest first.
     const names = pages.flatMap((p) => p.data.map((c: { firstName: string }) => c.firstName));
@@ -47,7 +47,7 @@ function listSuite(mode: Mode) {
 
   it("uses the defaults (page 1, perPage 10), caps perPage at 100 and refuses bad numbers (400001)", async () => {
     const res = await caller.get("/client").expect(200);
-    expect(res.body.meta).toEqual({ total: 23, lastPage: 3, currentPage: 1, perPage: 10, prev: null, next: 2 });
+    expect(res.body.meta).toEqual({ total: 23, lastPage: 3, currentPage: 1, perPage: 10, prev: null, next: 2, nextCursor: expect.any(String) });
     const capped = await caller.get("/client?perPage=500").expect(200);
     expect(capped.body.meta).toMatchObject({ perPage: 100, lastPage: 1 });
     expect(capped.body.data).toHaveLength(23);
@@ -60,7 +60,7 @@ function listSuite(mode: Mode) {
   it("an empty business has total 0 and lastPage 0", async () => {
     const empty = h.caller();
     const res = await empty.get("/invoice").expect(200);
-    expect(res.body).toEqual({ success: true, data: [], meta: { total: 0, lastPage: 0, currentPage: 1, perPage: 10, prev: null, next: null } });
+    expect(res.body).toEqual({ success: true, data: [], meta: { total: 0, lastPage: 0, currentPage: 1, perPage: 10, prev: null, next: null, nextCursor: null } });
   });
 
   it("keeps pages stable and non-overlapping when createdAt ties", async () => {

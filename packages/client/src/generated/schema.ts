@@ -1972,6 +1972,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1989,7 +1991,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["Client"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -2625,6 +2627,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2642,7 +2646,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["ContactWithRelations"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -3266,6 +3270,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3283,7 +3289,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["Invoice"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -3907,6 +3913,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3924,7 +3932,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["Quote"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -4548,6 +4556,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4565,7 +4575,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["Product"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -5189,6 +5199,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5206,7 +5218,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["Service"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -5830,6 +5842,8 @@ export interface paths {
                     orderBy?: string;
                     /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
+                    /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5847,7 +5861,7 @@ export interface paths {
                             /** @enum {boolean} */
                             success: true;
                             data: components["schemas"]["Employee"][];
-                            meta: components["schemas"]["PaginationMeta"];
+                            meta: components["schemas"]["RecordListMeta"];
                         };
                     };
                 };
@@ -7653,6 +7667,16 @@ export interface components {
              */
             quotesTruncated?: true;
         };
+        RecordPageMeta: components["schemas"]["PaginationMeta"] & {
+            /** @description Opaque cursor of the next page (`?cursor=`), or null when nothing follows this page */
+            nextCursor: string | null;
+        };
+        RecordCursorMeta: {
+            perPage: number;
+            /** @description Opaque cursor of the next page (`?cursor=`), or null when nothing follows this page */
+            nextCursor: string | null;
+        };
+        RecordListMeta: components["schemas"]["RecordPageMeta"] | components["schemas"]["RecordCursorMeta"];
         ClientCreate: {
             firstName: string;
             lastName: string;

@@ -1,29 +1,32 @@
 // The one generic service behind all seven entities: list (page + exact total), get,
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
-import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput } from "@crm/contracts";
-import { AppError, errors, validationError } from "@crm/errors";
+import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
+import { AppError, errors, validationError, type ErrorDetail } from "@crm/errors";
 import {
   DEFAULT_ORDER_BY,
   paginationMeta,
   parseDate,
   parseInclude,
   parseListQuery,
+  parseOrderBy,
+  parseWhere,
+  readPagination,
   toPrismaOrderBy,
-  toPrismaWhere,
-  type PaginationMeta,
+  type OrderTerm,
   type QuerySpec,
 } from "@crm/query-language";
 import { querySpecOf, type EntityDefinition } from "../entities";
 import { formatScaled, ITEM_DECIMALS, toScaled, totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
-import { guardUuidFilters } from "../domain/where-guard";
+import { CursorCodec } from "../domain/list-cursor";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
 import { nextDocumentNumber } from "./document-number";
 import { appendEvent, buildEnvelope } from "./outbox.writer";
 import { adjustRecordCount, recordCount } from "./record-count";
 import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "./prisma";
 import { insertedRow, insertRecordStatement } from "./record-insert";
+import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -34,6 +37,8 @@ export interface RecordServiceOptions {
   parallelQueries?: boolean;
   /** Most related records per parent and to-many relation in a response (default 100). */
   includeMaxPerRelation?: number;
+  /** Signs list cursors (list-cursor.ts); every instance serving the same businesses needs the same one. */
+  cursorSecret: string;
 }
 
 type Input = Record<string, unknown>;
@@ -45,17 +50,24 @@ function unknownClient(): AppError {
   return validationError("clientId", "Unknown client");
 }
 
+/** List parameters a cursor already carries. */
+const CURSOR_EXCLUSIVE_PARAMETERS = ["page", "where", "orderBy"] as const;
+
+/** A sort value as a cursor keeps it: timestamps as ISO text, decimals as exact text. */
+function cursorValue(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "object" && value !== null && typeof (value as { toFixed?: unknown }).toFixed === "function") return (value as { toFixed(): string }).toFixed();
+  return value ?? null;
+}
+
 export class RecordService {
+  private readonly cursors: CursorCodec;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
-  private readonly uuidColumns = new Map<RecordEntity, ReadonlySet<string>>();
 
   constructor(private readonly options: RecordServiceOptions) {
+    this.cursors = new CursorCodec(options.cursorSecret);
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
-      this.uuidColumns.set(
-        definition.entity,
-        new Set(Object.entries(definition.columns).filter(([, column]) => column.uuid).map(([name]) => name)),
-      );
     }
   }
 
@@ -63,25 +75,108 @@ export class RecordService {
     return this.specs.get(definition.entity)!;
   }
 
-  async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>): Promise<{ data: RecordView[]; meta: PaginationMeta }> {
+  /**
+   * A page of records: by offset (`page`, with the exact total) or after a cursor (§E2.1, no
+   * total). Both read the page with one SQL statement (list-sql.ts) and one row more than asked
+   * for, so `meta.nextCursor` is null exactly when nothing follows.
+   */
+  async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
+    if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query);
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
-    const filter = guardUuidFilters(toPrismaWhere(parsed.where, spec), this.uuidColumns.get(definition.entity)!);
-    // The business scope is ANDed outside whatever the client wrote, so no filter can widen it.
-    const where = { AND: [{ businessId }, filter] };
-    const delegate = delegateOf(this.options.prisma, definition.delegate);
-    const include = this.includeArgs(definition, parsed.include, businessId);
+    const params = new SqlParams();
+    const where = listWhereSql(definition, params, businessId, parsed.where);
     // Page and total without a transaction (in parallel where the pool allows): each is exact at
     // the moment it is read (see README, "Lists").
-    const page = () =>
-      delegate.findMany({ where, orderBy: toPrismaOrderBy(parsed.orderBy), skip: parsed.skip, take: parsed.take, ...(include ? { include } : {}) });
+    const page = () => this.readPage(definition, businessId, where, params, parsed.orderBy, parsed.take, parsed.skip, parsed.include);
     // Unfiltered: the counts every create and delete keep; filtered: count the matches.
-    const count = () => (parsed.where === undefined ? recordCount(this.options.prisma, businessId, definition.entity) : delegate.count({ where }));
-    const [rows, total] = this.options.parallelQueries ? await Promise.all([page(), count()]) : [await page(), await count()];
-    return {
-      data: rows.map((row) => this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true))),
-      meta: paginationMeta(total, parsed.page, parsed.perPage),
+    const count = async () => {
+      if (parsed.where === undefined) return recordCount(this.options.prisma, businessId, definition.entity);
+      const rows = await this.options.prisma.$queryRawUnsafe<Array<{ total: bigint | number }>>(
+        `SELECT count(*) AS "total" FROM ${definition.table} WHERE ${where}`,
+        ...params.values,
+      );
+      return Number(rows[0]?.total ?? 0);
     };
+    const [rows, total] = this.options.parallelQueries ? await Promise.all([page(), count()]) : [await page(), await count()];
+    const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
+    return {
+      data: this.views(definition, rows, parsed.take),
+      meta: { ...paginationMeta(total, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
+    };
+  }
+
+  /** `?cursor=`: the cursor's query, continued by keyset after its last record; only perPage and include may be sent beside it. */
+  private async listAfterCursor(definition: EntityDefinition, businessId: string, query: Record<string, unknown>): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
+    const spec = this.specOf(definition);
+    const conflicts: ErrorDetail[] = [];
+    for (const name of CURSOR_EXCLUSIVE_PARAMETERS) {
+      if (query[name] !== undefined) conflicts.push({ path: name, message: `${name} cannot be combined with cursor: the cursor carries the query it continues` });
+    }
+    if (conflicts.length > 0) throw errors.validationFailed(conflicts);
+    const { pagination, details } = readPagination({ perPage: query["perPage"] });
+    if (details.length > 0) throw errors.validationFailed(details);
+    const state = this.cursors.decode(query["cursor"], businessId, definition.entity);
+    const filter = state.where === undefined ? undefined : parseWhere(state.where, spec);
+    const orderBy = parseOrderBy(state.orderBy, spec);
+    if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
+    const include = query["include"];
+    if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
+    const relations = parseInclude(include, spec);
+    const params = new SqlParams();
+    const where = listWhereSql(definition, params, businessId, filter, { orderBy, key: state.key });
+    const rows = await this.readPage(definition, businessId, where, params, orderBy, pagination.perPage, 0, relations);
+    return {
+      data: this.views(definition, rows, pagination.perPage),
+      meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
+    };
+  }
+
+  /** Up to take + 1 rows in order (the extra one only says whether more follow), with their relations when asked for. */
+  private async readPage(
+    definition: EntityDefinition,
+    businessId: string,
+    where: string,
+    params: SqlParams,
+    orderBy: readonly OrderTerm[],
+    take: number,
+    skip: number,
+    relations: readonly string[],
+  ): Promise<Row[]> {
+    const columns = Object.keys(definition.columns).map((name) => `"${name}"`).join(", ");
+    // take and skip are integers the parser bounded; everything from the client is a parameter.
+    const rows = await this.options.prisma.$queryRawUnsafe<Row[]>(
+      `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(orderBy)} LIMIT ${take + 1} OFFSET ${skip}`,
+      ...params.values,
+    );
+    const include = this.includeArgs(definition, relations, businessId);
+    if (!include || rows.length === 0) return rows;
+    // Relations and line items through Prisma, for the page's ids only; a record deleted between
+    // the two reads is left out rather than shown without its relations.
+    const related = await delegateOf(this.options.prisma, definition.delegate).findMany({ where: { businessId, id: { in: rows.map((row) => row["id"]) } }, include });
+    const byId = new Map(related.map((row) => [row["id"], row]));
+    return rows.flatMap((row) => {
+      const full = byId.get(row["id"]);
+      return full ? [full] : [];
+    });
+  }
+
+  private views(definition: EntityDefinition, rows: readonly Row[], take: number): RecordView[] {
+    return rows.slice(0, take).map((row) => this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true)));
+  }
+
+  /** A cursor after the last row of the page, or null when the extra row says nothing follows. */
+  private nextCursor(
+    definition: EntityDefinition,
+    businessId: string,
+    query: { where: string | undefined; orderBy: string | undefined },
+    orderBy: readonly OrderTerm[],
+    rows: readonly Row[],
+    take: number,
+  ): string | null {
+    if (rows.length <= take) return null;
+    const last = rows[take - 1]!;
+    return this.cursors.encode({ businessId, entity: definition.entity, where: query.where, orderBy: query.orderBy, key: orderBy.map((term) => cursorValue(last[term.field])) });
   }
 
   async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown): Promise<RecordView> {

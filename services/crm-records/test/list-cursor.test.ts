@@ -1,0 +1,160 @@
+// Cursor pagination (extensions §E2.1): a walk with meta.nextCursor visits the same records in the
+// same order as the offset pages of its query, ends, keeps its where/orderBy inside the cursor,
+// visits every record that exists throughout it exactly once while others are created, updated and
+// deleted, and refuses any cursor it did not make for this business and entity.
+import { uuidv7 } from "@crm/contracts";
+import { describePostgres } from "@crm/testing";
+import { countSeeded, createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+
+interface Page {
+  data: Array<{ id: string; [field: string]: unknown }>;
+  meta: { nextCursor: string | null; perPage: number; total?: number };
+}
+
+/** Walks from the first (offset) page to the end; bounded so a walk that never ends fails instead of hanging. */
+async function walk(caller: Caller, entity: string, query: string, perPage: number, between?: (pageNo: number) => Promise<void>): Promise<Page[]> {
+  const pages: Page[] = [(await caller.get(`/${entity}?perPage=${perPage}${query ? `&${query}` : ""}`).expect(200)).body];
+  for (let i = 0; pages[pages.length - 1]!.meta.nextCursor !== null; i++) {
+    if (i > 200) throw new Error("the walk did not end");
+    await between?.(pages.length);
+    const cursor = pages[pages.length - 1]!.meta.nextCursor!;
+    const res = await caller.get(`/${entity}?cursor=${encodeURIComponent(cursor)}&perPage=${perPage}${entity === "client" ? "&include=-contacts" : ""}`);
+    expect([res.status, res.body.error]).toEqual([200, undefined]);
+    pages.push(res.body);
+  }
+  return pages;
+}
+
+const ids = (pages: Page[]) => pages.flatMap((page) => page.data.map((row) => row.id));
+
+function suite(mode: Mode) {
+  let h: Harness;
+  let caller: Caller;
+
+  beforeAll(async () => {
+    h = await openHarness(mode);
+    caller = h.caller();
+    const base = Date.UTC(2025, 0, 1);
+    await h.prisma.client.createMany({
+      data: Array.from({ length: 31 }, (_, i) => ({
+        id: uuidv7(base + i * 1000),
+        businessId: caller.businessId,
+        firstName: `C${String(i).padStart(2, "0")}`,
+        lastName: ["Smith", "Jones", "Brown"][i % 3]!,
+        email: i % 4 === 0 ? null : `c${i % 6}@example.com`,
+        isActive: i % 5 !== 0,
+        // Ties on createdAt, so the id tie-breaker is inside the key.
+        createdAt: new Date(base + Math.floor(i / 3) * 1000),
+      })),
+    });
+    await countSeeded(h, caller.businessId, "client", 31);
+  });
+  afterAll(() => h?.close());
+
+  it.each([
+    ["", 31],
+    ["include=-contacts", 31],
+    ["where=isActive:true&orderBy=lastName:asc", 24],
+    ["orderBy=email:asc,firstName:desc", 31],
+    ["orderBy=email:desc", 31],
+    ["where=NOT:email:c1@example.com&orderBy=lastName:desc,email:asc", 26],
+    ["where=email:contains:c9", 0],
+  ])("?%s: the walk is the offset order, ends with a null cursor, and its later pages carry {perPage, nextCursor}", async (query, count) => {
+    const expected = (await caller.get(`/client?perPage=100&${query}`).expect(200)).body.data.map((row: { id: string }) => row.id);
+    expect(expected).toHaveLength(count);
+    const pages = await walk(caller, "client", query, 4);
+    expect(ids(pages)).toEqual(expected);
+    expect(pages[pages.length - 1]!.meta.nextCursor).toBeNull();
+    for (const page of pages.slice(1)) expect(Object.keys(page.meta).sort()).toEqual(["nextCursor", "perPage"]);
+    // No empty page at the end: the extra row each page reads tells a full last page from one with more after it.
+    expect(pages.every((page) => page.data.length > 0 || count === 0)).toBe(true);
+    const exact = await walk(caller, "client", query, count || 1);
+    expect(exact).toHaveLength(1);
+  });
+
+  it("an offset page's cursor continues after that page, perPage may change and include applies", async () => {
+    const all = (await caller.get("/client?perPage=100&orderBy=lastName:asc").expect(200)).body.data.map((row: { id: string }) => row.id);
+    const second = (await caller.get("/client?perPage=5&page=2&orderBy=lastName:asc").expect(200)).body;
+    const next = (await caller.get(`/client?cursor=${encodeURIComponent(second.meta.nextCursor)}&perPage=7`).expect(200)).body;
+    expect(next.data.map((row: { id: string }) => row.id)).toEqual(all.slice(10, 17));
+    expect(next.data[0].contacts).toEqual([]);
+    const bare = (await caller.get(`/client?cursor=${encodeURIComponent(second.meta.nextCursor)}&include=-contacts`).expect(200)).body;
+    expect(bare.meta.perPage).toBe(10);
+    expect(bare.data[0].contacts).toBeUndefined();
+  });
+
+  it("refuses page, where or orderBy beside a cursor (400001) and any cursor it did not make for this business and entity (400019)", async () => {
+    const first = (await caller.get("/client?perPage=2&where=isActive:true").expect(200)).body;
+    const cursor: string = first.meta.nextCursor;
+    for (const extra of ["page=2", "where=isActive:false", "orderBy=firstName:asc", "page=1&where=isActive:true"]) {
+      const res = await caller.get(`/client?cursor=${encodeURIComponent(cursor)}&${extra}`).expect(400);
+      expect(res.body.error.code).toBe(400001);
+      expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual(extra.split("&").map((p) => p.split("=")[0]));
+    }
+    expect((await caller.get(`/client?cursor=${encodeURIComponent(cursor)}&perPage=0`).expect(400)).body.error.code).toBe(400001);
+
+    const [body, signature] = cursor.split(".") as [string, string];
+    const payload = JSON.parse(Buffer.from(body, "base64url").toString());
+    const forged = (changes: object) => `${Buffer.from(JSON.stringify({ ...payload, ...changes })).toString("base64url")}.${signature}`;
+    const other = h.caller();
+    await createClient(other);
+    await createClient(other);
+    const otherCursor: string = (await other.get("/client?perPage=1").expect(200)).body.meta.nextCursor;
+    const productCursor = await (async () => {
+      for (let i = 0; i < 2; i++) await caller.post("/product", { name: `P${i}` }).expect(201);
+      return (await caller.get("/product?perPage=1").expect(200)).body.meta.nextCursor as string;
+    })();
+    const refused: Array<[string, string]> = [
+      ["garbage", "abc"],
+      ["empty", ""],
+      ["a misspelt cursor", `${cursor.slice(0, 10)}${cursor[10] === "A" ? "B" : "A"}${cursor.slice(11)}`],
+      ["a truncated signature", cursor.slice(0, -2)],
+      ["a widened filter", forged({ w: "isActive:false" })],
+      ["another business, re-signed by nobody", forged({ b: other.businessId })],
+      ["another business's own cursor", otherCursor],
+      ["another entity's cursor", productCursor],
+    ];
+    for (const [name, value] of refused) {
+      const res = await caller.get(`/client?cursor=${encodeURIComponent(value)}`);
+      expect([name, res.status, res.body]).toEqual([name, 400, { success: false, error: { code: 400019, message: "Invalid query format" } }]);
+    }
+    const twice = await caller.get(`/client?cursor=${encodeURIComponent(cursor)}&cursor=${encodeURIComponent(cursor)}`).expect(400);
+    expect(twice.body.error.code).toBe(400019);
+    // The product cursor still works where it belongs.
+    expect((await caller.get(`/product?cursor=${encodeURIComponent(productCursor)}`).expect(200)).body.data).toHaveLength(1);
+  });
+
+  it("visits every record that exists throughout the walk exactly once while others are created, updated and deleted", async () => {
+    const walker = h.caller();
+    const seeded: Array<{ id: string; lastName: string }> = [];
+    for (let i = 0; i < 24; i++) {
+      const lastName = i % 2 === 0 ? "Kim" : "Lee";
+      seeded.push({ id: await createClient(walker, { firstName: `W${i}`, lastName }), lastName });
+    }
+    const deleted = new Set<string>();
+    for (const query of ["", "orderBy=lastName:asc", "where=lastName:Kim&orderBy=createdAt:asc"]) {
+      // Three records of this query's set are deleted during the walk; the rest must each be seen once.
+      const victims = seeded.filter((r, i) => i % 4 === 1 && !deleted.has(r.id)).slice(0, 3).map((r) => r.id);
+      const edited = seeded.filter((r, i) => i % 4 === 3).map((r) => r.id);
+      const created: string[] = [];
+      const pages = await walk(walker, "client", query, 3, async (pageNo) => {
+        created.push(await createClient(walker, { firstName: `New${pageNo}`, lastName: pageNo % 2 ? "Kim" : "Lee" }));
+        const victim = victims[pageNo - 1];
+        if (victim) {
+          await walker.delete(`/client/${victim}`).expect(200);
+          deleted.add(victim);
+        }
+        await walker.patch(`/client/${edited[pageNo % edited.length]}`, { notes: `edited during page ${pageNo}` }).expect(200);
+      });
+      const seen = ids(pages);
+      expect(seen.length).toBe(new Set(seen).size);
+      const stable = seeded.filter((r) => !deleted.has(r.id) && (!query.includes("where=lastName:Kim") || r.lastName === "Kim"));
+      expect(stable.length).toBeGreaterThan(8);
+      for (const { id } of stable) expect([query, id, seen.includes(id)]).toEqual([query, id, true]);
+      for (const id of created) await walker.delete(`/client/${id}`).expect(200);
+    }
+  });
+}
+
+describe("list cursors on PGlite", () => suite("pglite"));
+describePostgres("list cursors on PostgreSQL", () => suite("postgres"));
