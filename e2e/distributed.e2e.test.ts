@@ -1,4 +1,5 @@
 import { describeDistributed } from "@crm/testing";
+import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
 import { runApiKeyFlow } from "./api-keys.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
@@ -21,5 +22,9 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
   it("API keys: lastUsedAt, and a rolled key ends on every gateway sharing Redis (extensions §E3)", async () => {
     const second = await product.startGateway();
     await runApiKeyFlow([product.baseUrl, second], `dist-${Date.now()}`);
+  });
+
+  it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {
+    await runCursorWalk(product.baseUrl, `dist-cursor-${Date.now()}`);
   });
 });

@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { ApiClient } from "./api-client";
 import { runApiKeyFlow } from "./api-keys.flow";
+import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
 import { startEmbedded } from "./harness";
 
@@ -22,6 +23,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("API keys: lastUsedAt and roll with an overlap (extensions §E3)", async () => {
     await runApiKeyFlow([product.baseUrl], "embedded-keys");
+  });
+
+  it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {
+    await runCursorWalk(product.baseUrl, "embedded");
   });
 
   it("answers unknown routes, malformed JSON and oversized bodies with the envelope", async () => {

@@ -18,7 +18,7 @@ export function verifyInterfaceSignature(secret: string, rawBody: string, header
 }
 
 /** A fetch for @crm/client that records, like ApiClient, every answer the document does not describe. */
-function validatingFetch(validator: OpenApiResponseValidator, undocumented: string[]): (request: Request) => Promise<Response> {
+export function validatingFetch(validator: OpenApiResponseValidator, undocumented: string[]): (request: Request) => Promise<Response> {
   return async (request) => {
     const response = await fetch(request);
     const text = await response.clone().text();

@@ -47,6 +47,8 @@ interface Scenario {
   path: string;
   caller: Caller;
   ways: Way[];
+  /** A deep-page row (extensions E2.1): offset vs cursor at page 1 and the last page, product only. */
+  deep?: boolean;
 }
 
 async function signUp(baseUrl: string, name: string, internalTokenSecret: string): Promise<Caller> {
@@ -129,14 +131,35 @@ async function main(): Promise<void> {
     }
     scenarios.push({ key: "create", label: "POST /client", method: "POST", path: "/api/v1/client", caller: writer, ways: WAYS });
 
+    // Deep pages of the largest business: the offset page costs more the deeper it is (PostgreSQL
+    // reads and discards the rows before it), the cursor page the same at any depth.
+    const deepSize = Math.max(...SIZES);
+    const deepPage = Math.floor(deepSize / 20);
+    if (deepPage >= 2) {
+      const caller = callers.get(deepSize)!;
+      const cursorAfter = async (page: number) => {
+        const res = await fetch(`${product.baseUrl}/api/v1/client?perPage=20&include=-contacts&page=${page}`, { headers: caller.headers.gateway });
+        const body = (await res.json()) as { meta: { nextCursor: string | null } };
+        if (!body.meta.nextCursor) throw new Error(`no cursor after page ${page}`);
+        return `/api/v1/client?perPage=20&include=-contacts&cursor=${encodeURIComponent(body.meta.nextCursor)}`;
+      };
+      const n = deepPage.toLocaleString("en-US");
+      const deep = (key: string, label: string, p: string): Scenario => ({ key, label, method: "GET", path: p, caller, ways: ["gateway", "direct"], deep: true });
+      scenarios.push(deep("offset-page-1", "offset page 1", `/api/v1/client?perPage=20&include=-contacts&page=1`));
+      scenarios.push(deep(`offset-page-${deepPage}`, `offset page ${n}`, `/api/v1/client?perPage=20&include=-contacts&page=${deepPage}`));
+      scenarios.push(deep("cursor-page-2", "cursor page 2", await cursorAfter(1)));
+      scenarios.push(deep(`cursor-page-${deepPage}`, `cursor page ${n}`, await cursorAfter(deepPage - 1)));
+    }
+
     // Same answers before any load: same page, same order, same exact total.
     for (const s of scenarios.filter((x) => x.method === "GET")) {
       const bodies = await Promise.all(
         s.ways.map(async (way) => {
           const res = await fetch(base[way] + s.path, { headers: s.caller.headers[way] });
           if (res.status !== 200) throw new Error(`${way} ${s.path}: ${res.status} ${await res.text()}`);
-          const body = (await res.json()) as { data: Array<{ id: string }>; meta: unknown };
-          return JSON.stringify({ ids: body.data.map((r) => r.id), meta: body.meta });
+          const body = (await res.json()) as { data: Array<{ id: string }>; meta: Record<string, unknown> };
+          // The peer has no cursors; the rest of meta must agree.
+          return JSON.stringify({ ids: body.data.map((r) => r.id), meta: { ...body.meta, nextCursor: undefined } });
         }),
       );
       if (new Set(bodies).size !== 1) throw new Error(`${s.label}: the product and the peer disagree:\n${bodies.join("\n")}`);
@@ -206,7 +229,7 @@ async function main(): Promise<void> {
     listGoal("default-10000", 0.5);
     listGoal("filtered-1000", 0.4);
     listGoal("default-1000", 0.4);
-    for (const s of scenarios.filter((x) => x.method === "GET")) {
+    for (const s of scenarios.filter((x) => x.method === "GET" && !x.deep)) {
       const r = rps(`${s.key}/gateway`) / rps(`${s.key}/direct`);
       goals.push([`${s.key}: gateway / direct >= 0.85`, r.toFixed(2), r >= 0.85]);
     }
@@ -220,6 +243,14 @@ async function main(): Promise<void> {
     goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
     console.log("\ngoals (issue 9)");
     for (const [name, value, met] of goals) console.log(`  ${met ? "met   " : "MISSED"}  ${name.padEnd(52)} ${value}`);
+    const deepRows = scenarios.filter((x) => x.deep);
+    if (deepRows.length === 4) {
+      const [offset1, offsetDeep, cursor2, cursorDeep] = deepRows.map((x) => x.key) as [string, string, string, string];
+      console.log(`\ndeep pages of a ${Math.max(...SIZES).toLocaleString("en-US")}-client business (extensions E2.1): cost of the deep page / the first, through the gateway (straight to crm-records)`);
+      const cost = (a: string, b: string, way: Way) => (rps(`${a}/${way}`) / rps(`${b}/${way}`)).toFixed(2);
+      console.log(`  offset: ${offsetDeep} vs ${offset1}   ${cost(offset1, offsetDeep, "gateway")} (${cost(offset1, offsetDeep, "direct")})`);
+      console.log(`  cursor: ${cursorDeep} vs ${cursor2}   ${cost(cursor2, cursorDeep, "gateway")} (${cost(cursor2, cursorDeep, "direct")})`);
+    }
   } finally {
     await peer?.close().catch(() => undefined);
     await db.end().catch(() => undefined);
