@@ -50,5 +50,7 @@ export const env = {
       }
       return parts;
     }),
+  /** A key or signing secret given in the environment. */
+  secret: () => z.string().min(32, "must be at least 32 characters"),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 };

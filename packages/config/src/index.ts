@@ -1,3 +1,3 @@
 export { parseEnv, env, ConfigError } from "./env";
-export { loadOrCreateSecret } from "./secrets";
+export { generatedSecretFiles, loadOrCreateSecret, type GeneratedSecret } from "./secrets";
 export { z } from "zod";

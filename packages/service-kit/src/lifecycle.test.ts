@@ -1,5 +1,5 @@
 import express from "express";
-import { listen } from "./lifecycle";
+import { listen, startService } from "./lifecycle";
 
 describe("listen().close()", () => {
   it("stops accepting, lets the in-flight request finish, then resolves", async () => {
@@ -22,5 +22,36 @@ describe("listen().close()", () => {
     expect(await inFlight).toEqual({ status: 200, body: { finished: true } });
     await closing;
     expect(closed).toBe(true);
+  });
+});
+
+describe("startService()", () => {
+  const logger = { info: jest.fn(), error: jest.fn() } as unknown as Parameters<typeof startService>[1];
+
+  it("undoes what started, in reverse, once, on stop()", async () => {
+    const undone: string[] = [];
+    const service = await startService("demo", logger, async (undo) => {
+      const db = undo.add({ name: "db" }, (part) => undone.push(part.name));
+      undo.push(() => undone.push("job"));
+      undo.add({ name: "server" }, (part) => undone.push(part.name));
+      return { url: `http://${db.name}`, port: 1, extra: 42 };
+    });
+    expect(service).toMatchObject({ name: "demo", url: "http://db", port: 1, extra: 42 });
+    await Promise.all([service.stop(), service.stop()]);
+    expect(undone).toEqual(["server", "job", "db"]);
+  });
+
+  it("undoes what started when a later step throws, also past a failing undo step", async () => {
+    const undone: string[] = [];
+    const started = startService("demo", logger, async (undo) => {
+      undo.push(() => undone.push("db"));
+      undo.push(() => {
+        throw new Error("close failed");
+      });
+      undo.push(() => undone.push("bus"));
+      throw new Error("listen failed");
+    });
+    await expect(started).rejects.toThrow("listen failed");
+    expect(undone).toEqual(["bus", "db"]);
   });
 });

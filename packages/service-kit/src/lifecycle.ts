@@ -50,6 +50,60 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** What has started so far, each part with its undo. */
+export interface UndoStack {
+  /** Registers how to undo the part just started and returns it, so a start step stays one line. */
+  add<T>(part: T, undo: (part: T) => unknown): T;
+  /** Registers an undo step of its own (a job started, a relay running). */
+  push(undo: () => unknown): void;
+}
+
+/**
+ * The one way a service starts and stops. `build` starts the parts in order (database, bus, jobs,
+ * app, listen), registering each one's undo as soon as it runs; the undo steps run in reverse
+ * order, once, on stop() or when a later step of the start throws, so a failed start leaves
+ * nothing open. A failing undo step is logged and the others still run.
+ */
+export async function startService<T extends { url: string; port: number }>(
+  name: string,
+  logger: Logger,
+  build: (undo: UndoStack) => Promise<T>,
+): Promise<T & RunningService> {
+  const steps: Array<() => unknown> = [];
+  const unwind = async () => {
+    for (const step of steps.reverse().splice(0)) {
+      try {
+        await step();
+      } catch (err) {
+        logger.error({ err }, "shutdown step failed");
+      }
+    }
+  };
+  const undo: UndoStack = {
+    add: (part, stop) => {
+      steps.push(() => stop(part));
+      return part;
+    },
+    push: (stop) => void steps.push(stop),
+  };
+  let started: T;
+  try {
+    started = await build(undo);
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    ...started,
+    name,
+    stop: () =>
+      (stopping ??= unwind().then(() => {
+        logger.info(`${name} stopped`);
+      })),
+  };
+}
+
 /**
  * Runs a service as a process: starts it, and on SIGTERM/SIGINT stops it once (in-flight requests
  * finish, relays and consumers flush, connections close) and exits. A configuration error prints one

@@ -2,7 +2,8 @@ import { env, parseEnv, z } from "@crm/config";
 import { DEFAULT_INCLUDE_MAX_PER_RELATION } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 
-export const recordsConfigSchema = z.object({
+/** Everything the crm-records service reads from the environment (decisions §1). */
+export const configSchema = z.object({
   ...serviceConfigFields,
   ...retentionConfigFields,
   PORT: env.port(4002),
@@ -14,8 +15,8 @@ export const recordsConfigSchema = z.object({
   OUTBOX_RETENTION_MS: env.int(7 * 24 * 3_600_000, 1),
 });
 
-export type RecordsConfig = Readonly<z.infer<typeof recordsConfigSchema>>;
+export type RecordsConfig = z.infer<typeof configSchema>;
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): RecordsConfig {
-  return parseEnv(recordsConfigSchema, source);
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<RecordsConfig> {
+  return parseEnv(configSchema, source);
 }

@@ -1,18 +1,19 @@
 import { env, parseEnv, z } from "@crm/config";
+import { baseConfigFields } from "@crm/service-kit";
 
-const schema = z.object({
+/** Everything the gateway reads from the environment (decisions §1). */
+export const configSchema = z.object({
+  ...baseConfigFields,
   PORT: env.port(3000),
+  /** The gateway is the one process meant to be reached from outside. */
   HOST: z.string().default("0.0.0.0"),
-  DATA_DIR: z.string().default("./.data"),
-  REDIS_URL: env.redisUrl().optional(),
   IDENTITY_URL: env.url().default("http://127.0.0.1:4001"),
   CRM_RECORDS_URL: env.url().default("http://127.0.0.1:4002"),
   WEBHOOK_DELIVERY_URL: env.url().default("http://127.0.0.1:4003"),
   /** Shared with identity; generated under DATA_DIR when unset (single machine). */
-  JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-  INTERNAL_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  JWT_SECRET: env.secret().optional(),
   /** Seals stored idempotent answers (they hold one-time secrets); generated under DATA_DIR when unset. */
-  IDEMPOTENCY_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  IDEMPOTENCY_ENCRYPTION_KEY: env.secret().optional(),
   ACCESS_TOKEN_TTL_S: env.int(1800, 1),
   REFRESH_TOKEN_TTL_S: env.int(86400, 1),
   RATE_LIMIT_MAX: env.int(50, 1),
@@ -31,11 +32,10 @@ const schema = z.object({
   UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
   /** How often each gateway reports API-key use to identity (`lastUsedAt`); at most this stale. */
   API_KEY_USAGE_FLUSH_MS: env.int(15_000, 100),
-  LOG_LEVEL: env.logLevel(),
 });
 
-export type GatewayConfig = z.infer<typeof schema>;
+export type GatewayConfig = z.infer<typeof configSchema>;
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
-  return parseEnv(schema, source);
+  return parseEnv(configSchema, source);
 }

@@ -7,7 +7,7 @@ export const configSchema = z.object({
   ...retentionConfigFields,
   PORT: env.port(4001),
   /** Access-token signing key; generated under DATA_DIR when unset, exactly as the gateway does. */
-  JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  JWT_SECRET: env.secret().optional(),
   ACCESS_TOKEN_TTL_S: env.int(1800, 1),
   REFRESH_TOKEN_TTL_S: env.int(86400, 1),
   /** Expired or revoked sessions and expired refresh tokens are deleted this long after (1 day). */

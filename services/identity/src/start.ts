@@ -3,7 +3,7 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openDatabase } from "@crm/database";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { listen, startRetention, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, startRetention, startService, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { IdentityConfig } from "./config";
 import { PrismaClient } from "./persistence/prisma";
@@ -18,18 +18,21 @@ export interface IdentityService extends RunningService {
 
 export async function start(config: Readonly<IdentityConfig>): Promise<IdentityService> {
   const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
-  const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt-secret");
-  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
-  const db = await openDatabase({
-    url: config.DATABASE_URL,
-    dataDir: config.DATA_DIR,
-    schema: "identity",
-    migrationsDir: MIGRATIONS_DIR,
-    migrate: config.MIGRATE_ON_START,
-  });
-  const prisma = new PrismaClient({ adapter: db.adapter });
-  const kv = openKvStore(config.REDIS_URL);
-  try {
+  const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt");
+  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
+  return startService("identity", logger, async (undo) => {
+    const db = undo.add(
+      await openDatabase({
+        url: config.DATABASE_URL,
+        dataDir: config.DATA_DIR,
+        schema: "identity",
+        migrationsDir: MIGRATIONS_DIR,
+        migrate: config.MIGRATE_ON_START,
+      }),
+      (db) => db.close(),
+    );
+    const prisma = undo.add(new PrismaClient({ adapter: db.adapter }), (prisma) => prisma.$disconnect());
+    const kv = undo.add(openKvStore(config.REDIS_URL), (kv) => kv.close());
     const app = createApp({
       config,
       logger,
@@ -42,31 +45,17 @@ export async function start(config: Readonly<IdentityConfig>): Promise<IdentityS
         { name: "kv", check: () => kv.ping() },
       ],
     });
-    const server = await listen(app, config.PORT, config.HOST);
+    const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
     logger.info({ url: server.url }, "identity listening");
-    const retention = startRetention({
-      rules: sessionRetentionRules(prisma, config.SESSION_RETENTION_GRACE_MS),
-      intervalMs: config.RETENTION_INTERVAL_MS,
-      batchSize: config.RETENTION_BATCH_SIZE,
-      logger,
-    });
-    return {
-      name: "identity",
-      url: server.url,
-      port: server.port,
-      retention,
-      stop: async () => {
-        await server.close();
-        await retention.stop();
-        await prisma.$disconnect();
-        await kv.close();
-        await db.close();
-      },
-    };
-  } catch (err) {
-    await prisma.$disconnect().catch(() => undefined);
-    await kv.close().catch(() => undefined);
-    await db.close().catch(() => undefined);
-    throw err;
-  }
+    const retention = undo.add(
+      startRetention({
+        rules: sessionRetentionRules(prisma, config.SESSION_RETENTION_GRACE_MS),
+        intervalMs: config.RETENTION_INTERVAL_MS,
+        batchSize: config.RETENTION_BATCH_SIZE,
+        logger,
+      }),
+      (retention) => retention.stop(),
+    );
+    return { url: server.url, port: server.port, retention };
+  });
 }

@@ -41,8 +41,8 @@ export const configSchema = z.object({
   WEBHOOK_SECRET_REENCRYPT_INTERVAL_MS: env.int(3_600_000, 1),
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type WebhookDeliveryConfig = z.infer<typeof configSchema>;
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<WebhookDeliveryConfig> {
   return parseEnv(configSchema, source);
 }

@@ -1,2 +1,2 @@
 export { start, type WebhookDeliveryService, type StartOptions } from "./start";
-export { loadConfig, type Config } from "./config";
+export { loadConfig, type WebhookDeliveryConfig } from "./config";

@@ -4,9 +4,9 @@ import { RECORDS_TOPIC } from "@crm/contracts";
 import { openDatabase } from "@crm/database";
 import { openEventBus } from "@crm/event-bus";
 import { createLogger, type Logger } from "@crm/logger";
-import { listen, startPeriodicJob, startRetention, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, startPeriodicJob, startRetention, startService, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
-import type { Config } from "./config";
+import type { WebhookDeliveryConfig } from "./config";
 import { createConcurrencyLimiter } from "./delivery/concurrency";
 import { createDispatcher } from "./delivery/dispatcher";
 import { SecretKeyring } from "./domain/secret-keyring";
@@ -52,19 +52,12 @@ export interface WebhookDeliveryService extends RunningService {
   retention: Retention;
 }
 
-export async function start(config: Readonly<Config>, options: StartOptions = {}): Promise<WebhookDeliveryService> {
+export async function start(config: Readonly<WebhookDeliveryConfig>, options: StartOptions = {}): Promise<WebhookDeliveryService> {
   const logger = options.logger ?? createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL });
-  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internal-token-secret");
-  const keyring = new SecretKeyring(config.WEBHOOK_SECRET_KEYS ?? [loadOrCreateSecret(undefined, config.DATA_DIR, "webhook-secret-key")]);
-  // Undo steps of what has started so far, run in reverse on stop() or on a failed start.
-  const undo: Array<() => Promise<unknown>> = [];
-  const unwind = async () => {
-    for (const step of undo.reverse().splice(0)) {
-      await step().catch((err: unknown) => logger.error({ err }, "shutdown step failed"));
-    }
-  };
-
-  try {
+  const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
+  const keyring = new SecretKeyring(config.WEBHOOK_SECRET_KEYS ?? [loadOrCreateSecret(undefined, config.DATA_DIR, "webhookSecretKey")]);
+  // Stops in reverse order of start: server, jobs, consumer, in-flight attempts, dispatcher, bus, database.
+  return startService(SERVICE_NAME, logger, async (undo) => {
     const db = await openDatabase({
       url: config.DATABASE_URL,
       dataDir: config.DATA_DIR,
@@ -175,9 +168,7 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
     undo.push(() => server.close());
     logger.info({ url: server.url, database: db.kind, bus: bus.kind, secretKeyIds: keyring.keyIds }, "webhook-delivery listening");
 
-    let stopping: Promise<void> | undefined;
     return {
-      name: SERVICE_NAME,
       url: server.url,
       port: server.port,
       prisma,
@@ -186,11 +177,6 @@ export async function start(config: Readonly<Config>, options: StartOptions = {}
       deliveries,
       secretReencryption: { ...reencryptionJob, counts: () => reencryption.counts() },
       retention,
-      // Reverse order of start: server, scheduler, consumer, in-flight attempts, dispatcher, bus, database.
-      stop: () => (stopping ??= unwind()),
     };
-  } catch (err) {
-    await unwind();
-    throw err;
-  }
+  });
 }
