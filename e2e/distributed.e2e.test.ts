@@ -2,6 +2,7 @@ import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
 import { runApiKeyFlow } from "./api-keys.flow";
+import { runConditionalRequestFlow } from "./records-ext.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
 
 jest.setTimeout(240_000);
@@ -17,6 +18,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("carries one request and one event through every tier", async () => {
     await runCoreFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("records: ETag, If-None-Match and If-Match (extensions §E2.3)", async () => {
+    await runConditionalRequestFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("API keys: lastUsedAt, and a rolled key ends on every gateway sharing Redis (extensions §E3)", async () => {

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { ApiClient } from "./api-client";
 import { runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
+import { runConditionalRequestFlow } from "./records-ext.flow";
 import { runCoreFlow } from "./flow";
 import { startEmbedded } from "./harness";
 
@@ -19,6 +20,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("carries one request and one event through every tier", async () => {
     await runCoreFlow(product.baseUrl, "embedded");
+  });
+
+  it("records: ETag, If-None-Match and If-Match (extensions §E2.3)", async () => {
+    await runConditionalRequestFlow(product.baseUrl, "embedded");
   });
 
   it("API keys: lastUsedAt and roll with an overlap (extensions §E3)", async () => {

@@ -390,6 +390,30 @@ const listQuery = (relations: Record<string, boolean>) =>
     ),
   });
 
+/** Extensions §E2.3: the record's entity tag, on every single-record answer. */
+const etagHeader = {
+  ETag: {
+    description: "Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it.",
+    schema: { type: "string" as const, example: '"3q2-7wEhZx0dYgkX2sL9aQ"' },
+  },
+};
+const ifNoneMatchHeader = z.object({
+  "If-None-Match": z
+    .string()
+    .optional()
+    .openapi({ param: { name: "If-None-Match", in: "header" }, description: "ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body", example: '"3q2-7wEhZx0dYgkX2sL9aQ"' }),
+});
+const ifMatchHeader = z.object({
+  "If-Match": z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "If-Match", in: "header" },
+      description: "Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted",
+      example: '"3q2-7wEhZx0dYgkX2sL9aQ"',
+    }),
+});
+
 const titles: Record<RecordEntity, string> = {
   client: "client",
   contact: "contact",
@@ -427,8 +451,12 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       method: "get",
       path: `/api/v1/${entity}/{id}`,
       summary: `Get one ${name} (permission ${resource}.read)`,
-      request: { params: idParams, query: z.object({ include: includeParam(contract.relations) }) },
-      responses: { 200: { description: "The record", ...jsonContent(one) }, ...errorResponses([400019, 404001]) },
+      request: { params: idParams, query: z.object({ include: includeParam(contract.relations) }), headers: ifNoneMatchHeader },
+      responses: {
+        200: { description: "The record", headers: etagHeader, ...jsonContent(one) },
+        304: { description: "Not modified: If-None-Match named the current ETag; no body", headers: etagHeader },
+        ...errorResponses([400019, 404001]),
+      },
     });
     route({
       method: "post",
@@ -436,7 +464,10 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       summary: `Create a ${name} (permission ${resource}.create); emits ${entity}.created`,
       description: `Unknown and read-only fields (id, businessId, number, totalAmount, createdAt, updatedAt) are rejected with 400001.${writeNote}`,
       request: { body: { required: true, ...jsonContent(contract.create) } },
-      responses: { 201: { description: "The created record (without relations)", ...jsonContent(dataEnvelope(contract.view)) }, ...errorResponses(writeErrors) },
+      responses: {
+        201: { description: "The created record (without relations)", headers: etagHeader, ...jsonContent(dataEnvelope(contract.view)) },
+        ...errorResponses(writeErrors),
+      },
     });
     for (const method of ["patch", "put"] as const) {
       route({
@@ -444,8 +475,11 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
         path: `/api/v1/${entity}/{id}`,
         summary: `Update any subset of a ${name}'s writable fields (permission ${resource}.update); emits ${entity}.updated`,
         description: `PATCH and PUT are both partial updates.${writeNote}`,
-        request: { params: idParams, body: { required: true, ...jsonContent(contract.update) } },
-        responses: { 200: { description: "The updated record (without relations)", ...jsonContent(one) }, ...errorResponses([...writeErrors, 404001]) },
+        request: { params: idParams, headers: ifMatchHeader, body: { required: true, ...jsonContent(contract.update) } },
+        responses: {
+          200: { description: "The updated record (without relations), with its new ETag", headers: etagHeader, ...jsonContent(one) },
+          ...errorResponses([...writeErrors, 404001, 412000]),
+        },
       });
     }
     route({
@@ -456,10 +490,10 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
         entity === "client"
           ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003."
           : undefined,
-      request: { params: idParams },
+      request: { params: idParams, headers: ifMatchHeader },
       responses: {
-        200: { description: "The record as it was (without relations)", ...jsonContent(one) },
-        ...errorResponses(entity === "client" ? [404001, 409003] : [404001]),
+        200: { description: "The record as it was (without relations), with the ETag it had", headers: etagHeader, ...jsonContent(one) },
+        ...errorResponses(entity === "client" ? [404001, 409003, 412000] : [404001, 412000]),
       },
     });
   }

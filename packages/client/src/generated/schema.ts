@@ -2072,6 +2072,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2185,7 +2187,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -2197,6 +2202,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2206,6 +2213,15 @@ export interface paths {
                             data: components["schemas"]["Client"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -2279,7 +2295,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -2292,9 +2311,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2334,6 +2355,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2396,7 +2426,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -2405,9 +2438,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2454,6 +2489,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
+                /** @description 412000 Precondition failed */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
                 /** @description 429000 Too many requests */
                 429: {
                     headers: {
@@ -2492,7 +2536,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -2505,9 +2552,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2547,6 +2596,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2727,6 +2785,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2840,7 +2900,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -2852,6 +2915,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2861,6 +2926,15 @@ export interface paths {
                             data: components["schemas"]["ContactWithRelations"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -2934,7 +3008,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -2947,9 +3024,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2989,6 +3068,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3048,7 +3136,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -3057,9 +3148,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3090,6 +3183,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3135,7 +3237,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -3148,9 +3253,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3190,6 +3297,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3370,6 +3486,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3483,7 +3601,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -3495,6 +3616,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3504,6 +3627,15 @@ export interface paths {
                             data: components["schemas"]["Invoice"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -3577,7 +3709,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -3590,9 +3725,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3632,6 +3769,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3691,7 +3837,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -3700,9 +3849,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3733,6 +3884,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3778,7 +3938,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -3791,9 +3954,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3833,6 +3998,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4013,6 +4187,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4126,7 +4302,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4138,6 +4317,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4147,6 +4328,15 @@ export interface paths {
                             data: components["schemas"]["Quote"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -4220,7 +4410,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4233,9 +4426,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4275,6 +4470,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4334,7 +4538,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4343,9 +4550,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4376,6 +4585,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4421,7 +4639,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4434,9 +4655,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4476,6 +4699,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4656,6 +4888,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4769,7 +5003,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4781,6 +5018,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4790,6 +5029,15 @@ export interface paths {
                             data: components["schemas"]["Product"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -4863,7 +5111,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4876,9 +5127,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4918,6 +5171,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4977,7 +5239,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -4986,9 +5251,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5019,6 +5286,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5064,7 +5340,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -5077,9 +5356,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5119,6 +5400,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5299,6 +5589,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5412,7 +5704,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -5424,6 +5719,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5433,6 +5730,15 @@ export interface paths {
                             data: components["schemas"]["Service"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -5506,7 +5812,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -5519,9 +5828,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5561,6 +5872,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5620,7 +5940,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -5629,9 +5952,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5662,6 +5987,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5707,7 +6041,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -5720,9 +6057,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5762,6 +6101,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5942,6 +6290,8 @@ export interface paths {
                 /** @description The created record (without relations) */
                 201: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6055,7 +6405,10 @@ export interface paths {
                     /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
                     include?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
+                    "If-None-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -6067,6 +6420,8 @@ export interface paths {
                 /** @description The record */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6076,6 +6431,15 @@ export interface paths {
                             data: components["schemas"]["Employee"];
                         };
                     };
+                };
+                /** @description Not modified: If-None-Match named the current ETag; no body */
+                304: {
+                    headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400019 Invalid query format */
                 400: {
@@ -6149,7 +6513,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -6162,9 +6529,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6204,6 +6573,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6263,7 +6641,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -6272,9 +6653,11 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The record as it was (without relations) */
+                /** @description The record as it was (without relations), with the ETag it had */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6305,6 +6688,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6350,7 +6742,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
+                    "If-Match"?: string;
+                };
                 path: {
                     /** @description Record id (UUID); anything else is 404001 */
                     id: string;
@@ -6363,9 +6758,11 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The updated record (without relations) */
+                /** @description The updated record (without relations), with its new ETag */
                 200: {
                     headers: {
+                        /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6405,6 +6802,15 @@ export interface paths {
                 };
                 /** @description 404001 Resource not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 412000 Precondition failed */
+                412: {
                     headers: {
                         [name: string]: unknown;
                     };

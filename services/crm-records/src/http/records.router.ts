@@ -5,6 +5,7 @@ import { errors } from "@crm/errors";
 import { principalOf, requirePermission } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../persistence/record.service";
+import { noneMatchFails, recordEtag } from "../domain/record-etag";
 import { parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
@@ -29,14 +30,20 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       res.json(okList(data, meta));
     });
 
+    // Conditional requests (extensions §E2.3): every single-record answer carries the record's ETag.
     router.get(`${path}/:id`, can("read"), async (req, res) => {
-      res.json(ok(await service.get(definition, businessOf(req), idParam(req), req.query["include"])));
+      const view = await service.get(definition, businessOf(req), idParam(req), req.query["include"]);
+      const etag = recordEtag(definition, view);
+      res.setHeader("ETag", etag);
+      if (noneMatchFails(req.get("if-none-match"), etag)) return void res.status(304).end();
+      res.json(ok(view));
     });
 
     router.post(path, can("create"), async (req, res) => {
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
-      res.status(201).json(ok(await service.create(definition, businessId, input)));
+      const view = await service.create(definition, businessId, input);
+      res.status(201).setHeader("ETag", recordEtag(definition, view)).json(ok(view));
     });
 
     const update = async (req: Request, res: import("express").Response) => {
@@ -45,13 +52,15 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       // An id that cannot exist is 404 before the body is looked at, like an unknown one.
       if (!isUuid(id)) throw errors.notFound();
       const input = parseRecordBody(definition.updateSchema, req.body);
-      res.json(ok(await service.update(definition, businessId, id, input)));
+      const view = await service.update(definition, businessId, id, input, req.get("if-match"));
+      res.setHeader("ETag", recordEtag(definition, view)).json(ok(view));
     };
     router.patch(`${path}/:id`, can("update"), update);
     router.put(`${path}/:id`, can("update"), update);
 
     router.delete(`${path}/:id`, can("delete"), async (req, res) => {
-      res.json(ok(await service.remove(definition, businessOf(req), idParam(req))));
+      const view = await service.remove(definition, businessOf(req), idParam(req), req.get("if-match"));
+      res.setHeader("ETag", recordEtag(definition, view)).json(ok(view));
     });
   }
   return router;

@@ -20,6 +20,7 @@ import { querySpecOf, type EntityDefinition } from "../entities";
 import { formatScaled, ITEM_DECIMALS, toScaled, totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
 import { CursorCodec } from "../domain/list-cursor";
+import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
 import { nextDocumentNumber } from "./document-number";
 import { appendEvent, buildEnvelope } from "./outbox.writer";
@@ -231,13 +232,23 @@ export class RecordService {
     return view;
   }
 
-  /** PATCH and PUT: any subset of the writable fields. */
-  async update(definition: EntityDefinition, businessId: string, id: string, input: Input): Promise<RecordView> {
+  /**
+   * PATCH and PUT: any subset of the writable fields. With `ifMatch` (the If-Match header) the row is
+   * locked and its ETag compared first: a mismatch is 412000 and the transaction writes nothing.
+   */
+  async update(definition: EntityDefinition, businessId: string, id: string, input: Input, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
       const delegate = delegateOf(tx, definition.delegate);
-      const existing = await delegate.findFirst({ where: { id, businessId }, select: { id: true } });
-      if (!existing) throw errors.notFound();
+      if (ifMatch !== undefined) {
+        await this.lockRow(tx, definition, businessId, id);
+        const current = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
+        if (!current) throw errors.notFound();
+        this.checkIfMatch(definition, current, ifMatch);
+      } else {
+        const existing = await delegate.findFirst({ where: { id, businessId }, select: { id: true } });
+        if (!existing) throw errors.notFound();
+      }
       await this.checkClientReference(tx, definition, businessId, input);
       const data = this.scalarData(definition, input);
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
@@ -254,21 +265,16 @@ export class RecordService {
   }
 
   /** Deletes and returns the record as it was; dependents per the definition (cascade with events, or 409003). */
-  async remove(definition: EntityDefinition, businessId: string, id: string): Promise<RecordView> {
+  async remove(definition: EntityDefinition, businessId: string, id: string, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
       // Lock the row first: a concurrent insert referencing it (a new contact or invoice) waits for
       // this transaction, so nothing can slip in between the dependents check and the delete.
-      // `table` is a constant of the definition; the values are bound parameters.
-      const locked = await tx.$queryRawUnsafe<unknown[]>(
-        `SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`,
-        id,
-        businessId,
-      );
-      if (locked.length === 0) throw errors.notFound();
+      await this.lockRow(tx, definition, businessId, id);
       const delegate = delegateOf(tx, definition.delegate);
       const row = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
       if (!row) throw errors.notFound();
+      if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch);
 
       for (const dependent of definition.restrictDelete ?? []) {
         const target = this.options.definitions[dependent.entity];
@@ -310,6 +316,23 @@ export class RecordService {
     });
     this.options.onCommitted?.();
     return view;
+  }
+
+  /** `SELECT ... FOR UPDATE` of one record of the business; 404001 when there is none. */
+  private async lockRow(tx: Tx, definition: EntityDefinition, businessId: string, id: string): Promise<void> {
+    // `table` is a constant of the definition; the values are bound parameters.
+    const locked = await tx.$queryRawUnsafe<unknown[]>(
+      `SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`,
+      id,
+      businessId,
+    );
+    if (locked.length === 0) throw errors.notFound();
+  }
+
+  /** If-Match against the record as it is now (locked by the caller): 412000 when it does not hold. */
+  private checkIfMatch(definition: EntityDefinition, row: Row, ifMatch: string): void {
+    const current = recordEtag(definition, serializeRecord(definition, row, this.options.definitions, false));
+    if (!ifMatchHolds(ifMatch, current)) throw errors.preconditionFailed();
   }
 
   private async checkClientReference(tx: Tx, definition: EntityDefinition, businessId: string, input: Input): Promise<void> {

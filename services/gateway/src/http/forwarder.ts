@@ -16,7 +16,7 @@ export interface UpstreamResponse {
 }
 
 /** Request headers a service may need; everything else (credentials included) stays at the edge. */
-const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent"];
+const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent", "if-match", "if-none-match"];
 /** Response headers passed back to the client. */
 const PASSED_RESPONSE_HEADERS = new Set(["content-type", "set-cookie", "location", "cache-control", "etag", "retry-after"]);
 

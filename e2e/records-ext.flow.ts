@@ -1,0 +1,64 @@
+// Extensions §E2 through the gateway, with the typed client: conditional requests (ETag,
+// If-None-Match, If-Match). Deliveries prove what the events were: events of one business arrive in
+// order, so a refused write that had emitted anyway would show up before the accepted one.
+import { createCrmClient } from "@crm/client";
+import { waitFor } from "@crm/testing";
+import { startReceiver } from "./harness";
+
+async function ownerClient(baseUrl: string, suffix: string) {
+  const signUp = await createCrmClient({ baseUrl }).POST("/api/v1/auth/sign-up", {
+    body: { businessName: `Records ${suffix}`, email: `records-${suffix}@example.test`, password: "correct-horse-battery" },
+  });
+  expect(signUp.response.status).toBe(201);
+  return createCrmClient({ baseUrl, accessToken: signUp.data!.data.accessToken });
+}
+
+export async function runConditionalRequestFlow(baseUrl: string, suffix: string): Promise<void> {
+  const api = await ownerClient(baseUrl, `etag-${suffix}`);
+  const receiver = await startReceiver(200);
+  try {
+    const hook = await api.POST("/api/v1/webhook", { body: { url: receiver.url, events: ["client.updated", "client.deleted"] } });
+    expect(hook.response.status).toBe(201);
+
+    const created = await api.POST("/api/v1/client", { body: { firstName: "Ada", lastName: "Lovelace", notes: "v1" } });
+    expect(created.response.status).toBe(201);
+    const id = created.data!.data.id;
+    const path = { params: { path: { id } } };
+    const read = await api.GET("/api/v1/client/{id}", path);
+    const v1 = read.response.headers.get("etag")!;
+    expect(v1).toMatch(/^"[^"]+"$/);
+    expect(created.response.headers.get("etag")).toBe(v1);
+
+    const notModified = await api.GET("/api/v1/client/{id}", { params: { path: { id }, header: { "If-None-Match": v1 } } });
+    expect(notModified.response.status).toBe(304);
+    expect(notModified.response.headers.get("etag")).toBe(v1);
+
+    // A lost update refused: nothing changes, no event.
+    const stale = await api.PATCH("/api/v1/client/{id}", { params: { path: { id }, header: { "If-Match": '"stale"' } }, body: { notes: "lost" } });
+    expect(stale.response.status).toBe(412);
+    expect(stale.error).toEqual({ success: false, error: { code: 412000, message: "Precondition failed" } });
+    const updated = await api.PATCH("/api/v1/client/{id}", { params: { path: { id }, header: { "If-Match": v1 } }, body: { notes: "v2" } });
+    expect(updated.response.status).toBe(200);
+    const v2 = updated.response.headers.get("etag")!;
+    expect(v2).not.toBe(v1);
+    const changed = await api.GET("/api/v1/client/{id}", { params: { path: { id }, header: { "If-None-Match": v1 } } });
+    expect(changed.response.status).toBe(200);
+    expect(changed.data!.data.notes).toBe("v2");
+    expect(changed.response.headers.get("etag")).toBe(v2);
+
+    const staleDelete = await api.DELETE("/api/v1/client/{id}", { params: { path: { id }, header: { "If-Match": v1 } } });
+    expect([staleDelete.response.status, staleDelete.error?.error.code]).toEqual([412, 412000]);
+    const deleted = await api.DELETE("/api/v1/client/{id}", { params: { path: { id }, header: { "If-Match": v2 } } });
+    expect(deleted.response.status).toBe(200);
+    expect(deleted.response.headers.get("etag")).toBe(v2);
+
+    const events = await waitFor(() => (receiver.received.length >= 2 ? receiver.received : undefined), 30_000, 100);
+    const bodies = events.map((r) => JSON.parse(r.rawBody) as { event: string; data: { notes: string } });
+    expect(bodies.map((b) => [b.event, b.data.notes])).toEqual([
+      ["client.updated", "v2"],
+      ["client.deleted", "v2"],
+    ]);
+  } finally {
+    await receiver.close();
+  }
+}
