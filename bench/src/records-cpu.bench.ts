@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   try {
     const db = await openDatabase({ url: database.url, dataDir: os.tmpdir(), schema: "records", migrationsDir: MIGRATIONS_DIR, migrate: true });
     const prisma = createPrismaClient(db.adapter);
-    const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: "bench-cursor-secret" });
+    const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: "bench-cursor-secret", sql: db.sql });
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const pool = new pg.Pool({ connectionString: database.url, max: 10 });
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
       sent.length = 0;
       await service.list(entityDefinitions.client, BUSINESS, c.query);
       console.log(`\n${c.name}: the service sent\n  ${sent.map((s) => s.slice(0, 160)).join("\n  ")}`);
-      console.log(`  RecordService.list (Prisma)   ${await perCall(() => service.list(entityDefinitions.client, BUSINESS, c.query))}`);
+      console.log(`  RecordService.list           ${await perCall(() => service.list(entityDefinitions.client, BUSINESS, c.query))}`);
       console.log(`  same statements with pg       ${await perCall(() => Promise.all([pool.query(c.page, [BUSINESS]), pool.query(c.count, [BUSINESS])]))}`);
     }
     await pool.end();

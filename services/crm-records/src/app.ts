@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
 import { entityDefinitions } from "./entities";
@@ -14,6 +15,8 @@ export interface AppDeps {
   readiness?: ReadinessCheck[];
   /** Called after each committed write, so the outbox relay publishes at once. */
   onCommitted?: () => void;
+  /** The database driver, for list statements (RecordServiceOptions.sql). */
+  sql?: SqlRunner;
   /** True on PostgreSQL: a list reads its page and total at once (see RecordServiceOptions). */
   parallelQueries?: boolean;
   /** Most related records per parent and to-many relation in a response (INCLUDE_MAX_PER_RELATION). */
@@ -29,6 +32,7 @@ export function createApp(deps: AppDeps): Express {
     parallelQueries: deps.parallelQueries,
     includeMaxPerRelation: deps.includeMaxPerRelation,
     cursorSecret: deps.internalTokenSecret,
+    sql: deps.sql,
   });
   return createServiceApp({
     logger: deps.logger,

@@ -61,6 +61,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       prisma,
       internalTokenSecret,
       onCommitted: () => relay.kick(),
+      sql: db.sql,
       parallelQueries: db.kind === "postgres",
       includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
       readiness: [

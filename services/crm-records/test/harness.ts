@@ -68,6 +68,7 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
     prisma,
     internalTokenSecret: SECRET,
     onCommitted: options.onCommitted,
+    sql: db.sql,
     parallelQueries: mode === "postgres",
     includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
   });

@@ -72,3 +72,11 @@ export function toJsonNumber(text: string): number {
   const n = Number(text);
   return n === 0 ? 0 : n;
 }
+
+/** NUMERIC as the database driver returns it (exact text), shaped like Prisma's Decimal for the serializer. */
+export class DecimalText {
+  constructor(private readonly text: string) {}
+  toFixed(): string {
+    return this.text;
+  }
+}

@@ -5,7 +5,7 @@
 // Each change lands on a random slot, so concurrent creates in one business rarely wait for each
 // other's row lock until commit (one row would serialise them, as document numbering does).
 import type { RecordEntity } from "@crm/contracts";
-import type { PrismaClient, Tx } from "./prisma";
+import type { Tx } from "./prisma";
 
 export const COUNT_SLOTS = 8;
 
@@ -18,8 +18,10 @@ export async function adjustRecordCount(tx: Tx, businessId: string, entity: Reco
     ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
 }
 
-export async function recordCount(db: PrismaClient, businessId: string, entity: RecordEntity): Promise<number> {
-  const rows = await db.$queryRaw<Array<{ total: bigint | number | null }>>`
-    SELECT SUM("count") AS "total" FROM "records"."RecordCount" WHERE "businessId" = ${businessId}::uuid AND "entity" = ${entity}`;
-  return Number(rows[0]?.total ?? 0);
+/** The statement that sums a business's count slots for one entity ($1 business, $2 entity). */
+export const RECORD_COUNT_SQL = `SELECT SUM("count") AS "total" FROM "records"."RecordCount" WHERE "businessId" = $1::uuid AND "entity" = $2`;
+
+export async function recordCount(read: (text: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>, businessId: string, entity: RecordEntity): Promise<number> {
+  const rows = await read(RECORD_COUNT_SQL, [businessId, entity]);
+  return Number(rows[0]?.["total"] ?? 0);
 }
