@@ -5,7 +5,8 @@ import * as crmRecords from "@crm/crm-records";
 import * as gateway from "@crm/gateway";
 import * as identity from "@crm/identity";
 import * as webhookDelivery from "@crm/webhook-delivery";
-import type { RunningService } from "@crm/service-kit";
+import { parseEnv, z } from "@crm/config";
+import { startServiceTracing, telemetryConfigFields, type RunningService } from "@crm/service-kit";
 
 export interface Standalone {
   url: string;
@@ -17,6 +18,8 @@ export interface Standalone {
 export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalone> {
   // Internal services listen on ephemeral loopback ports; only the gateway is public.
   const internal = { ...env, PORT: "0", HOST: "127.0.0.1" };
+  // One process, one OpenTelemetry resource: its spans name the service in `crm.service`.
+  startServiceTracing(parseEnv(z.object(telemetryConfigFields), env), "crm-platform");
   const started: RunningService[] = [];
   try {
     // Sequential: they share one PGlite, and a clear error names the service that failed.

@@ -4,6 +4,14 @@ export interface BusMessage {
   /** Partition key: the businessId, so events of one business stay in order. */
   key: string;
   value: EventEnvelope;
+  /** Message headers besides the envelope: W3C `traceparent` / `tracestate` when the write was traced. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** What a handler learns about a message besides its event. */
+export interface EventContext {
+  /** The message's string headers (`traceparent` among them when the write was traced). */
+  headers: Readonly<Record<string, string>>;
 }
 
 /**
@@ -18,7 +26,7 @@ export class MessageRejectedError extends Error {
   }
 }
 
-export type EventHandler = (event: EventEnvelope) => Promise<void>;
+export type EventHandler = (event: EventEnvelope, context?: EventContext) => Promise<void>;
 
 export interface Subscription {
   stop(): Promise<void>;

@@ -3,6 +3,8 @@ import { MessageRejectedError, type BusMessage, type EventBus, type EventHandler
 /** Kafka's default message.max.bytes: single-process mode refuses what a default broker would. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 interface Group {
   groupId: string;
   handlers: EventHandler[];
@@ -43,7 +45,7 @@ export class InProcessBus implements EventBus {
     const run = group.tail.then(async () => {
       for (const message of messages) {
         const handler = group.handlers[group.next++ % group.handlers.length]!;
-        await handler(structuredClone(message.value));
+        await handler(structuredClone(message.value), { headers: message.headers ?? NO_HEADERS });
       }
     });
     group.tail = run.catch(() => undefined);

@@ -2,8 +2,10 @@ import type { Logger } from "@crm/logger";
 import type { EventBus } from "./event-bus";
 import { InProcessBus } from "./in-process-bus";
 import { KafkaBus, type KafkaConsumerSettings } from "./kafka-bus";
+import { instrumentHandler } from "./consumer-telemetry";
 
-export { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type Subscription, type SubscribeOptions } from "./event-bus";
+export { MessageRejectedError, type BusMessage, type EventBus, type EventContext, type EventHandler, type Subscription, type SubscribeOptions } from "./event-bus";
+export { instrumentHandler } from "./consumer-telemetry";
 export { InProcessBus } from "./in-process-bus";
 export { KafkaBus, DEFAULT_KAFKA_CONSUMER_SETTINGS, type KafkaConsumerSettings } from "./kafka-bus";
 export { OutboxRelay, type OutboxRow, type OutboxStore, type OutboxRelayOptions, type OutboxRelayStats } from "./outbox-relay";
@@ -23,7 +25,14 @@ export function openEventBus(options: {
   consumer?: Partial<KafkaConsumerSettings>;
 }): EventBus {
   if (options.brokers && options.brokers.length > 0) {
-    return new KafkaBus({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, consumer: options.consumer });
+    const kafka = new KafkaBus({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, consumer: options.consumer });
+    return {
+      kind: "kafka",
+      publish: (topic, messages) => kafka.publish(topic, messages),
+      subscribe: (s) => kafka.subscribe({ ...s, handler: instrumentHandler(options.clientId, s.topic, s.handler) }),
+      ping: () => kafka.ping(),
+      close: () => kafka.close(),
+    };
   }
   if (!processBus) processBus = { bus: new InProcessBus(), users: 0 };
   processBus.users += 1;
@@ -32,7 +41,7 @@ export function openEventBus(options: {
   return {
     kind: "in-process",
     publish: (topic, messages) => shared.bus.publish(topic, messages),
-    subscribe: (subscription) => shared.bus.subscribe(subscription),
+    subscribe: (s) => shared.bus.subscribe({ ...s, handler: instrumentHandler(options.clientId, s.topic, s.handler) }),
     ping: () => shared.bus.ping(),
     close: async () => {
       if (closed) return;

@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
+import { Kafka, logLevel, type Consumer, type IHeaders, type Producer } from "kafkajs";
+import { consumerMetrics } from "@crm/telemetry";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
 import { MessageRejectedError, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
@@ -84,7 +85,7 @@ export class KafkaBus implements EventBus {
       await producer.send({
         topic,
         acks: -1,
-        messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: { "event-type": m.value.type } })),
+        messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: { ...m.headers, "event-type": m.value.type } })),
       });
     } catch (err) {
       const rejection = messageRejectionOf(err);
@@ -105,6 +106,16 @@ export class KafkaBus implements EventBus {
       sessionTimeout: settings.sessionTimeoutMs,
       heartbeatInterval: settings.heartbeatIntervalMs,
     });
+    // Lag after each fetched batch, per partition of this consumer, summed per topic (a gauge).
+    const lagByPartition = new Map<number, number>();
+    const lagGauge = consumerMetrics().lag;
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.topic !== topic) return;
+      lagByPartition.set(payload.partition, Math.max(0, Number(payload.offsetLag) || 0));
+      let total = 0;
+      for (const lag of lagByPartition.values()) total += lag;
+      lagGauge.labels(topic).set(total);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     this.consumers.add(consumer);
@@ -123,7 +134,7 @@ export class KafkaBus implements EventBus {
           this.options.logger.error({ topic, partition, offset: message.offset }, "skipping a message that is not an event envelope");
           return;
         }
-        await handler(parsed.data);
+        await handler(parsed.data, { headers: stringHeaders(message.headers) });
       },
     });
     if (waitForJoin) await running;
@@ -180,6 +191,17 @@ export function messageRejectionOf(err: unknown): { type: string; message: strin
     current = e.cause;
   }
   return undefined;
+}
+
+/** Kafka header values are bytes (or lists of them); handlers see the first value of each as text. */
+function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  for (const [name, value] of Object.entries(headers)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) out[name] = first.toString();
+  }
+  return out;
 }
 
 function safeJson(text: string | undefined): unknown {

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
+import { outboxMetrics, startSpan } from "@crm/telemetry";
 import { MessageRejectedError, type EventBus } from "./event-bus";
 import { DEFAULT_MAX_BATCH_BYTES, encodedSize, publishBatches } from "./publish-batches";
 
@@ -9,6 +10,8 @@ export interface OutboxRow {
   topic: string;
   key: string;
   payload: EventEnvelope;
+  /** W3C traceparent of the write, when it was traced: the message continues its trace. */
+  traceparent?: string;
 }
 
 /** What the relay needs from the producing service's database. */
@@ -38,6 +41,8 @@ export interface OutboxRelayOptions {
   /** Budget of one publish request in encoded bytes (default 256 KiB); a larger row goes alone. */
   maxBatchBytes?: number;
   leaseMs?: number;
+  /** The producing service, naming the relay's spans (tracing on). */
+  serviceName?: string;
 }
 
 /** Counters a metrics endpoint can read. */
@@ -67,6 +72,7 @@ export class OutboxRelay {
   private readonly maxBatchBytes: number;
   private readonly leaseMs: number;
   private readonly counters: OutboxRelayStats = { published: 0, deadLettered: 0 };
+  private readonly metrics = outboxMetrics();
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.intervalMs = options.intervalMs ?? 1000;
@@ -120,12 +126,26 @@ export class OutboxRelay {
 
   /** Publishes one batch (one topic) and marks it sent; returns how many rows were published. */
   private async publish(batch: OutboxRow[]): Promise<number> {
+    const topic = batch[0]!.topic;
+    // Tracing on: one producer span per traced row, child of its write, parent of its handling.
+    const spans = batch.map((r) =>
+      r.traceparent ? startSpan(this.options.serviceName ?? "outbox-relay", `publish ${topic}`, { kind: "producer", parent: { traceparent: r.traceparent }, attributes: { "messaging.destination.name": topic, "crm.event.id": r.payload.id } }) : undefined,
+    );
     try {
       await this.options.bus.publish(
-        batch[0]!.topic,
-        batch.map((r) => ({ key: r.key, value: r.payload })),
+        topic,
+        batch.map((r, i) => {
+          const headers = spans[i]?.headers() ?? (r.traceparent ? { traceparent: r.traceparent } : undefined);
+          return headers ? { key: r.key, value: r.payload, headers } : { key: r.key, value: r.payload };
+        }),
       );
+      for (const span of spans) span?.end();
     } catch (err) {
+      this.metrics.failures.inc();
+      for (const span of spans) {
+        span?.fail();
+        span?.end();
+      }
       if (!(err instanceof MessageRejectedError)) throw err;
       if (batch.length === 1) {
         await this.deadLetter(batch[0]!, err);
@@ -139,12 +159,15 @@ export class OutboxRelay {
     }
     await this.options.store.markSent(batch.map((r) => r.sequence));
     this.counters.published += batch.length;
+    this.metrics.batches.inc();
+    this.metrics.published.inc(batch.length);
     return batch.length;
   }
 
   private async deadLetter(row: OutboxRow, err: MessageRejectedError): Promise<void> {
     await this.options.store.deadLetter(row.sequence, err.message.slice(0, MAX_REASON_LENGTH));
     this.counters.deadLettered += 1;
+    this.metrics.deadLettered.inc();
     this.options.logger.error(
       {
         err,

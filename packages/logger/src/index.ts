@@ -29,12 +29,15 @@ export interface LoggerOptions {
   level?: string;
   /** Write somewhere other than stdout (tests capture lines to assert nothing secret is logged). */
   destination?: pino.DestinationStream;
+  /** Fields added to every line at the time it is written (the active trace id, when tracing is on). */
+  mixin?: () => Record<string, unknown>;
 }
 
-export function createLogger({ service, level = "info", destination }: LoggerOptions): Logger {
+export function createLogger({ service, level = "info", destination, mixin }: LoggerOptions): Logger {
   return pino(
     {
       level,
+      ...(mixin ? { mixin } : {}),
       base: { service },
       redact: { paths: REDACT, censor: "[redacted]" },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -1,4 +1,5 @@
 import { env, z } from "@crm/config";
+import { telemetryConfigFields } from "./telemetry";
 
 /** Variables every service reads, the gateway included; each spreads these into its own config object. */
 export const baseConfigFields = {
@@ -8,6 +9,7 @@ export const baseConfigFields = {
   /** Shared by the gateway and every service; generated under DATA_DIR when unset (single machine). */
   INTERNAL_TOKEN_SECRET: env.secret().optional(),
   LOG_LEVEL: env.logLevel(),
+  ...telemetryConfigFields,
 };
 
 /** The base plus what every service behind the gateway reads: its database, the bus, migrations. */

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "@crm/logger";
 import type { Principal } from "@crm/contracts";
+import { httpMetrics, startSpan, statusClass, traceIdOf, type TraceSpan } from "@crm/telemetry";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -9,10 +10,12 @@ declare global {
     interface Request {
       /** From X-Request-Id when the caller sent a sane one, else generated. */
       requestId: string;
-      /** The service logger with this request's id on every line. */
+      /** The service logger with this request's id (and trace id, when there is one) on every line. */
       log: Logger;
       /** Set by internal-token authentication on /api routes. */
       principal?: Principal;
+      /** This request's server span, when tracing is on. */
+      span?: TraceSpan;
     }
   }
 }
@@ -21,20 +24,83 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
-/** Request id in, request id out, and a per-request logger; logs one line per finished request. */
-export function requestContext(logger: Logger): RequestHandler {
+/** The route template of a finished request, for metrics and span names: a small, fixed set. */
+export type RouteTemplateOf = (req: Request, res: Response) => string;
+
+/** Route label of requests no route handler took (404, or refused before routing). */
+export const UNMATCHED_ROUTE = "unmatched";
+
+/**
+ * Express's matched route with its mount point: every service mounts its routers under /api/v1 or
+ * /internal. (`req.baseUrl` cannot be used: Express resets it when an error leaves the router.)
+ */
+export const expressRouteTemplate: RouteTemplateOf = (req) => {
+  const route = (req as Request & { route?: { path?: unknown } }).route;
+  if (!route || typeof route.path !== "string") return UNMATCHED_ROUTE;
+  const url = req.originalUrl;
+  const mount = url.startsWith("/api/v1/") ? "/api/v1" : url.startsWith("/internal/") ? "/internal" : "";
+  return mount + route.path;
+};
+
+export interface RequestContextOptions {
+  /** Label and span name of a request; Express's matched route by default. */
+  routeOf?: RouteTemplateOf;
+}
+
+/**
+ * Request id in, request id out, a per-request logger, one log line per finished request, the HTTP
+ * metrics (by route template, method and status class) and, when tracing is on, a server span that is
+ * the child of the caller's `traceparent`. The service's name is the logger's `service` field.
+ */
+export function requestContext(logger: Logger, options: RequestContextOptions = {}): RequestHandler {
+  const service = String((logger.bindings() as { service?: unknown }).service ?? "unknown");
+  const routeOf = options.routeOf ?? expressRouteTemplate;
+  const metrics = httpMetrics();
+  const inFlight = metrics.inFlight.labels(service);
+  // One pair of label children per (route, method, status class): found, not hashed, per request.
+  const children = new Map<string, { requests: { inc(): void }; duration: { observe(value: number): void } }>();
+  const record = (route: string, method: string, status: number, seconds: number) => {
+    const cls = statusClass(status);
+    const key = `${method} ${route} ${cls}`;
+    let child = children.get(key);
+    if (!child) {
+      child = { requests: metrics.requests.labels(service, route, method, cls), duration: metrics.duration.labels(service, route, method, cls) };
+      children.set(key, child);
+    }
+    child.requests.inc();
+    child.duration.observe(seconds);
+  };
+
   return (req, res, next) => {
     const incoming = req.get(REQUEST_ID_HEADER);
     req.requestId = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ requestId: req.requestId });
+    const span = startSpan(service, req.method, { kind: "server", parent: req.headers, attributes: { "http.request.method": req.method } });
+    const traceparent = req.headers.traceparent;
+    const traceId = span?.traceId ?? (typeof traceparent === "string" ? traceIdOf(traceparent) : undefined);
+    req.log = logger.child(traceId ? { requestId: req.requestId, traceId } : { requestId: req.requestId });
+    if (span) req.span = span;
     res.setHeader("X-Request-Id", req.requestId);
+    inFlight.inc();
     const started = process.hrtime.bigint();
-    res.on("finish", () => {
+    res.once("close", () => {
+      inFlight.dec();
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const route = routeOf(req, res);
+      // A response the client gave up on before its end is not counted as answered.
+      if (res.writableFinished) record(route, req.method, res.statusCode, ms / 1000);
+      if (span) {
+        span.setName(`${req.method} ${route}`);
+        span.setAttribute("http.route", route);
+        span.setAttribute("http.response.status_code", res.statusCode);
+        if (res.statusCode >= 500 || !res.writableFinished) span.fail();
+        span.end();
+      }
+      if (!res.writableFinished) return;
       const line = { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
       if (res.statusCode >= 500) req.log.error(line, "request failed");
       else req.log.info(line, "request");
     });
-    next();
+    if (span) span.run(next);
+    else next();
   };
 }

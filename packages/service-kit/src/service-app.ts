@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
 import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
+import { renderMetrics } from "@crm/telemetry";
 import { requestContext } from "./request-context";
 import { jsonBody } from "./json-body";
 import { requireInternalCaller, requireInternalPrincipal } from "./auth";
@@ -40,6 +41,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     res.json({ status: "ok" });
   });
   app.get("/readyz", readinessHandler(options.readiness));
+  // Services listen on loopback (or a private network) only: Prometheus scrapes them there.
+  app.get("/metrics", metricsHandler());
 
   app.use(jsonBody());
   if (options.internal) app.use("/internal", requireInternalCaller(options.internalTokenSecret), options.internal);
@@ -48,6 +51,15 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(routeNotFound);
   app.use(errorMiddleware((req) => req.log ?? options.logger));
   return app;
+}
+
+/** `GET /metrics`: this process's metrics in Prometheus's text format (every service of it, embedded). */
+export function metricsHandler(): RequestHandler {
+  return async (_req, res) => {
+    const { contentType, body } = await renderMetrics();
+    res.setHeader("Cache-Control", "no-store");
+    res.type(contentType).send(body);
+  };
 }
 
 /** `GET /readyz`: 200 when every dependency answers within 2 s, else 503 naming the ones that did not. */

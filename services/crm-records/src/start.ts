@@ -5,7 +5,8 @@ import { uuidv7 } from "@crm/contracts";
 import { openDatabase } from "@crm/database";
 import { openEventBus, OutboxRelay } from "@crm/event-bus";
 import { createLogger } from "@crm/logger";
-import { listen, startRetention, startService, type Retention, type RunningService } from "@crm/service-kit";
+import { outboxBacklog } from "@crm/telemetry";
+import { listen, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
@@ -21,7 +22,7 @@ export interface RecordsService extends RunningService {
 
 /** logger -> database -> Prisma -> bus -> outbox relay -> retention -> app -> listen; stop() undoes it in reverse. */
 export async function start(config: Readonly<RecordsConfig>): Promise<RecordsService> {
-  const logger = createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL });
+  const logger = createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL, ...startServiceTracing(config, SERVICE_NAME) });
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
   return startService(SERVICE_NAME, logger, async (undo) => {
     const db = undo.add(
@@ -36,16 +37,19 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     );
     const prisma = undo.add(createPrismaClient(db.adapter), (prisma) => prisma.$disconnect());
     const bus = undo.add(openEventBus({ brokers: config.KAFKA_BROKERS, clientId: SERVICE_NAME, logger }), (bus) => bus.close());
+    const outboxStore = new PrismaOutboxStore(prisma);
     const relay = new OutboxRelay({
-      store: new PrismaOutboxStore(prisma),
+      store: outboxStore,
       bus,
       logger: logger.child({ component: "outbox-relay" }),
       holder: `${SERVICE_NAME}:${os.hostname()}:${process.pid}:${uuidv7()}`,
       intervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+      serviceName: SERVICE_NAME,
     });
     relay.start();
     // Flushes what is pending once more; whatever cannot be published stays in the outbox.
     undo.push(() => relay.stop());
+    undo.push(outboxBacklog.add(() => outboxStore.backlog()));
     const retention = undo.add(
       startRetention({
         rules: [outboxRetentionRule(prisma, config.OUTBOX_RETENTION_MS)],

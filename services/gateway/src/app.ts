@@ -1,8 +1,9 @@
 import express, { type Express, type RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
-import { errorMiddleware, routeNotFound } from "@crm/errors";
+import { errorMiddleware, isAppError, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
-import { readinessHandler, requestContext, type ReadinessCheck } from "@crm/service-kit";
+import { expressRouteTemplate, readinessHandler, requestContext, type ReadinessCheck, type RouteTemplateOf } from "@crm/service-kit";
+import { gatewayMetrics, startSpan, statusClass, type TraceSpan } from "@crm/telemetry";
 import { API_PREFIX, matchRoute, type RouteMatch } from "./http/route-table";
 import { rawJsonBody } from "./http/raw-body";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
@@ -47,7 +48,7 @@ export function createApp(deps: GatewayDeps): Express {
   app.set("query parser", "simple");
   app.set("trust proxy", deps.trustProxyHops);
 
-  app.use(requestContext(deps.logger));
+  app.use(requestContext(deps.logger, { routeOf: gatewayRouteTemplate }));
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", readinessHandler(deps.readiness));
 
@@ -66,23 +67,64 @@ export function createApp(deps: GatewayDeps): Express {
   return app;
 }
 
+/** Route templates of the route table ("/api/v1/client/:id"), one string per route, made once. */
+const routeTemplates = new WeakMap<RouteMatch, string>();
+const gatewayRouteTemplate: RouteTemplateOf = (req, res) => {
+  const route = res.locals.route;
+  if (!route) return expressRouteTemplate(req, res);
+  let template = routeTemplates.get(route);
+  if (template === undefined) routeTemplates.set(route, (template = API_PREFIX + route.name.slice(route.name.indexOf(" ") + 1)));
+  return template;
+};
+
 function forwardToService({ forwarder, idempotency }: GatewayDeps): RequestHandler {
+  const metrics = gatewayMetrics();
   return async (req, res, next) => {
     const route = res.locals.route;
     if (!route || route.service === "gateway") return next();
     const principal = res.locals.principal;
     const idempotent = req.method === "POST" && principal ? await idempotency.begin(req, principal.businessId) : undefined;
-    if (idempotent && "replay" in idempotent) return send(res, idempotent.replay);
+    if (idempotent && "replay" in idempotent) {
+      metrics.idempotentReplays.inc();
+      return send(res, idempotent.replay);
+    }
     let upstream: UpstreamResponse;
+    const span: TraceSpan | undefined = startSpan("gateway", `forward ${route.service}`, { kind: "client", attributes: { "crm.upstream": route.service } });
+    const started = performance.now();
     try {
-      upstream = await forwarder.forward(route.service, req, principal);
+      upstream = await forwarder.forward(route.service, req, principal, span ? span.headers() : passedTraceHeaders(req));
     } catch (err) {
+      metrics.upstreamErrors.labels(route.service, upstreamErrorReason(err)).inc();
+      span?.fail();
+      span?.end();
       await idempotent?.abandon();
       throw err;
+    }
+    metrics.upstreamDuration.labels(route.service, statusClass(upstream.status)).observe((performance.now() - started) / 1000);
+    if (span) {
+      span.setAttribute("http.response.status_code", upstream.status);
+      if (upstream.status >= 500) span.fail();
+      span.end();
     }
     await idempotent?.proceed(upstream);
     send(res, upstream);
   };
+}
+
+function upstreamErrorReason(err: unknown): string {
+  if (isAppError(err) && err.code === 503000) return "unavailable";
+  if (isAppError(err) && err.code === 500000) return "too_large";
+  return "other";
+}
+
+/**
+ * Tracing off: the caller's own W3C headers are passed on as they came, so a trace started upstream
+ * of the gateway still reaches the services' logs.
+ */
+function passedTraceHeaders(req: express.Request): Record<string, string> | undefined {
+  const { traceparent, tracestate } = req.headers;
+  if (typeof traceparent !== "string") return undefined;
+  return typeof tracestate === "string" ? { traceparent, tracestate } : { traceparent };
 }
 
 function send(res: express.Response, upstream: UpstreamResponse): void {

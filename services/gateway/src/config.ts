@@ -32,6 +32,10 @@ export const configSchema = z.object({
   UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
   /** How often each gateway reports API-key use to identity (`lastUsedAt`); at most this stale. */
   API_KEY_USAGE_FLUSH_MS: env.int(15_000, 100),
+  /** Port of the gateway's own GET /metrics listener; unset: none (never on the public port). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Address of that listener: loopback unless an operator opens it to a scraper's network. */
+  METRICS_HOST: z.string().default("127.0.0.1"),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

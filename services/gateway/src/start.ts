@@ -1,7 +1,8 @@
 import { loadOrCreateSecret } from "@crm/config";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { listen, startService, type RunningService } from "@crm/service-kit";
+import express from "express";
+import { listen, metricsHandler, startService, startServiceTracing, type ListeningServer, type RunningService } from "@crm/service-kit";
 import { request } from "undici";
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
@@ -13,8 +14,13 @@ import { docsHtml } from "./public/docs-page";
 import { openApiRegistrations } from "./public/registrations";
 import { createSecurity } from "./security";
 
-export async function start(config: Readonly<GatewayConfig>): Promise<RunningService> {
-  const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
+/** A running gateway; `metricsUrl` when METRICS_PORT is set. */
+export interface GatewayService extends RunningService {
+  metricsUrl?: string;
+}
+
+export async function start(config: Readonly<GatewayConfig>): Promise<GatewayService> {
+  const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL, ...startServiceTracing(config, "gateway") });
   const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt");
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
   const idempotencyKey = loadOrCreateSecret(config.IDEMPOTENCY_ENCRYPTION_KEY, config.DATA_DIR, "idempotencyKey");
@@ -53,7 +59,22 @@ export async function start(config: Readonly<GatewayConfig>): Promise<RunningSer
       ],
     });
     const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
-    logger.info({ url: server.url }, "gateway listening");
-    return { url: server.url, port: server.port };
+    const metricsServer =
+      config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST), (s) => s.close());
+    const metricsUrl = metricsServer ? `${metricsServer.url}/metrics` : undefined;
+    logger.info({ url: server.url, ...(metricsUrl ? { metricsUrl } : {}) }, "gateway listening");
+    return { url: server.url, port: server.port, ...(metricsUrl ? { metricsUrl } : {}) };
   });
+}
+
+/**
+ * GET /metrics on a port of its own, never the public one: what the process counts is for the
+ * operator's scraper, not for API clients. In the single process it covers all four services.
+ */
+async function listenForMetrics(port: number, host: string): Promise<ListeningServer> {
+  const app = express();
+  app.disable("x-powered-by");
+  app.get("/metrics", metricsHandler());
+  app.use((_req, res) => void res.status(404).end());
+  return listen(app, port, host);
 }

@@ -3,7 +3,7 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openDatabase } from "@crm/database";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { listen, startRetention, startService, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { IdentityConfig } from "./config";
 import { PrismaClient } from "./persistence/prisma";
@@ -17,7 +17,7 @@ export interface IdentityService extends RunningService {
 }
 
 export async function start(config: Readonly<IdentityConfig>): Promise<IdentityService> {
-  const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
+  const logger = createLogger({ service: "identity", level: config.LOG_LEVEL, ...startServiceTracing(config, "identity") });
   const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt");
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
   return startService("identity", logger, async (undo) => {

@@ -4,7 +4,8 @@ import { RECORDS_TOPIC } from "@crm/contracts";
 import { openDatabase } from "@crm/database";
 import { openEventBus } from "@crm/event-bus";
 import { createLogger, type Logger } from "@crm/logger";
-import { listen, startPeriodicJob, startRetention, startService, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
+import { deliveryBacklog, deliveryLoad } from "@crm/telemetry";
+import { listen, startPeriodicJob, startRetention, startService, startServiceTracing, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { WebhookDeliveryConfig } from "./config";
 import { createConcurrencyLimiter } from "./delivery/concurrency";
@@ -53,7 +54,7 @@ export interface WebhookDeliveryService extends RunningService {
 }
 
 export async function start(config: Readonly<WebhookDeliveryConfig>, options: StartOptions = {}): Promise<WebhookDeliveryService> {
-  const logger = options.logger ?? createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL });
+  const logger = options.logger ?? createLogger({ service: SERVICE_NAME, level: config.LOG_LEVEL, ...startServiceTracing(config, SERVICE_NAME) });
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
   const keyring = new SecretKeyring(config.WEBHOOK_SECRET_KEYS ?? [loadOrCreateSecret(undefined, config.DATA_DIR, "webhookSecretKey")]);
   // Stops in reverse order of start: server, jobs, consumer, in-flight attempts, dispatcher, bus, database.
@@ -102,6 +103,12 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       logger,
     });
     undo.push(() => executor.drain());
+    undo.push(deliveryLoad.add(async () => executor.load()));
+    undo.push(
+      deliveryBacklog.add(async () => ({
+        retriesDue: await prisma.delivery.count({ where: { status: "RETRYING", nextRetryAt: { lte: new Date() } } }),
+      })),
+    );
     const scheduler = new RetryScheduler({
       deliveries,
       executor,

@@ -1,6 +1,7 @@
 // Appends an event to the outbox inside the caller's transaction, so the event exists exactly
 // when the change does (decisions §6).
 import { eventName, RECORDS_TOPIC, uuidv7, type EventAction, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import { activeTraceHeaders } from "@crm/telemetry";
 import type { RecordView } from "../domain/record.serializer";
 import type { Prisma, Tx } from "./prisma";
 
@@ -10,6 +11,13 @@ export function buildEnvelope(entity: RecordEntity, action: EventAction, busines
 
 export async function appendEvent(tx: Tx, envelope: EventEnvelope): Promise<void> {
   await tx.outboxEvent.create({
-    data: { id: envelope.id, topic: RECORDS_TOPIC, key: envelope.businessId, payload: envelope as unknown as Prisma.InputJsonObject },
+    data: {
+      id: envelope.id,
+      topic: RECORDS_TOPIC,
+      key: envelope.businessId,
+      payload: envelope as unknown as Prisma.InputJsonObject,
+      // The write's trace continues through the relay and the consumer (tracing on; else null).
+      traceparent: activeTraceHeaders()?.traceparent ?? null,
+    },
   });
 }

@@ -12,7 +12,13 @@ export class PrismaOutboxStore implements OutboxStore {
 
   async pending(limit: number): Promise<OutboxRow[]> {
     const rows = await this.prisma.outboxEvent.findMany({ where: { sentAt: null, deadLetteredAt: null }, orderBy: { sequence: "asc" }, take: limit });
-    return rows.map((row) => ({ sequence: row.sequence, topic: row.topic, key: row.key, payload: row.payload as unknown as EventEnvelope }));
+    return rows.map((row) => ({
+      sequence: row.sequence,
+      topic: row.topic,
+      key: row.key,
+      payload: row.payload as unknown as EventEnvelope,
+      ...(row.traceparent ? { traceparent: row.traceparent } : {}),
+    }));
   }
 
   async markSent(sequences: readonly bigint[]): Promise<void> {
@@ -42,5 +48,13 @@ export class PrismaOutboxStore implements OutboxStore {
     await this.prisma.$executeRaw`
       UPDATE "records"."OutboxLease" SET "expiresAt" = now() - interval '1 second'
       WHERE "name" = ${LEASE_NAME} AND "holder" = ${holder}`;
+  }
+
+  /** Unsent rows (dead-lettered ones excluded) and the age of the oldest, for the outbox metrics. */
+  async backlog(): Promise<{ unsent: number; oldestAgeSeconds: number }> {
+    const [row] = await this.prisma.$queryRaw<Array<{ unsent: number; oldest_age_s: number | null }>>`
+      SELECT count(*)::int AS unsent, extract(epoch FROM now() - min("createdAt"))::float8 AS oldest_age_s
+      FROM "records"."OutboxEvent" WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL`;
+    return { unsent: row?.unsent ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest_age_s ?? 0) };
   }
 }

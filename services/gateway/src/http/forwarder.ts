@@ -43,7 +43,13 @@ export class Forwarder {
     }
   }
 
-  async forward(service: Exclude<ServiceName, "gateway">, req: Request, principal: Principal | undefined): Promise<UpstreamResponse> {
+  /** `traceHeaders`: W3C `traceparent` / `tracestate` naming the gateway's span (or the caller's, tracing off). */
+  async forward(
+    service: Exclude<ServiceName, "gateway">,
+    req: Request,
+    principal: Principal | undefined,
+    traceHeaders?: Readonly<Record<string, string>>,
+  ): Promise<UpstreamResponse> {
     const pool = this.pools.get(this.options.services[service])!;
     const headers: Record<string, string> = {
       [INTERNAL_TOKEN_HEADER]: this.internalToken(principal),
@@ -55,6 +61,7 @@ export class Forwarder {
       const value = req.headers[name];
       if (typeof value === "string") headers[name] = value;
     }
+    if (traceHeaders) Object.assign(headers, traceHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
     let response: Dispatcher.ResponseData;
     try {

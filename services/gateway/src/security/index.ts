@@ -6,6 +6,7 @@ import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
 import { AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
+import { gatewayMetrics } from "@crm/telemetry";
 import { Authenticator } from "./authenticator";
 import { corsEdge } from "./cors";
 import { readCredential, type Credential } from "./credentials";
@@ -42,6 +43,9 @@ export interface Security {
   close(): Promise<void>;
 }
 
+/** Metric label of each credential kind. */
+const CREDENTIAL_KIND_LABELS: Record<Credential["kind"], string> = { apiKey: "api_key", jwt: "jwt", malformed: "malformed", none: "none" };
+
 interface RouteLike {
   public: boolean;
   permission?: string;
@@ -59,15 +63,19 @@ export function createSecurity(deps: SecurityDeps): Security {
   const deferred = new WeakSet<Request>();
   const recentKeys = new RecentKeys();
 
+  const authentications = gatewayMetrics().authentications;
   const runAuthentication = async (req: Request, credential: Credential): Promise<void> => {
     const digest = credential.kind === "apiKey" ? digestApiKey(credential.key) : undefined;
+    const kind = CREDENTIAL_KIND_LABELS[credential.kind];
     try {
       const principal = await authenticator.authenticate(credential);
       req.res!.locals.principal = principal;
+      authentications.labels(kind, "ok").inc();
       if (digest) recentKeys.add(digest);
       if (principal.apiKeyId) usage.record(principal.apiKeyId);
     } catch (err) {
       if (!isAppError(err)) throw err;
+      authentications.labels(kind, String(err.code)).inc();
       if (digest) recentKeys.delete(digest);
       if (err.code === ErrorCodes.unavailable) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
       failures.set(req, err);

@@ -10,6 +10,7 @@ import Redis from "ioredis";
 import { RedisStore } from "rate-limit-redis";
 import { errors } from "@crm/errors";
 import type { Logger } from "@crm/logger";
+import { gatewayMetrics } from "@crm/telemetry";
 
 export interface RateLimitOptions {
   max: number;
@@ -108,6 +109,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     store = new MemoryStore();
   }
 
+  const refused = gatewayMetrics().rateLimited;
   const middleware = rateLimit({
     windowMs: options.windowMs,
     limit: options.max,
@@ -115,7 +117,10 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     legacyHeaders: true,
     standardHeaders: "draft-8",
     keyGenerator: options.key,
-    handler: (_req, _res, next) => next(errors.tooManyRequests()),
+    handler: (_req, _res, next) => {
+      refused.inc();
+      next(errors.tooManyRequests());
+    },
     // Our key generator already folds IPv6 addresses to their /56; the checks only print to stderr.
     validate: false,
   });

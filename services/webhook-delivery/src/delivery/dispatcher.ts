@@ -15,6 +15,8 @@ export interface AttemptOutcome {
   /** First characters of the answer's body, or the error text when responseStatus is 0. */
   responseBody: string;
   durationMs: number;
+  /** Why no HTTP answer came (responseStatus 0), for metrics: a time-out, the SSRF guard, or anything else. */
+  failure?: "timeout" | "refused" | "network_error";
 }
 
 export interface DeliveryRequest {
@@ -190,6 +192,15 @@ function describeFailure(err: unknown, hostname: string, timeoutMs: number): str
   return `Request failed: ${message}`;
 }
 
+function failureKind(err: unknown): AttemptOutcome["failure"] {
+  if (err instanceof TargetNotAllowedError) return "refused";
+  if (err instanceof DeliveryTimeoutError) return "timeout";
+  const code = errorCode(err);
+  if (code === "ERR_WEBHOOK_TARGET_NOT_ALLOWED") return "refused";
+  if (code !== undefined && (TIMEOUT_CODES.has(code) || code === "ETIMEDOUT")) return "timeout";
+  return "network_error";
+}
+
 /**
  * Makes stored text safe and bounded: at most `max` UTF-16 units without splitting a surrogate
  * pair, and no NUL characters (PostgreSQL text columns reject U+0000).
@@ -257,11 +268,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   async function send(delivery: DeliveryRequest): Promise<AttemptOutcome> {
     const started = performance.now();
-    const failure = (text: string): AttemptOutcome => ({
+    const failure = (text: string, kind: AttemptOutcome["failure"] = "network_error"): AttemptOutcome => ({
       ok: false,
       responseStatus: 0,
       responseBody: clip(text, MAX_ERROR_TEXT_CHARS),
       durationMs: Math.round(performance.now() - started),
+      failure: kind,
     });
 
     let url: URL;
@@ -308,7 +320,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const text = describeFailure(reason, url.hostname, timeoutMs);
       // An answer cut off mid-body is not an answer within the time-out (interface §3), so it is
       // recorded as "no HTTP answer" with the status kept in the text for whoever debugs it.
-      return failure(status === undefined ? text : `${text} while reading the response body (HTTP ${status})`);
+      return failure(status === undefined ? text : `${text} while reading the response body (HTTP ${status})`, failureKind(reason));
     } finally {
       clearTimeout(timer);
     }

@@ -1,4 +1,5 @@
 import type { Logger } from "@crm/logger";
+import { activeTraceHeaders, deliveryMetrics, startSpan, type TraceCarrier } from "@crm/telemetry";
 import type { ConcurrencyLimiter } from "../delivery/concurrency";
 import type { Dispatcher } from "../delivery/dispatcher";
 import { decideAfterAttempt } from "../domain/retry-policy";
@@ -64,12 +65,25 @@ export class AttemptExecutor {
   private readonly maxPending: number;
   /** Outcomes are written in batches: one statement for the attempts that finish together. */
   private readonly recorder: AttemptRecorder;
+  private readonly metrics = deliveryMetrics();
 
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
     this.recorder = new AttemptRecorder({ deliveries: options.deliveries });
     this.maxPendingPerBusiness = options.maxPendingPerBusiness ?? Infinity;
     this.maxPending = options.maxPending ?? Infinity;
+  }
+
+  /** Claims held now: in all, for the business holding the most, and businesses at their bound (metrics). */
+  load(): { inFlight: number; busiestBusiness: number; businessesAtCap: number } {
+    let busiest = 0;
+    let atCap = 0;
+    for (const [businessId, held] of this.claimsPerBusiness) {
+      if (businessId === "") continue;
+      if (held > busiest) busiest = held;
+      if (held >= this.maxPendingPerBusiness) atCap += 1;
+    }
+    return { inFlight: this.claims, busiestBusiness: busiest, businessesAtCap: atCap };
   }
 
   /** Attempts claimed (waiting for a slot or running) in this process. */
@@ -92,6 +106,9 @@ export class AttemptExecutor {
     if (limit < 1) return Promise.resolve();
     // The room is taken before the claim query, so concurrent events cannot all see the same room.
     const reserved = businessId ?? "";
+    // The caller's trace (the consumer's span, tracing on) is carried to the attempts explicitly: an
+    // attempt may wait for a slot and then run from another attempt's completion.
+    const trace = activeTraceHeaders();
     this.hold(reserved, limit);
     return this.track(
       (async () => {
@@ -102,18 +119,18 @@ export class AttemptExecutor {
         } finally {
           this.hold(reserved, -limit);
         }
-        await Promise.all(this.run(claims));
+        await Promise.all(this.run(claims, trace));
       })(),
     );
   }
 
   /** Attempts already-claimed deliveries; each promise resolves when its attempt is recorded. */
-  run(claims: readonly ClaimedDelivery[]): Promise<void>[] {
+  run(claims: readonly ClaimedDelivery[], trace?: TraceCarrier): Promise<void>[] {
     return claims.map((claim) => {
       this.hold(claim.businessId, 1);
       // The slot covers the attempt up to the receiver's answer; recording the outcome happens after
       // the slot is given back (still within the claim), so a database write never holds a sending slot.
-      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim), claim.businessId).then((record) => record?.());
+      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim, trace), claim.businessId).then((record) => record?.());
       return this.track(attempt.finally(() => this.hold(claim.businessId, -1)));
     });
   }
@@ -234,7 +251,7 @@ export class AttemptExecutor {
   }
 
   /** Sends one attempt; resolves with the step that records its outcome (none when nothing was sent). */
-  private async attempt(claim: ClaimedDelivery): Promise<(() => Promise<void>) | undefined> {
+  private async attempt(claim: ClaimedDelivery, trace: TraceCarrier | undefined): Promise<(() => Promise<void>) | undefined> {
     const { deliveries, dispatcher, logger } = this.options;
     // Shutting down: an attempt that has not started yet is handed back rather than sent late.
     if (this.stopping) {
@@ -266,7 +283,23 @@ export class AttemptExecutor {
       body: started.payload,
       timestamp: this.now(),
     });
+    // Tracing on: the attempt's span continues the event's trace (first attempts), or starts its own
+    // (retries, attempts claimed from the database). The receiver is not sent our trace context.
+    const span = startSpan("webhook-delivery", "webhook attempt", {
+      kind: "client",
+      parent: trace ?? {},
+      attributes: { "crm.delivery.id": started.id, "crm.webhook.id": started.webhookId, "crm.delivery.attempt": started.attempt + 1 },
+    });
     const outcome = await dispatcher.send({ url: started.url, headers, body: started.payload });
+    const outcomeLabel = outcome.ok ? "success" : outcome.responseStatus > 0 ? "http_error" : (outcome.failure ?? "network_error");
+    this.metrics.attempts.labels(outcomeLabel).inc();
+    this.metrics.attemptDuration.labels(outcomeLabel).observe(outcome.durationMs / 1000);
+    if (span) {
+      span.setAttribute("crm.attempt.outcome", outcomeLabel);
+      if (outcome.responseStatus > 0) span.setAttribute("http.response.status_code", outcome.responseStatus);
+      if (!outcome.ok) span.fail(outcomeLabel);
+      span.end();
+    }
     const at = this.now();
     const decision = decideAfterAttempt({
       attempt: started.attempt + 1,
@@ -283,7 +316,10 @@ export class AttemptExecutor {
       );
       const log = { deliveryId: started.id, webhookId: started.webhookId, attempt: started.attempt + 1, status: decision.status, responseStatus: outcome.responseStatus, durationMs: outcome.durationMs };
       if (!recorded) logger.warn(log, "delivery lease lost before the outcome was recorded");
-      else logger.info(log, "delivery attempt");
+      else {
+        if (decision.status === "SUCCESS" || decision.status === "FAILED") this.metrics.finished.labels(decision.status).inc();
+        logger.info(log, "delivery attempt");
+      }
     };
   }
 }

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "records"."OutboxEvent" ADD COLUMN     "traceparent" TEXT;
+
