@@ -7,6 +7,7 @@
 // the row the response and the event describe is exactly the stored one without reading it back.
 // Invoices and quotes (number counter, items) still go through RecordService's transaction.
 import { RECORDS_TOPIC, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import { activeTraceHeaders } from "@crm/telemetry";
 import type { EntityDefinition } from "../entities";
 import { toJsonNumber } from "../domain/money";
 import type { Row } from "../domain/record.serializer";
@@ -50,7 +51,7 @@ export function insertRecordStatement(definition: EntityDefinition, data: Row, r
   const sql = `WITH "record" AS (
   INSERT INTO ${definition.table} (${names.join(", ")}) VALUES (${values.join(", ")})
 ), "event" AS (
-  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload") VALUES (${param(event.id)}::uuid, ${param(RECORDS_TOPIC)}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb)
+  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES (${param(event.id)}::uuid, ${param(RECORDS_TOPIC)}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${param(activeTraceHeaders()?.traceparent ?? null)})
 ), "count" AS (
   INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, 1)
   ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"
