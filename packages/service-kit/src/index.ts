@@ -1,5 +1,5 @@
 export { signInternalToken, verifyInternalToken, type InternalClaims } from "./internal-token";
-export { requestContext, REQUEST_ID_HEADER } from "./request-context";
+export { requestContext, expressRouteTemplate, UNMATCHED_ROUTE, REQUEST_ID_HEADER, type RouteTemplateOf, type RequestContextOptions } from "./request-context";
 export { requireInternalPrincipal, requireInternalCaller, principalOf, hasPermission, requirePermission } from "./auth";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ReadinessCheck } from "./service-app";
