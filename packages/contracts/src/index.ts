@@ -7,3 +7,4 @@ export * from "./envelope";
 export * from "./webhooks";
 export * from "./records";
 export * from "./identity";
+export * from "./capabilities";

@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
+import { INTERNAL_CAPABILITIES_PATH } from "@crm/contracts";
 import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 import { renderMetrics } from "@crm/telemetry";
@@ -25,6 +26,8 @@ export interface ServiceAppOptions {
   publicApi?: Router;
   /** Service-to-service routes, mounted under /internal. */
   internal?: Router;
+  /** This service's part of the public capabilities (the settings it runs with), for the gateway. */
+  capabilities?: object;
 }
 
 /**
@@ -45,6 +48,12 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.get("/metrics", metricsHandler());
 
   app.use(jsonBody());
+  if (options.capabilities) {
+    const body = JSON.stringify(options.capabilities);
+    app.get(INTERNAL_CAPABILITIES_PATH, requireInternalCaller(options.internalTokenSecret), (_req, res) => {
+      res.type("application/json").send(body);
+    });
+  }
   if (options.internal) app.use("/internal", requireInternalCaller(options.internalTokenSecret), options.internal);
   if (options.publicApi) app.use("/api/v1", requireInternalCaller(options.internalTokenSecret), options.publicApi);
   app.use("/api/v1", requireInternalPrincipal(options.internalTokenSecret), options.api);

@@ -14,16 +14,9 @@ export const configSchema = z.object({
   JWT_SECRET: env.secret().optional(),
   /** Seals stored idempotent answers (they hold one-time secrets); generated under DATA_DIR when unset. */
   IDEMPOTENCY_ENCRYPTION_KEY: env.secret().optional(),
-  ACCESS_TOKEN_TTL_S: env.int(1800, 1),
-  REFRESH_TOKEN_TTL_S: env.int(86400, 1),
   RATE_LIMIT_MAX: env.int(50, 1),
   RATE_LIMIT_WINDOW_MS: env.int(60000, 1),
   CORS_ALLOWED_ORIGINS: env.csv().default([]),
-  ALLOW_SIGN_UP: env.bool(true),
-  WEBHOOK_TIMEOUT_MS: env.int(10000, 1),
-  WEBHOOK_RETRY_DELAYS_MS: env.intList().default([60000, 300000]),
-  WEBHOOK_RETRY_INTERVAL_MS: env.int(30000, 1),
-  WEBHOOK_RETRY_BATCH_SIZE: env.int(10, 1),
   /** Number of proxy hops in front of the gateway whose X-Forwarded-For is trusted (0 = none). */
   TRUST_PROXY_HOPS: env.int(0),
   /** Time a forwarded request may take before the gateway answers 503000. */

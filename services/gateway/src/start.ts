@@ -8,7 +8,7 @@ import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
 import { Forwarder } from "./http/forwarder";
 import { IdempotencyStore } from "./http/idempotency";
-import { buildCapabilities } from "./public/capabilities";
+import { CapabilitiesSource } from "./public/capabilities";
 import { buildOpenApiDocument } from "./public/openapi";
 import { docsHtml } from "./public/docs-page";
 import { openApiRegistrations } from "./public/registrations";
@@ -39,12 +39,18 @@ export async function start(config: Readonly<GatewayConfig>): Promise<GatewaySer
       new Forwarder({ services, internalTokenSecret, timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES }),
       (forwarder) => forwarder.close(),
     );
+    const capabilities = new CapabilitiesSource({
+      config,
+      identityUrl: config.IDENTITY_URL,
+      webhookDeliveryUrl: config.WEBHOOK_DELIVERY_URL,
+      internalTokenSecret,
+    });
     const app = createApp({
       logger,
       security,
       forwarder,
       idempotency: new IdempotencyStore(kv, idempotencyKey, { logger }),
-      documents: { capabilities: buildCapabilities(config), openapi: () => buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
+      documents: { capabilities: () => capabilities.get(), openapi: () => buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
       trustProxyHops: config.TRUST_PROXY_HOPS,
       readiness: [
         { name: "kv", check: () => kv.ping() },

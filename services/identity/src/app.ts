@@ -1,5 +1,6 @@
 import { Router, type Express } from "express";
 import { AuthCache } from "@crm/auth-cache";
+import type { IdentityCapabilities } from "@crm/contracts";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
@@ -75,5 +76,10 @@ export function createApp(deps: AppDeps): Express {
     publicApi: publicAuthRouter(authDeps),
     api,
     internal: internalRouter(authState, apiKeys),
+    capabilities: {
+      accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
+      refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
+      signUpOpen: config.ALLOW_SIGN_UP,
+    } satisfies IdentityCapabilities,
   });
 }

@@ -1,4 +1,7 @@
 // Behaviour that depends on configuration: token lifetimes, closed sign-up, the production hash cost.
+import supertest from "supertest";
+import { INTERNAL_CAPABILITIES_PATH, INTERNAL_TOKEN_HEADER } from "@crm/contracts";
+import { signInternalToken } from "@crm/service-kit";
 import { PasswordHasher } from "../src/domain/password-hasher";
 import { cookieValue, openHarness, PASSWORD, refreshCookie, uniqueEmail, type Harness } from "./harness";
 
@@ -21,6 +24,13 @@ describe("identity with short token lifetimes and closed sign-up", () => {
     expect(await h.cache.allowedAccessToken(claims.jti)).toBeNull();
     const refreshed = await h.pub("/api/v1/auth/token/refresh", { cookie: `refreshToken=${cookieValue(refreshCookie(res))}` });
     expect(refreshed.body.error.code).toBe(401012);
+  });
+
+  it("reports the settings it runs with to the gateway, and only behind the internal token", async () => {
+    const res = await supertest(h.app).get(INTERNAL_CAPABILITIES_PATH).set(INTERNAL_TOKEN_HEADER, signInternalToken({}, h.internalSecret));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ accessTokenTtlS: 1, refreshTokenTtlS: 1, signUpOpen: true });
+    expect((await supertest(h.app).get(INTERNAL_CAPABILITIES_PATH)).status).toBe(401);
   });
 
   it("closes sign-up with 403000 when ALLOW_SIGN_UP=false", async () => {

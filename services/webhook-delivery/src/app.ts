@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import type { WebhookCapabilities } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
 import { webhookRouter, type WebhookRouterDeps } from "./http/webhook.router";
@@ -7,6 +8,8 @@ export interface AppDeps extends WebhookRouterDeps {
   logger: Logger;
   internalTokenSecret: string;
   readiness: ReadinessCheck[];
+  /** The delivery settings this process runs with, for the gateway's /capabilities. */
+  capabilities: WebhookCapabilities;
 }
 
 /** The service's Express app, not listening: start() listens, tests drive it in-process. */
@@ -16,5 +19,6 @@ export function createApp(deps: AppDeps): Express {
     internalTokenSecret: deps.internalTokenSecret,
     readiness: deps.readiness,
     api: webhookRouter(deps),
+    capabilities: deps.capabilities,
   });
 }

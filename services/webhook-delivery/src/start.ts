@@ -170,6 +170,12 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       deliveries,
       executor,
       manualRetryWaitMs: config.WEBHOOK_TIMEOUT_MS + 1_000,
+      capabilities: {
+        webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+        webhookRetryIntervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
+        webhookRetryBatchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
+      },
     });
     const server = await listen(app, config.PORT, config.HOST);
     undo.push(() => server.close());

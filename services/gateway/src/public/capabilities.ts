@@ -1,10 +1,28 @@
-import { allPermissions, eventCatalogue, recordContracts, recordEntities } from "@crm/contracts";
+import {
+  allPermissions,
+  eventCatalogue,
+  INTERNAL_CAPABILITIES_PATH,
+  INTERNAL_TOKEN_HEADER,
+  identityCapabilitiesSchema,
+  recordContracts,
+  recordEntities,
+  webhookCapabilitiesSchema,
+  z,
+  type IdentityCapabilities,
+  type WebhookCapabilities,
+} from "@crm/contracts";
+import { errors } from "@crm/errors";
 import { CASTS, DEFAULT_PER_PAGE, FILTER_OPERATORS, MAX_PER_PAGE, MAX_WHERE_CONDITIONS, MAX_WHERE_DEPTH, MAX_WHERE_LENGTH } from "@crm/query-language";
-import { BODY_LIMIT_BYTES } from "@crm/service-kit";
+import { BODY_LIMIT_BYTES, signInternalToken } from "@crm/service-kit";
 import type { GatewayConfig } from "../config";
 
-/** `GET /api/v1/capabilities`: what this deployment offers, derived from the shared definitions. */
-export function buildCapabilities(config: GatewayConfig) {
+type GatewayPart = Pick<GatewayConfig, "RATE_LIMIT_MAX" | "RATE_LIMIT_WINDOW_MS">;
+
+/**
+ * `GET /api/v1/capabilities`: what this deployment offers, derived from the shared definitions and
+ * from the settings each owning service reports it runs with (identity's, webhook-delivery's).
+ */
+export function buildCapabilities(config: GatewayPart, identity: IdentityCapabilities, webhooks: WebhookCapabilities) {
   return {
     version: "v1",
     entities: recordEntities.map((name) => ({
@@ -21,12 +39,12 @@ export function buildCapabilities(config: GatewayConfig) {
       perPageMax: MAX_PER_PAGE,
       perPageDefault: DEFAULT_PER_PAGE,
       bodyBytesMax: BODY_LIMIT_BYTES,
-      accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
-      refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
-      webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-      webhookRetryIntervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
-      webhookRetryBatchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
+      accessTokenTtlS: identity.accessTokenTtlS,
+      refreshTokenTtlS: identity.refreshTokenTtlS,
+      webhookTimeoutMs: webhooks.webhookTimeoutMs,
+      webhookRetryDelaysMs: webhooks.webhookRetryDelaysMs,
+      webhookRetryIntervalMs: webhooks.webhookRetryIntervalMs,
+      webhookRetryBatchSize: webhooks.webhookRetryBatchSize,
       whereMaxLength: MAX_WHERE_LENGTH,
       whereMaxConditions: MAX_WHERE_CONDITIONS,
       whereMaxDepth: MAX_WHERE_DEPTH,
@@ -35,6 +53,70 @@ export function buildCapabilities(config: GatewayConfig) {
       { name: "jwt", header: "Authorization: Bearer <ACCESS_TOKEN>" },
       { name: "apiKey", header: "X-Api-Key: <API_KEY>", alternative: "Authorization: Bearer svc_..." },
     ],
-    signUpOpen: config.ALLOW_SIGN_UP,
+    signUpOpen: identity.signUpOpen,
   };
+}
+
+export type Capabilities = ReturnType<typeof buildCapabilities>;
+
+export interface CapabilitiesSourceOptions {
+  config: GatewayPart;
+  identityUrl: string;
+  webhookDeliveryUrl: string;
+  internalTokenSecret: string;
+  /** How long a composed document is served before the services are asked again. */
+  cacheMs?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * Composes the capabilities from the owning services' parts: asked on the first request, then again
+ * when the cached document is older than `cacheMs` (a service restarted with other settings shows
+ * within that time). One question in flight at a time; a failed refresh keeps serving the last
+ * document, and with none yet the caller gets 503000.
+ */
+export class CapabilitiesSource {
+  private cached: { document: Capabilities; at: number } | undefined;
+  private inFlight: Promise<Capabilities> | undefined;
+  private readonly cacheMs: number;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: CapabilitiesSourceOptions) {
+    this.cacheMs = options.cacheMs ?? 60_000;
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+  }
+
+  async get(): Promise<Capabilities> {
+    if (this.cached && Date.now() - this.cached.at < this.cacheMs) return this.cached.document;
+    this.inFlight ??= this.compose().finally(() => (this.inFlight = undefined));
+    try {
+      return await this.inFlight;
+    } catch (err) {
+      if (this.cached) return this.cached.document;
+      throw err;
+    }
+  }
+
+  private async compose(): Promise<Capabilities> {
+    const [identity, webhooks] = await Promise.all([
+      this.ask(this.options.identityUrl, identityCapabilitiesSchema),
+      this.ask(this.options.webhookDeliveryUrl, webhookCapabilitiesSchema),
+    ]);
+    const document = buildCapabilities(this.options.config, identity, webhooks);
+    this.cached = { document, at: Date.now() };
+    return document;
+  }
+
+  private async ask<T>(baseUrl: string, schema: z.ZodType<T>): Promise<T> {
+    try {
+      const response = await fetch(new URL(INTERNAL_CAPABILITIES_PATH, baseUrl), {
+        headers: { [INTERNAL_TOKEN_HEADER]: signInternalToken({}, this.options.internalTokenSecret) },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      if (!response.ok) throw new Error(`${baseUrl} answered ${response.status}`);
+      return schema.parse(await response.json());
+    } catch (cause) {
+      throw errors.unavailable(undefined, { cause });
+    }
+  }
 }

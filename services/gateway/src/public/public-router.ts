@@ -4,7 +4,8 @@ import { ok } from "@crm/contracts";
 import { docsAssets } from "./docs-page";
 
 export interface PublicDocuments {
-  capabilities: object;
+  /** The capabilities document, or where to get the current one (it is composed from the services). */
+  capabilities: object | (() => Promise<object>);
   /**
    * Builds the bare OpenAPI document (not enveloped). Called once, on the first request for it:
    * generating it is ~1 s of CPU and several MB that most processes never need (the start-up budget).
@@ -14,11 +15,16 @@ export interface PublicDocuments {
   docsHtml?: string;
 }
 
-/** Endpoints the gateway answers itself, without authentication. Bodies are fixed per process: ETag them. */
+/** Endpoints the gateway answers itself, without authentication. Each body is built once: ETag it. */
 export function publicRouter(documents: PublicDocuments): Router {
   const router = express.Router();
-  const capabilities = JSON.stringify(ok(documents.capabilities));
   const etag = (body: string) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+  const send = (req: express.Request, res: express.Response, built: { body: string; tag: string }, type: string) => {
+    res.setHeader("ETag", built.tag);
+    res.setHeader("Cache-Control", "public, max-age=300");
+    if (req.get("if-none-match") === built.tag) return void res.status(304).end();
+    res.type(type).send(built.body);
+  };
   const serve = (body: string | (() => string), type: string) => {
     let built: { body: string; tag: string } | undefined;
     const document = () => {
@@ -29,15 +35,21 @@ export function publicRouter(documents: PublicDocuments): Router {
       return built;
     };
     if (typeof body === "string") document();
-    return (req: express.Request, res: express.Response) => {
-      const { body, tag } = document();
-      res.setHeader("ETag", tag);
-      res.setHeader("Cache-Control", "public, max-age=300");
-      if (req.get("if-none-match") === tag) return void res.status(304).end();
-      res.type(type).send(body);
-    };
+    return (req: express.Request, res: express.Response) => send(req, res, document(), type);
   };
-  router.get("/capabilities", serve(capabilities, "application/json"));
+  const { capabilities } = documents;
+  if (typeof capabilities === "function") {
+    // Rebuilt only when the source hands out another document.
+    let built: { source: object; body: string; tag: string } | undefined;
+    const document = (source: object) => {
+      if (built?.source === source) return built;
+      const body = JSON.stringify(ok(source));
+      return (built = { source, body, tag: etag(body) });
+    };
+    router.get("/capabilities", async (req, res) => send(req, res, document(await capabilities()), "application/json"));
+  } else {
+    router.get("/capabilities", serve(JSON.stringify(ok(capabilities)), "application/json"));
+  }
   router.get("/openapi.json", serve(() => JSON.stringify(documents.openapi()), "application/json"));
   if (documents.docsHtml) {
     router.get("/docs", serve(documents.docsHtml, "text/html"));
