@@ -9,15 +9,7 @@ import { rawJsonBody } from "./http/raw-body";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
-
-/** The edge's security stages (CORS, authentication, rate limit, permission), built in ./security. */
-export interface Security {
-  /** Before routing: CORS, preflights, `Origin: null`. */
-  edge: RequestHandler[];
-  /** After routing (`res.locals.route`): authentication -> `res.locals.principal`, rate limit, permission. */
-  guard: RequestHandler[];
-  close(): Promise<void>;
-}
+import type { Security } from "./security";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -30,7 +22,7 @@ export interface GatewayDeps {
 }
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // biome-ignore lint/suspicious/noRedeclare: augments Express's own namespace (declaration merging).
   namespace Express {
     interface Locals {
       /** The matched route (undefined for unknown routes), set before the security guard runs. */

@@ -3,7 +3,7 @@
 import type { Request, RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
 import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
-import { AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
+import { type AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
 import { gatewayMetrics } from "@crm/telemetry";
@@ -37,8 +37,11 @@ export interface SecurityDeps {
   logger: Logger;
 }
 
+/** The edge's security stages (CORS, authentication, rate limit, permission). */
 export interface Security {
+  /** Before routing: CORS, preflights, `Origin: null`. */
   edge: RequestHandler[];
+  /** After routing (`res.locals.route`): authentication -> `res.locals.principal`, rate limit, permission. */
   guard: RequestHandler[];
   close(): Promise<void>;
 }

@@ -17,7 +17,6 @@ export interface WebhookRouterDeps {
   webhooks: WebhookRepository;
   deliveries: DeliveryRepository;
   executor: AttemptExecutor;
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: literal private addresses accepted as URLs. */
   /** How long a manual retry waits for its attempt before answering 202 with the record as it is then. */
   manualRetryWaitMs: number;
   now?: () => Date;
