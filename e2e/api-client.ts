@@ -37,7 +37,7 @@ export class ApiClient {
       else this.cookies.set(name, value);
     }
     const text = await res.text();
-    let parsed: any = undefined;
+    let parsed: any;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

@@ -22,7 +22,7 @@ export function validatingFetch(validator: OpenApiResponseValidator, undocumente
   return async (request) => {
     const response = await fetch(request);
     const text = await response.clone().text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

@@ -38,7 +38,7 @@ export class OpenApiResponseValidator {
   private readonly operations: Array<{ method: string; pattern: RegExp; template: string; op: Json }> = [];
   private readonly compiled = new Map<string, ValidateFunction>();
 
-  constructor(private readonly doc: Json) {
+  constructor(doc: Json) {
     this.ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(this.ajv);
     const definitions: Json = {};

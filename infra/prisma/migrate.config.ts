@@ -1,6 +1,5 @@
 // Config for the Prisma 6.19 CLI ("prisma-migrate-engine" alias), used only to create migrations
 // and check drift (its wasm schema engine runs offline over a driver adapter). The app uses Prisma 7.
-import path from "node:path";
 import type { PrismaConfig } from "prisma-migrate-engine";
 import { migrateAdapter } from "./migrate-adapter";
 

@@ -44,5 +44,5 @@ export function isAppError(value: unknown): value is AppError {
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === "number" && Object.prototype.hasOwnProperty.call(errorCatalogue, value);
+  return typeof value === "number" && Object.hasOwn(errorCatalogue, value);
 }

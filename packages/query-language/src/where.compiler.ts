@@ -35,7 +35,7 @@ function negatedLeaf(node: ConditionNode, spec: QuerySpec): PrismaWhere {
   const negation = { NOT: { [node.field]: leafFilter(node) } };
   // A field missing from the spec can only come from a hand-built AST; treating it as nullable
   // is correct either way, merely less compact.
-  const nullable = Object.prototype.hasOwnProperty.call(spec.fields, node.field) ? spec.fields[node.field]!.nullable : true;
+  const nullable = Object.hasOwn(spec.fields, node.field) ? spec.fields[node.field]!.nullable : true;
   return nullable ? { OR: [{ [node.field]: null }, negation] } : negation;
 }
 

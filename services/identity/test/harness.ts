@@ -88,7 +88,7 @@ export async function openHarness(mode: Mode, env: Record<string, string> = {}, 
       const { sessionId, user } = await cache.readAccessTokenAndUser(claims.jti, claims.sub);
       if (sessionId !== claims.sid) throw new Error("401011");
       const row = await prisma.user.findUnique({ where: { id: claims.sub } });
-      if (!row || !row.businessId || user?.deleted) throw new Error("401011");
+      if (!row?.businessId || user?.deleted) throw new Error("401011");
       return {
         businessId: row.businessId,
         authType: "jwt",

@@ -5,7 +5,7 @@
 import { errors as undiciErrors, Pool, type Dispatcher } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
-import { AppError, errors } from "@crm/errors";
+import { type AppError, errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
 import type { ServiceName } from "./route-table";
 

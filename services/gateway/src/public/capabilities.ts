@@ -7,7 +7,7 @@ import {
   recordContracts,
   recordEntities,
   webhookCapabilitiesSchema,
-  z,
+  type z,
   type IdentityCapabilities,
   type WebhookCapabilities,
 } from "@crm/contracts";

@@ -59,6 +59,7 @@ const errorResponse = (description: string) => ({ description, content: { "appli
  * rate limit and unavailable upstream everywhere; body errors where there is a body; idempotency
  * conflicts on POST. Added where the operation does not already describe that status.
  */
+// biome-ignore lint/suspicious/noExplicitAny: the generated document's operations are untyped JSON here.
 function withEdgeResponses<T extends { paths?: Record<string, Record<string, any>> }>(doc: T): T {
   for (const item of Object.values(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {

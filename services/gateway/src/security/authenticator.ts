@@ -10,7 +10,7 @@ import {
   type UserAuthState,
 } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
-import { AppError, errors } from "@crm/errors";
+import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Credential } from "./credentials";
 import type { IdentityClient } from "./identity-client";

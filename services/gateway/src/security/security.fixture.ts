@@ -149,7 +149,7 @@ export function buildGateway(kv: KvStore, identityUrl: string, config: Partial<S
     next();
   });
   app.use(security.guard);
-  app.use((req, res, next) => {
+  app.use((_req, res, next) => {
     if (!res.locals.route) return next();
     res.json({ success: true, data: { route: res.locals.route.name, principal: res.locals.principal ?? null } });
   });

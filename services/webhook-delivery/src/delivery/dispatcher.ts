@@ -209,6 +209,7 @@ function clip(text: string, max: number): string {
   let clipped = text.length > max ? text.slice(0, max) : text;
   const last = clipped.charCodeAt(clipped.length - 1);
   if (text.length > max && last >= 0xd800 && last <= 0xdbff) clipped = clipped.slice(0, -1);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what must not be stored.
   return clipped.replace(/\u0000/g, "\uFFFD");
 }
 

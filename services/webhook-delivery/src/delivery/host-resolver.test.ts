@@ -29,7 +29,7 @@ describe("cachingResolver", () => {
 
   it("fails a lookup that hangs with EAI_AGAIN after the time-out, and does not cache failures", async () => {
     let hang = true;
-    const resolve = cachingResolver((hostname) => (hang ? new Promise<ResolvedAddress[]>(() => undefined) : Promise.resolve(answer)), {
+    const resolve = cachingResolver((_hostname) => (hang ? new Promise<ResolvedAddress[]>(() => undefined) : Promise.resolve(answer)), {
       ttlMs: 60_000,
       timeoutMs: 30,
       maxEntries: 10,

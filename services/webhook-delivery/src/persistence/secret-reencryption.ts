@@ -1,5 +1,5 @@
 import type { Logger } from "@crm/logger";
-import { SecretKeyring, UnreadableSecretError } from "../domain/secret-keyring";
+import { type SecretKeyring, UnreadableSecretError } from "../domain/secret-keyring";
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 
 const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
