@@ -2,7 +2,7 @@
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
-import { AppError, errors, validationError, type ErrorDetail } from "@crm/errors";
+import { type AppError, errors, validationError, type ErrorDetail } from "@crm/errors";
 import {
   DEFAULT_ORDER_BY,
   paginationMeta,
