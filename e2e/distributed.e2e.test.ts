@@ -4,6 +4,7 @@ import { runCoreFlow } from "./flow";
 import { runApiKeyFlow } from "./api-keys.flow";
 import { runConditionalRequestFlow } from "./records-ext.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
+import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
 
 jest.setTimeout(240_000);
 
@@ -31,5 +32,9 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {
     await runCursorWalk(product.baseUrl, `dist-cursor-${Date.now()}`);
+  });
+
+  it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {
+    await runWebhookExtensionsFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 });

@@ -4,6 +4,7 @@ import { runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
 import { runConditionalRequestFlow } from "./records-ext.flow";
 import { runCoreFlow } from "./flow";
+import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
 import { startEmbedded } from "./harness";
 
 jest.setTimeout(180_000);
@@ -32,6 +33,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {
     await runCursorWalk(product.baseUrl, "embedded");
+  });
+
+  it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {
+    await runWebhookExtensionsFlow(product.baseUrl, "embedded");
   });
 
   it("answers unknown routes, malformed JSON and oversized bodies with the envelope", async () => {

@@ -32,5 +32,7 @@ export const eventEnvelopeSchema = z.object({
   occurredAt: z.string(),
   version: z.literal(1),
   data: z.record(z.string(), z.unknown()),
+  /** `{entity}.updated` only: each field the update changed, with its value before (extensions §E1.4). */
+  previousAttributes: z.record(z.string(), z.unknown()).optional(),
 });
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;

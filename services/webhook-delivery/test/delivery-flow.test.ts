@@ -92,6 +92,40 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
     });
   });
 
+  it("carries previousAttributes of an updated event, non-ASCII text included, in the signed bytes as sent", async () => {
+    const business = uuidv7();
+    const owner = api(service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.updated", "client.created"] }).expect(201)).body.data;
+    const created = clientCreated(business);
+    const updated: EventEnvelope = {
+      ...recordEvent(business, "client.updated"),
+      occurredAt: "2026-01-02T03:04:06.000Z",
+      data: { ...created.data, lastName: "Lovelace-Byron ✓ 😀", notes: "Grüße" },
+      previousAttributes: { lastName: "Lovelace", notes: null },
+    };
+    await publish(bus, [created, updated]);
+    const ours = await waitFor(() => {
+      const found = receiver.requests.filter((r) => r.rawBody.includes(business));
+      return found.length >= 2 ? found : undefined;
+    });
+    const byEvent = new Map(ours.map((r) => [r.headers["x-service-event"], r]));
+    const onUpdate = byEvent.get("client.updated")!;
+    expect(verifyInterfaceSignature(hook.secret, onUpdate.rawBody, onUpdate.headers["x-service-signature"] as string)).toBe(true);
+    expect(JSON.parse(onUpdate.rawBody)).toEqual({
+      event: "client.updated",
+      data: updated.data,
+      previousAttributes: { lastName: "Lovelace", notes: null },
+      businessId: business,
+      timestamp: "2026-01-02T03:04:06.000Z",
+    });
+    // Sent as UTF-8, unescaped: the bytes on the wire are the bytes signed.
+    expect(onUpdate.rawBody).toContain('"lastName":"Lovelace-Byron ✓ 😀"');
+    const stored = await service.prisma.payload.findUnique({ where: { eventId: updated.id } });
+    expect(onUpdate.rawBody).toBe(stored!.body);
+    // Not on other events.
+    expect(JSON.parse(byEvent.get("client.created")!.rawBody)).not.toHaveProperty("previousAttributes");
+  });
+
   it("stores an event's payload once, however many webhooks receive it, also when the event comes again", async () => {
     const business = uuidv7();
     const owner = api(service, principal(business));

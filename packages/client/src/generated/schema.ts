@@ -7818,6 +7818,16 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Only on {entity}.updated: each field the update changed, with its value before, as GET showed it (items count as one field; recomputed fields such as totalAmount are included; updatedAt is not). {} when nothing changed.
+             * @example {
+             *       "lastName": "Lovelace",
+             *       "totalAmount": 10
+             *     }
+             */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
             businessId: string;
             /**
              * @description When the event happened, ISO 8601 with milliseconds

@@ -5,8 +5,11 @@ import { activeTraceHeaders } from "@crm/telemetry";
 import type { RecordView } from "../domain/record.serializer";
 import type { Prisma, Tx } from "./prisma";
 
-export function buildEnvelope(entity: RecordEntity, action: EventAction, businessId: string, data: RecordView): EventEnvelope {
-  return { id: uuidv7(), type: eventName(entity, action), businessId, occurredAt: new Date().toISOString(), version: 1, data };
+/** `previousAttributes`: on `updated` events only, what the update changed (extensions §E1.4). */
+export function buildEnvelope(entity: RecordEntity, action: EventAction, businessId: string, data: RecordView, previousAttributes?: RecordView): EventEnvelope {
+  const envelope: EventEnvelope = { id: uuidv7(), type: eventName(entity, action), businessId, occurredAt: new Date().toISOString(), version: 1, data };
+  if (previousAttributes !== undefined) envelope.previousAttributes = previousAttributes;
+  return envelope;
 }
 
 export async function appendEvent(tx: Tx, envelope: EventEnvelope): Promise<void> {

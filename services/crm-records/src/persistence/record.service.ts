@@ -22,6 +22,7 @@ import type { SqlRunner } from "@crm/database";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
 import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
+import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
 import { nextDocumentNumber } from "./document-number";
 import { appendEvent, buildEnvelope } from "./outbox.writer";
@@ -255,15 +256,13 @@ export class RecordService {
     if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
       const delegate = delegateOf(tx, definition.delegate);
-      if (ifMatch !== undefined) {
-        await this.lockRow(tx, definition, businessId, id);
-        const current = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
-        if (!current) throw errors.notFound();
-        this.checkIfMatch(definition, current, ifMatch);
-      } else {
-        const existing = await delegate.findFirst({ where: { id, businessId }, select: { id: true } });
-        if (!existing) throw errors.notFound();
-      }
+      // Locked and read whole: `previousAttributes` is the state this update replaced (not one a
+      // concurrent update replaced meanwhile), and If-Match is checked against that same state.
+      await this.lockRow(tx, definition, businessId, id);
+      const existing = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
+      if (!existing) throw errors.notFound();
+      if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch);
+      const before = serializeRecord(definition, existing, this.options.definitions, false);
       await this.checkClientReference(tx, definition, businessId, input);
       const data = this.scalarData(definition, input);
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
@@ -275,7 +274,7 @@ export class RecordService {
         whileRecordExists(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) })),
       );
       const view = serializeRecord(definition, row, this.options.definitions, false);
-      return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view)] };
+      return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view, previousAttributes(before, view))] };
     });
   }
 

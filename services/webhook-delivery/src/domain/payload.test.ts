@@ -13,6 +13,19 @@ describe("serializePayload", () => {
     expect(parsed.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
+  it("puts previousAttributes right after data when given, and nowhere else", () => {
+    const body = serializePayload({
+      event: "client.updated",
+      data: { ...data, lastName: "Byron" },
+      previousAttributes: { lastName: "Lovelace" },
+      businessId: "b1",
+      timestamp: new Date(0),
+    });
+    expect(Object.keys(JSON.parse(body) as object)).toEqual(["event", "data", "previousAttributes", "businessId", "timestamp"]);
+    expect(JSON.parse(body)).toMatchObject({ previousAttributes: { lastName: "Lovelace" } });
+    expect(body).toContain('"previousAttributes":{"lastName":"Lovelace"}');
+  });
+
   it("keeps the milliseconds of the event time", () => {
     const body = serializePayload({ event: "invoice.updated", data: {}, businessId: "b1", timestamp: new Date("2024-05-01T10:00:00.123Z") });
     expect(JSON.parse(body)).toMatchObject({ timestamp: "2024-05-01T10:00:00.123Z" });

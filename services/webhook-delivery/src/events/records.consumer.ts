@@ -36,7 +36,13 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): EventHandler {
       businessId: event.businessId,
       eventId: event.id,
       event: event.type,
-      payload: serializePayload({ event: event.type, data: event.data, businessId: event.businessId, timestamp: occurredAt }),
+      payload: serializePayload({
+        event: event.type,
+        data: event.data,
+        ...(event.previousAttributes !== undefined && { previousAttributes: event.previousAttributes }),
+        businessId: event.businessId,
+        timestamp: occurredAt,
+      }),
       now: at,
     });
     if (created.length > 0) void deps.executor.sendNow(created.map((d) => d.id), { businessId: event.businessId });
