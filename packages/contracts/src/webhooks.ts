@@ -110,7 +110,6 @@ export const webhookEventPayloadSchema = z
         description:
           "Only on {entity}.updated: each field the update changed, with its value before, as GET showed it (items count as one field; " +
           "recomputed fields such as totalAmount are included; updatedAt is not). {} when nothing changed.",
-        example: { lastName: "Lovelace", totalAmount: 10 },
       }),
     businessId: z.string(),
     timestamp: z.string().openapi({ description: "When the event happened, ISO 8601 with milliseconds", example: "2026-01-01T12:00:00.000Z" }),

@@ -120,6 +120,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalogue: every event with a JSON Schema (draft-07) of its delivery body
+         * @description Public, no credentials. The 21 events, each {name, entity, action, description, schema}; every real delivery body validates against its schema. Origin: null is refused (403000), as on every endpoint but capabilities.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The catalogue */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: components["schemas"]["EventType"][];
+                        };
+                    };
+                };
+                /** @description Too many requests (429000); `Retry-After` says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description A service behind the gateway is unavailable (503000) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/sign-up": {
         parameters: {
             query?: never;
@@ -7818,13 +7879,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /**
-             * @description Only on {entity}.updated: each field the update changed, with its value before, as GET showed it (items count as one field; recomputed fields such as totalAmount are included; updatedAt is not). {} when nothing changed.
-             * @example {
-             *       "lastName": "Lovelace",
-             *       "totalAmount": 10
-             *     }
-             */
+            /** @description Only on {entity}.updated: each field the update changed, with its value before, as GET showed it (items count as one field; recomputed fields such as totalAmount are included; updatedAt is not). {} when nothing changed. */
             previousAttributes?: {
                 [key: string]: unknown;
             };
@@ -7834,6 +7889,19 @@ export interface components {
              * @example 2026-01-01T12:00:00.000Z
              */
             timestamp: string;
+        };
+        EventType: {
+            /** @example invoice.updated */
+            name: string;
+            /** @enum {string} */
+            entity: "client" | "contact" | "invoice" | "quote" | "product" | "service" | "employee";
+            /** @enum {string} */
+            action: "created" | "updated" | "deleted";
+            description: string;
+            /** @description JSON Schema (draft-07) of the delivery body of this event */
+            schema: {
+                [key: string]: unknown;
+            };
         };
         User: {
             id: string;
