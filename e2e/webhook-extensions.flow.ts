@@ -2,6 +2,8 @@
 // user would, in whichever run mode the caller started. Every answer is checked against the served
 // OpenAPI document, and every delivery's signature over the raw bytes received.
 import { waitFor } from "@crm/testing";
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
 import { ApiClient } from "./api-client";
 import { verifyInterfaceSignature } from "./flow";
 import { startReceiver, type ReceivedRequest } from "./harness";
@@ -44,6 +46,61 @@ export async function runWebhookExtensionsFlow(baseUrl: string, suffix: string):
     expect(receiver.received.some((r) => r.rawBody.includes('"notes":"Grüße 😀"'))).toBe(true);
 
     expect(api.undocumented).toEqual([]);
+  } finally {
+    await receiver.close();
+  }
+  await eventCatalogueFlow(baseUrl, suffix, doc);
+}
+
+/** §E1.6: the catalogue is public, and every real delivery body of all 21 events validates against its schema. */
+async function eventCatalogueFlow(baseUrl: string, suffix: string, doc: Record<string, unknown>): Promise<void> {
+  const anonymous = new ApiClient(baseUrl, new OpenApiResponseValidator(doc));
+  const catalogue = await anonymous.call("GET", "/api/v1/event-types");
+  expect(catalogue.status).toBe(200);
+  const types = catalogue.body.data as Array<{ name: string; entity: string; action: string; description: string; schema: object }>;
+  expect(types).toHaveLength(21);
+  const refused = await anonymous.call("GET", "/api/v1/event-types", undefined, { origin: "null" });
+  expect([refused.status, refused.body.error.code]).toEqual([403, 403000]);
+  const ajv = new Ajv({ allErrors: true, strict: true });
+  addFormats(ajv);
+  const validators = new Map(types.map((t) => [t.name, ajv.compile(t.schema)]));
+
+  const api = new ApiClient(baseUrl, new OpenApiResponseValidator(doc));
+  await api.signUp(`catalogue-${suffix}`);
+  const receiver = await startReceiver(200);
+  try {
+    const hook = await api.call("POST", "/api/v1/webhook", { url: receiver.url, events: types.map((t) => t.name) });
+    expect(hook.status).toBe(201);
+    const secret = hook.body.data.secret as string;
+    const item = { description: "Arbeit ✓", quantity: 1.5, unitPrice: 10.25 };
+    const client = (await api.call("POST", "/api/v1/client", { firstName: "Zoë", lastName: "Ørsted", email: "zoe@example.test" })).body.data;
+    const bodies: Record<string, [object, object]> = {
+      contact: [{ clientId: client.id, type: "EMAIL", value: "zoe@example.test" }, { isPrimary: true }],
+      invoice: [{ clientId: client.id, items: [item], dueDate: "2026-12-31" }, { status: "PAID", items: [item, item] }],
+      quote: [{ clientId: client.id, items: [item] }, { status: "ACCEPTED" }],
+      product: [{ name: "Widget", unitPrice: 9.99 }, { sku: "W-1" }],
+      service: [{ name: "Consulting", unit: "hour" }, { unitPrice: 120 }],
+      employee: [{ firstName: "Emmy", lastName: "Noether" }, { position: "Mathematician" }],
+    };
+    for (const [entity, [create, update]] of Object.entries(bodies)) {
+      const created = await api.call("POST", `/api/v1/${entity}`, create);
+      expect([entity, created.status]).toEqual([entity, 201]);
+      expect((await api.call("PATCH", `/api/v1/${entity}/${created.body.data.id}`, update)).status).toBe(200);
+      expect((await api.call("DELETE", `/api/v1/${entity}/${created.body.data.id}`)).status).toBe(200);
+    }
+    expect((await api.call("PATCH", `/api/v1/client/${client.id}`, { notes: "n" })).status).toBe(200);
+    expect((await api.call("DELETE", `/api/v1/client/${client.id}`)).status).toBe(200);
+
+    const received = await waitFor(() => (receiver.received.length >= 21 ? bodiesOf(receiver, secret) : undefined), 60_000, 200);
+    expect(new Set(received.map((b) => b.event))).toEqual(new Set(types.map((t) => t.name)));
+    for (const body of received) {
+      const validate = validators.get(body.event)!;
+      expect([body.event, validate(body), validate.errors ?? null]).toEqual([body.event, true, null]);
+      // ... and a body that is not what the event sends does not validate.
+      expect(validate({ ...body, data: { ...body.data, surprise: 1 } })).toBe(false);
+    }
+    expect(api.undocumented).toEqual([]);
+    expect(anonymous.undocumented).toEqual([]);
   } finally {
     await receiver.close();
   }

@@ -8,3 +8,4 @@ export * from "./webhooks";
 export * from "./records";
 export * from "./identity";
 export * from "./capabilities";
+export * from "./event-types";

@@ -153,6 +153,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description 403000 Forbidden resource (Origin: null) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
                 /** @description Too many requests (429000); `Retry-After` says when to try again */
                 429: {
                     headers: {

@@ -19,6 +19,7 @@ describe("route table", () => {
   it("marks public routes and API-key-refused routes", () => {
     expect(matchRoute("POST", "/api/v1/auth/sign-in")).toMatchObject({ public: true, service: "identity" });
     expect(matchRoute("GET", "/api/v1/capabilities")).toMatchObject({ public: true, service: "gateway" });
+    expect(matchRoute("GET", "/api/v1/event-types")).toMatchObject({ public: true, service: "gateway" });
     expect(matchRoute("POST", "/api/v1/api-key")?.jwtOnly).toBe(true);
     expect(matchRoute("POST", "/api/v1/auth/logout")).toMatchObject({ public: false });
     expect(matchRoute("POST", "/api/v1/auth/logout")?.permission).toBeUndefined();

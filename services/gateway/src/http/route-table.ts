@@ -26,6 +26,7 @@ interface RouteDef extends Omit<RouteMatch, "name"> {
 const defs: RouteDef[] = [
   { method: "GET", pattern: "/capabilities", service: "gateway", public: true },
   { method: "GET", pattern: "/openapi.json", service: "gateway", public: true },
+  { method: "GET", pattern: "/event-types", service: "gateway", public: true },
   { method: "GET", pattern: "/docs", service: "gateway", public: true },
   { method: "GET", pattern: "/docs/:asset", service: "gateway", public: true },
   { method: "POST", pattern: "/auth/sign-up", service: "identity", public: true },

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import express, { type Router } from "express";
-import { ok } from "@crm/contracts";
+import { buildEventTypes, ok } from "@crm/contracts";
 import { docsAssets } from "./docs-page";
 
 export interface PublicDocuments {
@@ -51,6 +51,8 @@ export function publicRouter(documents: PublicDocuments): Router {
     router.get("/capabilities", serve(JSON.stringify(ok(capabilities)), "application/json"));
   }
   router.get("/openapi.json", serve(() => JSON.stringify(documents.openapi()), "application/json"));
+  // The event catalogue with a JSON Schema per event (extensions §E1.6): fixed per release, built on first use.
+  router.get("/event-types", serve(() => JSON.stringify(ok(buildEventTypes())), "application/json"));
   if (documents.docsHtml) {
     router.get("/docs", serve(documents.docsHtml, "text/html"));
     router.use("/docs", docsAssets());

@@ -89,6 +89,7 @@ describe("gateway CORS", () => {
     for (const [method, path] of [
       ["post", "/api/v1/auth/sign-in"],
       ["get", "/api/v1/openapi.json"],
+      ["get", "/api/v1/event-types"],
       ["get", "/api/v1/nope"],
       ["post", "/api/v1/capabilities"],
     ] as const) {
