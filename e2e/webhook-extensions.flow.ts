@@ -45,6 +45,32 @@ export async function runWebhookExtensionsFlow(baseUrl: string, suffix: string):
     });
     expect(receiver.received.some((r) => r.rawBody.includes('"notes":"Grüße 😀"'))).toBe(true);
 
+    // §E1.5: a filter delivers the matching events only; both sides checked, and a bad filter is 400001.
+    const refused = await api.call("POST", "/api/v1/webhook", { url: receiver.url, events: ["client.created", "invoice.created"], filter: "lastName:x" });
+    expect([refused.status, refused.body.error.code, refused.body.error.details[0].path]).toEqual([400, 400001, "filter"]);
+    const filteredReceiver = await startReceiver(200);
+    try {
+      const filtered = await api.call("POST", "/api/v1/webhook", {
+        url: filteredReceiver.url,
+        events: ["client.created"],
+        filter: "lastName:startsWith:hop,NOT:email:endsWith:@spam.test",
+      });
+      expect([filtered.status, filtered.body.data.filter]).toEqual([201, "lastName:startsWith:hop,NOT:email:endsWith:@spam.test"]);
+      const names: Array<[string, string | undefined]> = [["Hopper", undefined], ["Turing", undefined], ["Hopkins", "x@spam.test"], ["HOPE", "h@example.test"]];
+      for (const [lastName, email] of names) {
+        expect((await api.call("POST", "/api/v1/client", { firstName: "T", lastName, ...(email && { email }) })).status).toBe(201);
+      }
+      // The unfiltered webhook sees all four creations (so the pipeline ran), the filtered one two of them.
+      await waitFor(() => receiver.received.filter((r) => r.rawBody.includes('"event":"client.created"')).length >= 5 || undefined, 30_000, 100);
+      const matched = await waitFor(() => (filteredReceiver.received.length >= 2 ? bodiesOf(filteredReceiver, filtered.body.data.secret) : undefined), 30_000, 100);
+      expect(matched.map((b) => b.data.lastName).sort()).toEqual(["HOPE", "Hopper"]);
+      const log = await api.call("GET", `/api/v1/webhook/${filtered.body.data.id}/deliveries`);
+      expect(log.body.meta.total).toBe(2);
+      expect(filteredReceiver.received).toHaveLength(2);
+    } finally {
+      await filteredReceiver.close();
+    }
+
     expect(api.undocumented).toEqual([]);
   } finally {
     await receiver.close();

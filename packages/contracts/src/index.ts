@@ -9,3 +9,4 @@ export * from "./records";
 export * from "./identity";
 export * from "./capabilities";
 export * from "./event-types";
+export * from "./record-fields";

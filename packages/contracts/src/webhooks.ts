@@ -29,11 +29,23 @@ const webhookEvents = z
 
 const webhookDescription = z.string().max(WEBHOOK_DESCRIPTION_MAX_LENGTH);
 
+const webhookFilter = z
+  .string()
+  .nullable()
+  .openapi({
+    description:
+      "Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar " +
+      "(field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. null (the default) delivers every subscribed event. " +
+      "Invalid: 400001 with details[0].path filter.",
+    example: "status:PAID,totalAmount:gte:1000",
+  });
+
 export const webhookCreateSchema = z
   .object({
     url: webhookUrl,
     events: webhookEvents,
     description: webhookDescription.optional().openapi({ description: 'Free text; default ""' }),
+    filter: webhookFilter.optional(),
   })
   .strict()
   .openapi("WebhookCreate");
@@ -45,6 +57,7 @@ export const webhookUpdateSchema = z
     events: webhookEvents.optional(),
     description: webhookDescription.optional(),
     isActive: z.boolean().optional(),
+    filter: webhookFilter.optional().openapi({ description: "A new filter, or null to remove it; re-checked against the events when either changes" }),
   })
   .strict()
   .openapi("WebhookUpdate");
@@ -59,6 +72,7 @@ export const webhookSchema = z
     description: z.string(),
     secretPrefix: z.string().openapi({ example: "whsec_AbCdEf" }),
     isActive: z.boolean(),
+    filter: z.string().nullable().openapi({ description: "where expression over each event's data; null delivers every subscribed event" }),
     createdAt: z.string().openapi({ format: "date-time" }),
     updatedAt: z.string().openapi({ format: "date-time" }),
   })
@@ -172,7 +186,7 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
   route({
     method: "put",
     path: "/api/v1/webhook/{id}",
-    summary: "Update any of url, events, description, isActive (permission webhooks.update)",
+    summary: "Update any of url, events, description, isActive, filter (permission webhooks.update)",
     request: { params: idParams, body: { required: true, ...jsonContent(webhookUpdateSchema) } },
     responses: { 200: { description: "The updated webhook", ...jsonContent(one) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
   });

@@ -37,3 +37,4 @@ export { parseInclude, toPrismaInclude } from "./include.parser";
 export { paginationMeta, parsePagination, readPagination, type Pagination } from "./pagination.parser";
 export { parseListQuery } from "./list-query.parser";
 export { parseDate } from "./value.coercer";
+export { matchesWhere, compareDecimal, type RecordLike } from "./where.evaluator";

@@ -8,6 +8,7 @@ import { FILTER_OPERATORS, MAX_WHERE_CONDITIONS, MAX_WHERE_DEPTH, MAX_WHERE_LENG
 import { INVOICE_STATUSES, testSpec } from "./query-spec.fixture";
 import type { ConditionNode, FieldSpec, FilterValue, Operator, WhereNode } from "./query.types";
 import { toPrismaWhere } from "./where.compiler";
+import { matchesWhere } from "./where.evaluator";
 import { parseWhere } from "./where.parser";
 
 // ---------------------------------------------------------------------------------------------
@@ -292,6 +293,15 @@ describe("where semantics", () => {
     fc.assert(
       fc.property(whereArb, fc.array(rowArb, { minLength: 1, maxLength: 8 }), ({ node }, rows) => {
         for (const row of rows) expect(selects(node, row)).toBe(reference(node, row));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("the record evaluator (webhook filters) selects exactly what the compiled filter selects in the database", () => {
+    fc.assert(
+      fc.property(whereArb, fc.array(rowArb, { minLength: 1, maxLength: 8 }), ({ node }, rows) => {
+        for (const row of rows) expect(matchesWhere(node, row, testSpec)).toBe(selects(node, row));
       }),
       { numRuns: 1000 },
     );

@@ -7234,7 +7234,7 @@ export interface paths {
                 };
             };
         };
-        /** Update any of url, events, description, isActive (permission webhooks.update) */
+        /** Update any of url, events, description, isActive, filter (permission webhooks.update) */
         put: {
             parameters: {
                 query?: never;
@@ -8583,6 +8583,8 @@ export interface components {
             /** @example whsec_AbCdEf */
             secretPrefix: string;
             isActive: boolean;
+            /** @description where expression over each event's data; null delivers every subscribed event */
+            filter: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -8608,6 +8610,11 @@ export interface components {
             events: ("client.created" | "client.updated" | "client.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "quote.created" | "quote.updated" | "quote.deleted" | "product.created" | "product.updated" | "product.deleted" | "service.created" | "service.updated" | "service.deleted" | "employee.created" | "employee.updated" | "employee.deleted")[];
             /** @description Free text; default "" */
             description?: string;
+            /**
+             * @description Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar (field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. null (the default) delivers every subscribed event. Invalid: 400001 with details[0].path filter.
+             * @example status:PAID,totalAmount:gte:1000
+             */
+            filter?: string | null;
         };
         WebhookUpdate: {
             /**
@@ -8625,6 +8632,11 @@ export interface components {
             events?: ("client.created" | "client.updated" | "client.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "quote.created" | "quote.updated" | "quote.deleted" | "product.created" | "product.updated" | "product.deleted" | "service.created" | "service.updated" | "service.deleted" | "employee.created" | "employee.updated" | "employee.deleted")[];
             description?: string;
             isActive?: boolean;
+            /**
+             * @description A new filter, or null to remove it; re-checked against the events when either changes
+             * @example status:PAID,totalAmount:gte:1000
+             */
+            filter?: string | null;
         };
         WebhookDelivery: {
             /** @description Also the X-Service-Delivery-Id of every attempt */

@@ -2,6 +2,7 @@ import type { EventEnvelope } from "@crm/contracts";
 import type { EventHandler } from "@crm/event-bus";
 import type { Logger } from "@crm/logger";
 import { serializePayload } from "../domain/payload";
+import { WebhookFilters } from "../domain/webhook-filter";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookRepository } from "../persistence/webhook.repository";
 import type { AttemptExecutor } from "../scheduling/attempt-executor";
@@ -21,8 +22,14 @@ export interface RecordsConsumerDeps {
  */
 export function createRecordsConsumer(deps: RecordsConsumerDeps): EventHandler {
   const now = deps.now ?? (() => new Date());
+  const filters = new WebhookFilters();
   return async (event: EventEnvelope) => {
-    const subscribers = await deps.webhooks.subscribers(event.businessId, event.type);
+    // A webhook whose filter the event's data does not match gets no delivery record at all (extensions §E1.5).
+    const subscribers = (await deps.webhooks.subscribers(event.businessId, event.type)).filter((w) =>
+      filters.matches(w.filter, event.type, event.data, (err) =>
+        deps.logger.warn({ webhookId: w.id, eventId: event.id, err }, "webhook filter cannot be read for this event; delivering it"),
+      ),
+    );
     if (subscribers.length === 0) return;
     const at = now();
     let occurredAt = new Date(event.occurredAt);

@@ -12,6 +12,7 @@ export function webhookView(row: Webhook): WebhookView {
     description: row.description,
     secretPrefix: row.secretPrefix,
     isActive: row.isActive,
+    filter: row.filter,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

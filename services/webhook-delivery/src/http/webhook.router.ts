@@ -6,6 +6,7 @@ import { principalOf, requirePermission } from "@crm/service-kit";
 import { checkTargetUrl } from "../delivery/ssrf-guard";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret, secretPrefix } from "../domain/secret";
+import { checkWebhookFilter } from "../domain/webhook-filter";
 import { isRedactedFormOf } from "../domain/url-credentials";
 import type { Webhook } from "../generated/prisma/client";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
@@ -51,6 +52,8 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   router.post("/webhook", requirePermission("webhooks.create"), async (req, res) => {
     const input = parseOrThrow(webhookCreateSchema, req.body ?? {});
+    const filter = input.filter ?? null;
+    if (filter !== null) checkWebhookFilter(filter, input.events);
     const secret = generateWebhookSecret();
     const webhook = await deps.webhooks.create({
       businessId: principalOf(req).businessId,
@@ -59,6 +62,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
       description: input.description ?? "",
       secret,
       secretPrefix: secretPrefix(secret),
+      filter,
     });
     res.status(201).json(ok(webhookWithSecretView(webhook, secret)));
   });
@@ -76,11 +80,15 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   router.put("/webhook/:id", requirePermission("webhooks.update"), async (req, res) => {
     const current = await webhookOf(deps, req);
     const input = parseOrThrow(webhookUpdateSchema, req.body ?? {});
+    // The filter must suit the events it will apply to: checked when either of them changes.
+    const filter = input.filter !== undefined ? input.filter : current.filter;
+    if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events);
     const updated = await deps.webhooks.update(current.businessId, current.id, {
       ...(input.url !== undefined && !isRedactedFormOf(input.url, current.url) && { url: targetUrl(input.url) }),
       ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
       ...(input.description !== undefined && { description: input.description }),
       ...(input.isActive !== undefined && { isActive: input.isActive }),
+      ...(input.filter !== undefined && { filter: input.filter }),
     });
     if (!updated) throw errors.notFound();
     res.json(ok(webhookView(updated)));

@@ -11,9 +11,11 @@ export interface NewWebhook {
   /** The signing secret itself; stored sealed (see SecretKeyring), never as is. */
   secret: string;
   secretPrefix: string;
+  /** Checked already (checkWebhookFilter); null delivers every subscribed event. */
+  filter: string | null;
 }
 
-export type WebhookChanges = Partial<Pick<Webhook, "url" | "events" | "description" | "isActive" | "secret" | "secretPrefix">>;
+export type WebhookChanges = Partial<Pick<Webhook, "url" | "events" | "description" | "isActive" | "secret" | "secretPrefix" | "filter">>;
 
 /**
  * Webhook rows, always scoped by the caller's business: another tenant's webhook simply does not exist.
@@ -60,10 +62,10 @@ export class WebhookRepository {
   }
 
   /** Active webhooks of a business that subscribe to `event`: the receivers of one bus event. */
-  subscribers(businessId: string, event: string): Promise<Array<Pick<Webhook, "id">>> {
+  subscribers(businessId: string, event: string): Promise<Array<Pick<Webhook, "id" | "filter">>> {
     return this.prisma.webhook.findMany({
       where: { businessId, isActive: true, events: { has: event } },
-      select: { id: true },
+      select: { id: true, filter: true },
     });
   }
 }

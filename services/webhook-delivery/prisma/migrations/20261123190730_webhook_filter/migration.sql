@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "webhooks"."Webhook" ADD COLUMN     "filter" TEXT;
+
