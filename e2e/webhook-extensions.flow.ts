@@ -1,6 +1,7 @@
 // Webhooks beyond the contract (extensions §E1.4-§E1.6), driven over HTTP through the gateway like a
 // user would, in whichever run mode the caller started. Every answer is checked against the served
 // OpenAPI document, and every delivery's signature over the raw bytes received.
+import { createCrmClient } from "@crm/client";
 import { waitFor } from "@crm/testing";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
@@ -85,6 +86,9 @@ async function eventCatalogueFlow(baseUrl: string, suffix: string, doc: Record<s
   expect(catalogue.status).toBe(200);
   const types = catalogue.body.data as Array<{ name: string; entity: string; action: string; description: string; schema: object }>;
   expect(types).toHaveLength(21);
+  // The typed client knows the operation and its answer's shape.
+  const typed = await createCrmClient({ baseUrl }).GET("/api/v1/event-types");
+  expect(typed.data?.data.map((t) => t.name)).toEqual(types.map((t) => t.name));
   const refused = await anonymous.call("GET", "/api/v1/event-types", undefined, { origin: "null" });
   expect([refused.status, refused.body.error.code]).toEqual([403, 403000]);
   const ajv = new Ajv({ allErrors: true, strict: true });
