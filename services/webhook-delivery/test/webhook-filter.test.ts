@@ -32,6 +32,8 @@ function invoiceEvent(businessId: string, type: string, data: Record<string, unk
 }
 
 describe.each(databaseModes)("webhook filters on %s", (mode) => {
+  // Opening PGlite takes seconds on a loaded machine; the deliveries themselves are waited for in bounded loops.
+  jest.setTimeout(60_000);
   let db: TestDatabase;
   let service: WebhookDeliveryService;
   let receiver: Receiver;
