@@ -2,7 +2,7 @@ import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
 import { runApiKeyFlow } from "./api-keys.flow";
-import { runConditionalRequestFlow } from "./records-ext.flow";
+import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
 
@@ -23,6 +23,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("records: ETag, If-None-Match and If-Match (extensions §E2.3)", async () => {
     await runConditionalRequestFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("records: batch create, all or nothing, an event per record (extensions §E2.2)", async () => {
+    await runBatchCreateFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("API keys: lastUsedAt, and a rolled key ends on every gateway sharing Redis (extensions §E3)", async () => {

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { ApiClient } from "./api-client";
 import { runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
-import { runConditionalRequestFlow } from "./records-ext.flow";
+import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
 import { runCoreFlow } from "./flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
 import { startEmbedded } from "./harness";
@@ -25,6 +25,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("records: ETag, If-None-Match and If-Match (extensions §E2.3)", async () => {
     await runConditionalRequestFlow(product.baseUrl, "embedded");
+  });
+
+  it("records: batch create, all or nothing, an event per record (extensions §E2.2)", async () => {
+    await runBatchCreateFlow(product.baseUrl, "embedded");
   });
 
   it("API keys: lastUsedAt and roll with an overlap (extensions §E3)", async () => {

@@ -62,3 +62,39 @@ export async function runConditionalRequestFlow(baseUrl: string, suffix: string)
     await receiver.close();
   }
 }
+
+/** Batch create (extensions §E2.2): all or nothing, an event per record in order, Idempotency-Key. */
+export async function runBatchCreateFlow(baseUrl: string, suffix: string): Promise<void> {
+  const api = await ownerClient(baseUrl, `batch-${suffix}`);
+  const receiver = await startReceiver(200);
+  try {
+    const hook = await api.POST("/api/v1/webhook", { body: { url: receiver.url, events: ["client.created"] } });
+    expect(hook.response.status).toBe(201);
+
+    // One bad item: nothing is created and nothing is emitted.
+    const refused = await api.POST("/api/v1/client/batch", {
+      body: { items: [{ firstName: "Ok", lastName: "First" }, { firstName: "No last name" } as never, { firstName: "Ok", lastName: "Third" }] },
+    });
+    expect(refused.response.status).toBe(400);
+    expect(refused.error?.error).toMatchObject({ code: 400001, details: [{ path: "items.1.lastName" }] });
+
+    const items = ["Ada", "Grace", "Katherine"].map((firstName) => ({ firstName, lastName: "Batch" }));
+    const headers = { "Idempotency-Key": `batch-${suffix}` };
+    const created = await api.POST("/api/v1/client/batch", { body: { items }, headers });
+    expect(created.response.status).toBe(201);
+    expect(created.data!.data.map((c) => c.firstName)).toEqual(["Ada", "Grace", "Katherine"]);
+    const replay = await api.POST("/api/v1/client/batch", { body: { items }, headers });
+    expect(replay.response.status).toBe(201);
+    expect(replay.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.data!.data.map((c) => c.id)).toEqual(created.data!.data.map((c) => c.id));
+    const list = await api.GET("/api/v1/client", {});
+    expect(list.data!.meta.total).toBe(3);
+
+    // Events of one business arrive in order: had the refused batch emitted, its events would come first.
+    const received = await waitFor(() => (receiver.received.length >= 3 ? receiver.received : undefined), 30_000, 100);
+    const bodies = received.map((r) => JSON.parse(r.rawBody) as { event: string; data: { id: string } });
+    expect(bodies.map((b) => [b.event, b.data.id])).toEqual(created.data!.data.map((c) => ["client.created", c.id]));
+  } finally {
+    await receiver.close();
+  }
+}

@@ -37,6 +37,9 @@ export const MONEY_UPPER_BOUND = 100_000_000_000;
  * JSON must escape as `\u00XX`, 6 bytes each) encodes to under 400 KiB, far below Kafka's default
  * 1 MiB message limit; ordinary text weighs a sixth of that. Tested in crm-records' limits test.
  */
+/** Most records one `POST /{entity}/batch` creates (extensions §E2.2). */
+export const RECORD_BATCH_MAX_ITEMS = 100;
+
 export const RECORD_LIMITS = {
   /** Line items of one invoice or quote (Stripe allows 250 lines per invoice too). */
   itemsPerDocument: 250,
@@ -466,6 +469,25 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       request: { body: { required: true, ...jsonContent(contract.create) } },
       responses: {
         201: { description: "The created record (without relations)", headers: etagHeader, ...jsonContent(dataEnvelope(contract.view)) },
+        ...errorResponses(writeErrors),
+      },
+    });
+    route({
+      method: "post",
+      path: `/api/v1/${entity}/batch`,
+      summary: `Create 1 to ${RECORD_BATCH_MAX_ITEMS} ${name}s at once, all or nothing (permission ${resource}.create); emits one ${entity}.created per record, in order`,
+      description:
+        `Each item is a ${name} create body, validated as POST /api/v1/${entity} validates it. Any invalid item (or unknown client) is 400001 with details naming it ` +
+        "(items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. " +
+        "The whole request is at most 1 MiB (413000).",
+      request: {
+        body: {
+          required: true,
+          ...jsonContent(z.object({ items: z.array(contract.create).min(1).max(RECORD_BATCH_MAX_ITEMS) }).strict().openapi(`${tag.slice(0, -1)}BatchCreate`)),
+        },
+      },
+      responses: {
+        201: { description: "The created records (without relations), in the order of the items", ...jsonContent(dataEnvelope(z.array(contract.view))) },
         ...errorResponses(writeErrors),
       },
     });

@@ -6,7 +6,7 @@ import { principalOf, requirePermission } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../persistence/record.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
-import { parseRecordBody } from "./record-body";
+import { parseBatchBody, parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
 function businessOf(req: Request): string {
@@ -44,6 +44,12 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       const input = parseRecordBody(definition.createSchema, req.body);
       const view = await service.create(definition, businessId, input);
       res.status(201).setHeader("ETag", recordEtag(definition, view)).json(ok(view));
+    });
+
+    router.post(`${path}/batch`, can("create"), async (req, res) => {
+      const businessId = businessOf(req);
+      const inputs = parseBatchBody(definition.createSchema, req.body);
+      res.status(201).json(ok(await service.createMany(definition, businessId, inputs)));
     });
 
     const update = async (req: Request, res: import("express").Response) => {

@@ -4,11 +4,16 @@
 import type { Tx } from "./prisma";
 
 export async function nextDocumentNumber(tx: Tx, businessId: string, prefix: "INV" | "QUO"): Promise<string> {
+  return (await nextDocumentNumbers(tx, businessId, prefix, 1))[0]!;
+}
+
+/** `count` consecutive numbers in one statement (a batch create): the same counter, the same lock. */
+export async function nextDocumentNumbers(tx: Tx, businessId: string, prefix: "INV" | "QUO", count: number): Promise<string[]> {
   const rows = await tx.$queryRaw<Array<{ value: number }>>`
     INSERT INTO "records"."DocumentCounter" ("businessId", "kind", "next")
-    VALUES (${businessId}::uuid, ${prefix}, 2)
-    ON CONFLICT ("businessId", "kind") DO UPDATE SET "next" = "DocumentCounter"."next" + 1
-    RETURNING "next" - 1 AS "value"`;
-  const value = Number(rows[0]!.value);
-  return `${prefix}-${String(value).padStart(6, "0")}`;
+    VALUES (${businessId}::uuid, ${prefix}, 1 + ${count}::int)
+    ON CONFLICT ("businessId", "kind") DO UPDATE SET "next" = "DocumentCounter"."next" + ${count}::int
+    RETURNING "next" - ${count}::int AS "value"`;
+  const first = Number(rows[0]!.value);
+  return Array.from({ length: count }, (_, i) => `${prefix}-${String(first + i).padStart(6, "0")}`);
 }

@@ -12,6 +12,15 @@ export function buildEnvelope(entity: RecordEntity, action: EventAction, busines
   return envelope;
 }
 
+/** Several events in one INSERT; their sequence follows the array's order. */
+export async function appendEvents(tx: Tx, envelopes: readonly EventEnvelope[]): Promise<void> {
+  if (envelopes.length === 1) return appendEvent(tx, envelopes[0]!);
+  const traceparent = activeTraceHeaders()?.traceparent ?? null;
+  await tx.outboxEvent.createMany({
+    data: envelopes.map((envelope) => ({ id: envelope.id, topic: RECORDS_TOPIC, key: envelope.businessId, payload: envelope as unknown as Prisma.InputJsonObject, traceparent })),
+  });
+}
+
 export async function appendEvent(tx: Tx, envelope: EventEnvelope): Promise<void> {
   await tx.outboxEvent.create({
     data: {

@@ -33,27 +33,40 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
 
 /** The one statement for `row` (from insertedRow; decimals re-read from `data` so no precision passes through a float). */
 export function insertRecordStatement(definition: EntityDefinition, data: Row, row: Row, event: EventEnvelope): InsertStatement {
+  return insertRecordsStatement(definition, [{ data, row, event }]);
+}
+
+/**
+ * The same for several records of one business (a batch create): one multi-row INSERT each for the
+ * records and their events (events in the entries' order), and the count raised by their number.
+ */
+export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<{ data: Row; row: Row; event: EventEnvelope }>): InsertStatement {
   const params: unknown[] = [];
   const param = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;
   };
-  const names: string[] = [];
-  const values: string[] = [];
-  for (const [name, column] of Object.entries(definition.columns)) {
-    names.push(`"${name}"`);
-    const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
-    values.push(param(value ?? null));
-  }
-  const businessId = param(row["businessId"]);
+  const names = Object.keys(definition.columns).map((name) => `"${name}"`);
+  const records = entries.map(({ data, row }) => {
+    const values = Object.entries(definition.columns).map(([name, column]) => {
+      const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
+      return param(value ?? null);
+    });
+    return `(${values.join(", ")})`;
+  });
+  const topic = param(RECORDS_TOPIC);
+  const traceparent = param(activeTraceHeaders()?.traceparent ?? null);
+  const events = entries.map(({ event }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${traceparent})`);
+  const businessId = param(entries[0]!.row["businessId"]);
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
+  const count = param(entries.length);
   const sql = `WITH "record" AS (
-  INSERT INTO ${definition.table} (${names.join(", ")}) VALUES (${values.join(", ")})
+  INSERT INTO ${definition.table} (${names.join(", ")}) VALUES ${records.join(", ")}
 ), "event" AS (
-  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES (${param(event.id)}::uuid, ${param(RECORDS_TOPIC)}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${param(activeTraceHeaders()?.traceparent ?? null)})
+  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
 ), "count" AS (
-  INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, 1)
+  INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, ${count}::int)
   ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"
 )
 SELECT 1`;

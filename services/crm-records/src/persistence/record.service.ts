@@ -2,7 +2,7 @@
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
-import { type AppError, errors, validationError, type ErrorDetail } from "@crm/errors";
+import { type AppError, errors, isAppError, validationError, type ErrorDetail } from "@crm/errors";
 import {
   DEFAULT_ORDER_BY,
   paginationMeta,
@@ -24,11 +24,11 @@ import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
-import { nextDocumentNumber } from "./document-number";
-import { appendEvent, buildEnvelope } from "./outbox.writer";
+import { nextDocumentNumber, nextDocumentNumbers } from "./document-number";
+import { appendEvents, buildEnvelope } from "./outbox.writer";
 import { adjustRecordCount, recordCount } from "./record-count";
 import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "./prisma";
-import { insertedRow, insertRecordStatement } from "./record-insert";
+import { insertedRow, insertRecordsStatement, insertRecordStatement } from "./record-insert";
 import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
 
 export interface RecordServiceOptions {
@@ -249,6 +249,55 @@ export class RecordService {
   }
 
   /**
+   * `POST /{entity}/batch` (extensions §E2.2): every record or none, each with its own created event,
+   * in the inputs' order. Records without line items go in one statement (record-insert.ts), invoices
+   * and quotes in one transaction with a range of numbers. Every problem is named by its item
+   * (`items.<i>.<field>`), client references included, and a refusal writes nothing.
+   */
+  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<RecordView[]> {
+    // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
+    const ids = inputs.map(() => uuidv7()).sort();
+    const data = inputs.map((input, i) => ({ ...itemScoped(i, () => this.scalarData(definition, input)), id: ids[i]!, businessId }));
+    const document = definition.document;
+    if (!document) {
+      await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
+      const now = new Date();
+      const entries = data.map((values) => {
+        const row = insertedRow(definition, values, now);
+        const view = serializeRecord(definition, row, this.options.definitions, false);
+        return { data: values, row, view, event: buildEnvelope(definition.entity, "created", businessId, view) };
+      });
+      const statement = insertRecordsStatement(definition, entries);
+      try {
+        await this.options.prisma.$executeRawUnsafe(statement.sql, ...statement.params);
+      } catch (err) {
+        // A client deleted since the check: name it as the check would have.
+        if (isForeignKeyViolation(err)) {
+          await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
+          throw unknownClient();
+        }
+        throw err;
+      }
+      this.options.onCommitted?.();
+      return entries.map((entry) => entry.view);
+    }
+    return this.write(async (tx) => {
+      await this.checkClientReferences(tx, definition, businessId, inputs);
+      const numbers = await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length);
+      const delegate = delegateOf(tx, definition.delegate);
+      const views: RecordView[] = [];
+      for (const [i, input] of inputs.entries()) {
+        const items = input[document.itemsRelation] as RecordItemInput[];
+        const values: Input = { ...data[i], number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } };
+        const row = await itemScoped(i, () => this.withReferenceErrors(() => delegate.create({ data: values, ...this.baseInclude(definition) })));
+        views.push(serializeRecord(definition, row, this.options.definitions, false));
+      }
+      await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
+      return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
+    });
+  }
+
+  /**
    * PATCH and PUT: any subset of the writable fields. With `ifMatch` (the If-Match header) the row is
    * locked and its ETag compared first: a mismatch is 412000 and the transaction writes nothing.
    */
@@ -322,10 +371,10 @@ export class RecordService {
   }
 
   /** One transaction for the change and its events; the relay is told once it has committed. */
-  private async write(work: (tx: Tx) => Promise<{ view: RecordView; events: EventEnvelope[] }>): Promise<RecordView> {
+  private async write<View = RecordView>(work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
     const { view } = await this.options.prisma.$transaction(async (tx) => {
       const result = await work(tx);
-      for (const event of result.events) await appendEvent(tx, event);
+      await appendEvents(tx, result.events);
       return result;
     });
     this.options.onCommitted?.();
@@ -356,6 +405,20 @@ export class RecordService {
     if (typeof clientId !== "string" || !isUuid(clientId)) throw unknownClient();
     const client = await tx.client.findFirst({ where: { id: clientId, businessId }, select: { id: true } });
     if (!client) throw unknownClient();
+  }
+
+  /** A batch's client references in one query; each unknown one (or another business's) named by its item. */
+  private async checkClientReferences(db: PrismaClient | Tx, definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<void> {
+    const field = definition.clientReference;
+    if (!field) return;
+    const wanted = inputs.map((input) => input[field]);
+    const candidates = [...new Set(wanted.filter((v): v is string => typeof v === "string" && isUuid(v)).map((v) => v.toLowerCase()))];
+    const found = candidates.length === 0 ? [] : await db.client.findMany({ where: { businessId, id: { in: candidates } }, select: { id: true } });
+    const known = new Set(found.map((client) => client.id));
+    const details = wanted.flatMap((value, i) =>
+      value === undefined || (typeof value === "string" && known.has(value.toLowerCase())) ? [] : [{ path: `items.${i}.${field}`, message: "Unknown client" }],
+    );
+    if (details.length > 0) throw errors.validationFailed(details);
   }
 
   /** The composite foreign key (businessId, clientId) is the last word if the client vanished meanwhile. */
@@ -428,6 +491,20 @@ async function whileRecordExists<T>(write: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (isPrismaError(err, "P2025")) throw errors.notFound(undefined, { cause: err });
     throw err;
+  }
+}
+
+/** Runs one batch item's step; its validation details are renamed `items.<i>.<path>`. */
+function itemScoped<T>(index: number, step: () => T): T {
+  const rename = (err: unknown): never => {
+    if (isAppError(err) && err.details) throw errors.validationFailed(err.details.map((d) => ({ ...d, path: `items.${index}.${d.path}` })), { cause: err });
+    throw err;
+  };
+  try {
+    const result = step();
+    return (result instanceof Promise ? result.catch(rename) : result) as T;
+  } catch (err) {
+    return rename(err);
   }
 }
 

@@ -68,6 +68,7 @@ const defs: RouteDef[] = [
     return [
       { ...base, method: "GET", pattern: `/${entity}`, permission: `${resource}.read` },
       { ...base, method: "POST", pattern: `/${entity}`, permission: `${resource}.create` },
+      { ...base, method: "POST", pattern: `/${entity}/batch`, permission: `${resource}.create` },
       { ...base, method: "GET", pattern: `/${entity}/:id`, permission: `${resource}.read` },
       { ...base, method: "PATCH", pattern: `/${entity}/:id`, permission: `${resource}.update` },
       { ...base, method: "PUT", pattern: `/${entity}/:id`, permission: `${resource}.update` },
