@@ -5,7 +5,7 @@ import { rmSync } from "node:fs";
 import { ApiClient } from "./api-client";
 import { startEmbedded, startReceiver } from "./harness";
 import { OpenApiResponseValidator } from "./openapi-validator";
-import { verifyInterfaceSignature } from "./flow";
+import { verifyInterfaceSignature } from "@crm/testing";
 import { waitFor } from "@crm/testing";
 
 jest.setTimeout(120_000);

@@ -2,20 +2,10 @@
 // bus -> delivery -> signed POST to a receiver -> SUCCESS in the delivery log.
 // Every call goes through the typed client (@crm/client), so the client is proven on every run, and
 // every answer is still checked against the served OpenAPI document.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { createCrmClient, verifyWebhookSignature } from "@crm/client";
-import { waitFor } from "@crm/testing";
+import { verifyInterfaceSignature, waitFor } from "@crm/testing";
 import { startReceiver } from "./harness";
 import { OpenApiResponseValidator } from "./openapi-validator";
-
-/** Interface §6, re-implemented here independently of the product's signer. */
-export function verifyInterfaceSignature(secret: string, rawBody: string, header: string | undefined): boolean {
-  if (!header?.startsWith("sha256=")) return false;
-  const key = createHash("sha256").update(secret).digest("hex");
-  const expected = Buffer.from(createHmac("sha256", key).update(rawBody).digest("hex"));
-  const given = Buffer.from(header.slice("sha256=".length));
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
 
 /** A fetch for @crm/client that records, like ApiClient, every answer the document does not describe. */
 export function validatingFetch(validator: OpenApiResponseValidator, undocumented: string[]): (request: Request) => Promise<Response> {

@@ -5,11 +5,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createTestDatabase, freePort, testInfra, waitFor } from "@crm/testing";
+import { createTestDatabase, freePort, startReceiver as startKitReceiver, testInfra, waitFor, type ReceivedRequest } from "@crm/testing";
 
 export const ROOT = path.resolve(__dirname, "..");
 
@@ -165,29 +163,10 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
   }
 }
 
-export interface ReceivedRequest {
-  headers: http.IncomingHttpHeaders;
-  rawBody: string;
-}
-
-/** A webhook receiver on loopback that records every request and answers `status`. */
+/** A webhook receiver on loopback that records every request and answers `status` (the test kit's). */
 export async function startReceiver(status = 200): Promise<{ url: string; received: ReceivedRequest[]; close(): Promise<void> }> {
-  const received: ReceivedRequest[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      received.push({ headers: req.headers, rawBody: Buffer.concat(chunks).toString("utf8") });
-      res.writeHead(status, { "content-type": "text/plain" }).end("ok");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  const receiver = await startKitReceiver({ kind: "status", status, body: "ok" }, "/hooks");
+  return { url: receiver.url, received: receiver.requests, close: () => receiver.close() };
 }
 
 export function tempDirCleanup(dir: string): void {

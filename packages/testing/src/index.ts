@@ -3,3 +3,5 @@ export { startInfra, startKafkaMock, type StartedInfra } from "./infra";
 export { waitFor } from "./wait-for";
 export { freePort } from "./free-port";
 export { errorCollectingLogger } from "./error-collecting-logger";
+export { startReceiver, type Receiver, type ReceivedRequest, type Behaviour } from "./receiver";
+export { verifyInterfaceSignature } from "./signature-oracle";

@@ -19,7 +19,7 @@ import {
   type Receiver,
   type TestDatabase,
 } from "./support/harness";
-import { verifyInterfaceSignature } from "./support/verify-signature";
+import { verifyInterfaceSignature } from "@crm/testing";
 
 function clientCreated(businessId: string): EventEnvelope {
   return {

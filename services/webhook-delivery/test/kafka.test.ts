@@ -9,7 +9,7 @@ import { KafkaBus } from "@crm/event-bus";
 import { testInfra, uniqueName, waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import { api, preferredMode, principal, recordEvent, silent, sleep, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
-import { verifyInterfaceSignature } from "./support/verify-signature";
+import { verifyInterfaceSignature } from "@crm/testing";
 
 const describeKafka = testInfra.kafkaBrokers ? describe : describe.skip;
 

@@ -25,7 +25,7 @@ import {
   type Receiver,
   type TestDatabase,
 } from "./support/harness";
-import { verifyInterfaceSignature } from "./support/verify-signature";
+import { verifyInterfaceSignature } from "@crm/testing";
 
 const KEY_A = "old-key-0123456789abcdef0123456789abcdef";
 const KEY_B = "new-key-0123456789abcdef0123456789abcdef";

@@ -1,8 +1,6 @@
 // Shared test plumbing: start the service as production does (start(loadConfig(env))) with timings
 // shortened through the WEBHOOK_* variables, call it with a signed internal token, receive its
 // deliveries on loopback, and publish events on the bus it consumes.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -103,64 +101,7 @@ export function api(service: { url: string }, who: Principal) {
   };
 }
 
-export interface ReceivedRequest {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  /** Exactly the bytes received. */
-  rawBody: string;
-  at: number;
-}
-
-export type Behaviour =
-  | { kind: "status"; status: number; body?: string }
-  | { kind: "hang" }
-  | { kind: "close" }
-  | { kind: "redirect"; location: string };
-
-/** A receiver on loopback that records every request and answers as told (changeable at any time). */
-export interface Receiver {
-  url: string;
-  requests: ReceivedRequest[];
-  behaviour: Behaviour | ((req: ReceivedRequest) => Behaviour);
-  close(): Promise<void>;
-}
-
-export async function startReceiver(behaviour: Receiver["behaviour"] = { kind: "status", status: 200, body: "ok" }): Promise<Receiver> {
-  const sockets = new Set<import("node:net").Socket>();
-  const receiver: Receiver = { url: "", requests: [], behaviour, close: async () => undefined };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const received: ReceivedRequest = {
-        method: req.method ?? "",
-        path: req.url ?? "",
-        headers: req.headers,
-        rawBody: Buffer.concat(chunks).toString("utf8"),
-        at: Date.now(),
-      };
-      receiver.requests.push(received);
-      const b = typeof receiver.behaviour === "function" ? receiver.behaviour(received) : receiver.behaviour;
-      if (b.kind === "status") res.writeHead(b.status, { "content-type": "text/plain" }).end(b.body ?? "");
-      else if (b.kind === "close") req.socket.destroy();
-      else if (b.kind === "redirect") res.writeHead(302, { location: b.location }).end();
-      // "hang": never answer; the socket is destroyed on close().
-    });
-  });
-  server.on("connection", (s) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  receiver.close = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    });
-  return receiver;
-}
+export { startReceiver, type Behaviour, type Receiver, type ReceivedRequest } from "@crm/testing";
 
 /** The in-process bus of this test process (the one the service consumes when KAFKA_BROKERS is unset). */
 export function inProcessBus(): EventBus {

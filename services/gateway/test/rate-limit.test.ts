@@ -4,7 +4,7 @@ import supertest from "supertest";
 import { generateApiKey } from "@crm/auth-cache";
 import { MemoryKvStore, RedisKvStore, type KvStore } from "@crm/kv-store";
 import { testInfra, uniqueName } from "@crm/testing";
-import { buildGateway, FakeIdentity, type Gateway } from "./security.fixture";
+import { buildGateway, FakeIdentity, type Gateway } from "./support/security.fixture";
 
 const describeRedis: jest.Describe = testInfra.redisUrl ? describe : describe.skip;
 

@@ -2,8 +2,8 @@
 // latest use; a failed report is retried with the next one; closing flushes.
 import supertest from "supertest";
 import { MemoryKvStore } from "@crm/kv-store";
-import { ApiKeyUsage, type ApiKeyUse } from "./api-key-usage";
-import { buildGateway, FakeIdentity } from "./security.fixture";
+import { ApiKeyUsage, type ApiKeyUse } from "../src/security/api-key-usage";
+import { buildGateway, FakeIdentity } from "./support/security.fixture";
 
 const quiet = { warn: () => undefined };
 

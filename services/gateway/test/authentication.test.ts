@@ -4,7 +4,7 @@ import supertest from "supertest";
 import { AccessTokenCodec, AUTH_STATE_TTL_MS } from "@crm/auth-cache";
 import { recordResources, actions, uuidv7, type Permission, type Principal } from "@crm/contracts";
 import { MemoryKvStore } from "@crm/kv-store";
-import { buildGateway, FakeIdentity, JWT_SECRET, type Gateway } from "./security.fixture";
+import { buildGateway, FakeIdentity, JWT_SECRET, type Gateway } from "./support/security.fixture";
 
 const RECORD_PATH: Record<(typeof recordResources)[number], string> = {
   clients: "client",

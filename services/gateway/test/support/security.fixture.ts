@@ -11,8 +11,8 @@ import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import { createLogger, type Logger } from "@crm/logger";
 import { requestContext, verifyInternalToken } from "@crm/service-kit";
-import { matchRoute } from "../http/route-table";
-import { createSecurity, type Security, type SecurityConfig } from "./index";
+import { matchRoute } from "../../src/http/route-table";
+import { createSecurity, type Security, type SecurityConfig } from "../../src/security";
 
 export const JWT_SECRET = "gateway-test-jwt-secret-long-enough-0123456789";
 export const INTERNAL_SECRET = "gateway-test-internal-secret-long-enough-012345";

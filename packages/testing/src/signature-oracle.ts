@@ -1,9 +1,9 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
 /**
- * Interface §6 Signature, written from the text rather than reusing the service's signer: key = hex
- * SHA-256 of the secret (as text), signature = hex HMAC-SHA256 of the raw body, header `sha256=<hex>`,
- * constant-time comparison.
+ * Interface §6 Signature, written from the text rather than reusing the product's signer (the
+ * oracle tests check deliveries against): key = hex SHA-256 of the secret (as text), signature =
+ * hex HMAC-SHA256 of the raw body, header `sha256=<hex>`, constant-time comparison.
  */
 export function verifyInterfaceSignature(secret: string, rawBody: string, header: string | undefined): boolean {
   if (!header?.startsWith("sha256=")) return false;

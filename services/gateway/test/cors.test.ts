@@ -1,7 +1,7 @@
 // The CORS matrix: {API key, JWT, none} x {allowed origin, other origin, null} x {simple, preflight}.
 import supertest from "supertest";
 import { MemoryKvStore } from "@crm/kv-store";
-import { buildGateway, FakeIdentity, type Gateway } from "./security.fixture";
+import { buildGateway, FakeIdentity, type Gateway } from "./support/security.fixture";
 
 const ALLOWED = "https://app.example.com";
 const OTHER = "https://evil.example.net";
