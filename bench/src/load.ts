@@ -43,3 +43,55 @@ export function median(values: readonly number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+export interface PacedOptions {
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  durationS: number;
+  /** Requests per second, sent evenly spaced (open loop). */
+  rate: number;
+}
+
+/**
+ * GETs at a fixed, evenly paced rate over a pool of `connections` keep-alive connections. Unlike
+ * autocannon's `overallRate` (each connection fires its per-second quota back to back, then waits
+ * for the next second, so every second starts at saturation), request i is due at start + i/rate
+ * and its latency counts from that moment, so time spent queued behind a slow answer counts too.
+ */
+export async function runPaced(options: PacedOptions): Promise<LoadResult> {
+  const { Pool } = await import("undici");
+  const url = new URL(options.url);
+  const pool = new Pool(url.origin, { connections: options.connections, pipelining: 1 });
+  const latencies: number[] = [];
+  let failures = 0;
+  const total = Math.round(options.rate * options.durationS);
+  const intervalMs = 1000 / options.rate;
+  const inFlight: Array<Promise<void>> = [];
+  const start = performance.now();
+  let sent = 0;
+  const one = async (dueAt: number): Promise<void> => {
+    try {
+      const res = await pool.request({ method: "GET", path: url.pathname + url.search, headers: options.headers });
+      await res.body.dump();
+      if (res.statusCode < 200 || res.statusCode >= 300) failures++;
+      else latencies.push(performance.now() - dueAt);
+    } catch {
+      failures++;
+    }
+  };
+  while (sent < total) {
+    const now = performance.now();
+    while (sent < total && start + sent * intervalMs <= now) {
+      inFlight.push(one(start + sent * intervalMs));
+      sent++;
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, start + sent * intervalMs - performance.now())));
+  }
+  await Promise.all(inFlight);
+  const elapsedS = (performance.now() - start) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { rps: latencies.length / elapsedS, p50: at(0.5), p99: at(0.99), failures };
+}
