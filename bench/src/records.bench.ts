@@ -18,7 +18,7 @@ import { permission, type Principal } from "@crm/contracts";
 import { signInternalToken } from "@crm/service-kit";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
-import { median, runLoad, type LoadResult } from "./load";
+import { median, runLoad, runPaced, type LoadResult } from "./load";
 import { spawnPeer } from "./peer-process";
 import { preparePeerTables, seedClients } from "./records-seed";
 
@@ -188,10 +188,11 @@ async function main(): Promise<void> {
         const ways = round % 2 ? [...s.ways].reverse() : s.ways;
         for (const way of ways) record(`${s.key}/${way}`, await run(s, way, DURATION_S));
       }
-      // The hop at a fixed rate: half of what the gateway sustained on the cheapest list.
+      // The hop at a fixed rate: half of what the gateway sustained on the cheapest list, evenly
+      // paced (autocannon's overallRate sends each second's quota back to back, at saturation).
       const rate = Math.max(1, Math.round(median(results.get(`${hop.key}/gateway`)!.map((r) => r.rps)) / 2));
       for (const way of round % 2 ? (["direct", "gateway"] as Way[]) : (["gateway", "direct"] as Way[])) {
-        record(`half-rate/${way}`, await run(hop, way, DURATION_S, rate));
+        record(`half-rate/${way}`, await runPaced({ url: base[way] + hop.path, headers: hop.caller.headers[way], connections: CONNECTIONS, durationS: DURATION_S, rate }));
       }
       console.log(`round ${round + 1}/${ROUNDS} done`);
     }
