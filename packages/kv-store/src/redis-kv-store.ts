@@ -8,7 +8,8 @@ export class RedisKvStore implements KvStore {
   constructor(url: string, private readonly prefix = "crm:") {
     // Fail fast rather than queueing commands forever while Redis is down: callers decide
     // whether to fail closed (auth) or open (rate limit).
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    // Auto-pipelining: commands issued in the same tick (concurrent requests' reads) share one write.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
     this.redis.on("error", () => {
       /* surfaced through command failures and readiness checks */
     });

@@ -8,6 +8,29 @@ import { buildGateway, FakeIdentity, type Gateway } from "./support/security.fix
 
 const describeRedis: jest.Describe = testInfra.redisUrl ? describe : describe.skip;
 
+/**
+ * A JWT that verifies but whose session is revoked is counted in its user's bucket while the auth
+ * state is read (to overlap the two Redis commands); the count must be taken back and the request
+ * counted per address, as for any failed authentication.
+ */
+async function revokedJwtCountsPerAddress(gw: Gateway, identity: FakeIdentity): Promise<void> {
+  const user = await identity.addUser("OWNER");
+  const revoked = await identity.signIn(user);
+  const live = (await identity.signIn(user)).token;
+  await identity.cache.revokeSessionAccessTokens(revoked.sid);
+  const list = (token: string) => supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${token}`);
+  for (const remaining of ["2", "1", "0"]) {
+    const refused = await list(revoked.token);
+    expect(refused.body.error.code).toBe(401011);
+    expect(refused.headers["x-ratelimit-remaining"]).toBe(remaining);
+  }
+  // The user's own bucket is untouched by the refused requests.
+  const ok = await list(live);
+  expect(ok.status).toBe(200);
+  expect(ok.headers["x-ratelimit-remaining"]).toBe("2");
+  expect((await list(revoked.token)).status).toBe(429);
+}
+
 describe("gateway rate limit (in-process store)", () => {
   let kv: MemoryKvStore;
   let identity: FakeIdentity;
@@ -65,6 +88,15 @@ describe("gateway rate limit (in-process store)", () => {
       expect(refused.headers["x-ratelimit-remaining"]).toBe("2");
       const counted = await supertest(fresh.app).get("/api/v1/nope");
       expect(counted.headers["x-ratelimit-remaining"]).toBe("1");
+    } finally {
+      await fresh.security.close();
+    }
+  });
+
+  it("counts a verified JWT whose session is revoked per address, not in its user's bucket", async () => {
+    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
+    try {
+      await revokedJwtCountsPerAddress(fresh, identity);
     } finally {
       await fresh.security.close();
     }

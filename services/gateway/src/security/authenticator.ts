@@ -29,23 +29,28 @@ export class Authenticator {
     this.cache = new AuthCache(kv);
   }
 
-  /** The principal, or an AppError with the exact 401xxx code. Store failures surface as 503000. */
-  async authenticate(credential: Credential): Promise<Principal> {
+  /**
+   * The principal, or an AppError with the exact 401xxx code. Store failures surface as 503000.
+   * `onVerified` is called with a JWT's user id once its signature and expiry check out, before the
+   * store is read (the caller starts that user's rate-limit count alongside the read).
+   */
+  async authenticate(credential: Credential, onVerified?: (userId: string) => void): Promise<Principal> {
     switch (credential.kind) {
       case "none":
         throw errors.authenticationRequired();
       case "malformed":
         throw errors.invalidAccessToken();
       case "jwt":
-        return this.fromJwt(credential.token);
+        return this.fromJwt(credential.token, onVerified);
       case "apiKey":
         return this.fromApiKey(credential.key);
     }
   }
 
-  private async fromJwt(token: string): Promise<Principal> {
+  private async fromJwt(token: string, onVerified: ((userId: string) => void) | undefined): Promise<Principal> {
     const claims = this.codec.verify(token, this.now());
     if (!claims) throw errors.invalidAccessToken();
+    onVerified?.(claims.sub);
     const cached = await guardStore(() => this.cache.readAccessTokenAndUser(claims.jti, claims.sub));
     if (cached.sessionId !== claims.sid) throw errors.accessTokenNotWhitelisted();
     const user = cached.user ?? (await this.identity.user(claims.sub));

@@ -31,6 +31,15 @@ export interface RateLimiter {
   peek(req: Request, res: Response): Promise<void>;
   /** Whether `key`'s window is already spent, without counting; false when the store cannot tell (fail open). */
   overBudget(key: string): Promise<boolean>;
+  /**
+   * Counts a request in `key`'s bucket now, before the middleware asks for it: the gateway starts
+   * the count for a JWT's user while it reads the auth state, so the two Redis commands overlap
+   * instead of following each other. The middleware's own count for `key` then takes this one.
+   * Every `countEarly` is matched by that count or by `withdrawEarly`.
+   */
+  countEarly(key: string): void;
+  /** The request counted early under `key` ended in another bucket (its authentication failed): take the count back. */
+  withdrawEarly(key: string): void;
   close(): Promise<void>;
 }
 
@@ -52,7 +61,35 @@ class FailOpenStore implements Store {
     this.inner.init?.(options);
   }
 
-  async increment(key: string): Promise<IncrementResponse> {
+  /** Counts started by `countEarly`, per key, each waiting for the middleware's count of that key. */
+  private readonly early = new Map<string, Array<Promise<IncrementResponse>>>();
+
+  countEarly(key: string): void {
+    const queue = this.early.get(key);
+    const counted = this.count(key);
+    if (queue) queue.push(counted);
+    else this.early.set(key, [counted]);
+  }
+
+  withdrawEarly(key: string): void {
+    const counted = this.takeEarly(key);
+    if (counted) void counted.then(() => this.decrement(key));
+  }
+
+  /** Counts of one key are interchangeable: any early one serves any request of that bucket. */
+  private takeEarly(key: string): Promise<IncrementResponse> | undefined {
+    const queue = this.early.get(key);
+    if (!queue) return undefined;
+    const counted = queue.shift();
+    if (queue.length === 0) this.early.delete(key);
+    return counted;
+  }
+
+  increment(key: string): Promise<IncrementResponse> {
+    return this.takeEarly(key) ?? this.count(key);
+  }
+
+  private async count(key: string): Promise<IncrementResponse> {
     try {
       return await this.inner.increment(key);
     } catch (err) {
@@ -91,7 +128,8 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   let store: Store;
   if (options.redisUrl) {
     // A client of its own: short command time-out so a dead Redis costs a request ~1 s at most.
-    redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+    // Auto-pipelining: the counts of requests handled in the same tick go out in one write.
+    redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000, enableAutoPipelining: true });
     redis.on("error", () => {
       /* reported through failed commands (FailOpenStore) and the gateway's readiness check */
     });
@@ -110,10 +148,11 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   }
 
   const refused = gatewayMetrics().rateLimited;
+  const failOpen = new FailOpenStore(store, options.logger);
   const middleware = rateLimit({
     windowMs: options.windowMs,
     limit: options.max,
-    store: new FailOpenStore(store, options.logger),
+    store: failOpen,
     legacyHeaders: true,
     standardHeaders: "draft-8",
     keyGenerator: options.key,
@@ -138,6 +177,8 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       const info = await Promise.resolve(middleware.getKey(key)).catch(() => undefined);
       return info !== undefined && info.totalHits >= options.max && info.resetTime !== undefined && info.resetTime.getTime() > Date.now();
     },
+    countEarly: (key) => failOpen.countEarly(key),
+    withdrawEarly: (key) => failOpen.withdrawEarly(key),
     close: async () => {
       if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
