@@ -51,7 +51,9 @@ export function createApp(deps: GatewayDeps): Express {
     next();
   });
   app.use(deps.security.guard);
-  app.use(API_PREFIX, publicRouter(deps.documents));
+  // Forwarded routes skip the gateway's own router (a few layers of path matching per request).
+  const documents = publicRouter(deps.documents);
+  app.use(API_PREFIX, (req, res, next) => (res.locals.route && res.locals.route.service !== "gateway" ? next() : documents(req, res, next)));
   app.use(rawJsonBody);
   app.use(forwardToService(deps));
   app.use(routeNotFound);
