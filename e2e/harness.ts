@@ -1,7 +1,8 @@
 // Starts the product the way users start it, as child processes, and drives it over HTTP.
 // Embedded: `pnpm start` (all services in one process). Distributed: `db:deploy` then one process per
 // service against PostgreSQL, Redis and Kafka. Both run the compiled output (`pnpm build`, brought up
-// to date by jest's global setup), with the same `node dist/...` command the start scripts end in.
+// to date by jest's global setup), with the same command the start scripts end in
+// (`scripts/start-service.sh` for each distributed service).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,8 +25,14 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra };
 }
 
-function spawnLogged(args: string[], env: NodeJS.ProcessEnv, sink: string[], label: string): ChildProcess {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+/** A compiled service started as its `pnpm start` and the Docker image start it (its runtime flags included). */
+export function serviceCommand(serviceDir: string): [string, string[]] {
+  return ["sh", [path.join(ROOT, "scripts/start-service.sh"), path.join(ROOT, serviceDir)]];
+}
+
+function spawnLogged(args: string[] | [string, string[]], env: NodeJS.ProcessEnv, sink: string[], label: string): ChildProcess {
+  const [command, argv] = typeof args[1] === "object" ? (args as [string, string[]]) : [process.execPath, args as string[]];
+  const child = spawn(command, argv, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const collect = (chunk: Buffer) => {
     sink.push(`[${label}] ${chunk.toString("utf8")}`);
     if (sink.length > 2000) sink.splice(0, sink.length - 2000);
@@ -133,12 +140,12 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
       services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
       children.push(
-        spawnLogged([`${service.dir}/dist/main.js`], baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
+        spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
       );
     }
     const gateway = async (label: string): Promise<string> => {
       const port = await freePort();
-      children.push(spawnLogged(["services/gateway/dist/main.js"], baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, label));
+      children.push(spawnLogged(serviceCommand("services/gateway"), baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, label));
       const url = `http://127.0.0.1:${port}`;
       await waitReady(url, children, logs);
       return url;

@@ -6,7 +6,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 
 const dir = process.env.BENCH_CPU_PROF_DIR;
-const script = path.basename(path.dirname(path.dirname(process.argv[process.argv.length - 1] ?? "node"))) || "node";
+const script = path.basename(path.dirname(path.dirname(path.resolve(process.argv[process.argv.length - 1] ?? "node")))) || "node";
 if (dir) {
   const session = new inspector.Session();
   session.connect();

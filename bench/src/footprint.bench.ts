@@ -2,7 +2,8 @@
 // hold, idle and under a short list load, beside a bare Express 5 process, alternating, in one run.
 //
 // Every product process is started as users start it: the compiled output (`pnpm build`, brought up
-// to date first) with plain `node`, the same command the start scripts end in.
+// to date first) with the same command the start scripts end in: plain `node` (embedded), and
+// `scripts/start-service.sh` for each distributed service (node with that service's runtime flags).
 // - embedded, first start: `infra/standalone/dist/start.js` on an empty DATA_DIR (migrations included);
 // - embedded, later start: the same again on that DATA_DIR;
 // - distributed: identity, crm-records, webhook-delivery (each on its own PostgreSQL database,
@@ -22,6 +23,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createTestDatabase, freePort, startInfra, testInfra } from "@crm/testing";
+import { serviceCommand } from "../../e2e/harness";
 import { median, runLoad } from "./load";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -94,11 +96,12 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", RATE_LIMIT_MAX: "1000000000", ...nodeOptions, ...extra };
 }
 
-/** Spawns `node <script>` and waits for `readyUrl` to answer 200. */
-async function startProcess(name: string, script: string, env: NodeJS.ProcessEnv, readyUrl: string): Promise<Started> {
+/** Spawns `node <script>` (or `[command, args]`) and waits for `readyUrl` to answer 200. */
+async function startProcess(name: string, script: string | [string, string[]], env: NodeJS.ProcessEnv, readyUrl: string): Promise<Started> {
   const logs: string[] = [];
   const t0 = performance.now();
-  const child = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const [command, args] = typeof script === "string" ? [process.execPath, [script]] : script;
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (c: Buffer) => logs.push(c.toString()));
   child.stderr!.on("data", (c: Buffer) => logs.push(c.toString()));
   for (;;) {
@@ -243,11 +246,11 @@ async function distributed(figures: Figures): Promise<void> {
       const port = await freePort();
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
       const env = baseEnv({ ...shared, ...("env" in service ? service.env : {}), DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" });
-      started.push(await startProcess(service.name, `services/${service.name}/dist/main.js`, env, `http://127.0.0.1:${port}/readyz`));
+      started.push(await startProcess(service.name, serviceCommand(`services/${service.name}`), env, `http://127.0.0.1:${port}/readyz`));
     }
     const port = await freePort();
     const env = baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" });
-    started.push(await startProcess("gateway", "services/gateway/dist/main.js", env, `http://127.0.0.1:${port}/readyz`));
+    started.push(await startProcess("gateway", serviceCommand("services/gateway"), env, `http://127.0.0.1:${port}/readyz`));
     const idle = await idleRss(started);
     const headers = await signUpAndSeed(`http://127.0.0.1:${port}`);
     await measure(started, idle, `http://127.0.0.1:${port}`, headers, figures, "distributed ");

@@ -25,5 +25,6 @@ COPY --from=deps --chown=node:node /app /app
 USER node
 # Each service answers /healthz without credentials.
 HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-# One node process running the compiled service: no package manager or transpiler in between.
-CMD ["sh", "-c", "cd services/$SERVICE && exec node dist/main.js"]
+# One node process running the compiled service: no package manager or transpiler in between
+# (scripts/start-service.sh sets the runtime flags the memory figures were measured with, then execs node).
+CMD ["sh", "-c", "exec sh scripts/start-service.sh services/$SERVICE"]
