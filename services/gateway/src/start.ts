@@ -3,7 +3,6 @@ import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import express from "express";
 import { listen, metricsHandler, startService, startServiceTracing, type ListeningServer, type RunningService } from "@crm/service-kit";
-import { request } from "undici";
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
 import { Forwarder } from "./http/forwarder";
@@ -54,14 +53,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<GatewaySer
       trustProxyHops: config.TRUST_PROXY_HOPS,
       readiness: [
         { name: "kv", check: () => kv.ping() },
-        ...Object.entries(services).map(([name, url]) => ({
-          name,
-          check: async () => {
-            const res = await request(`${url}/healthz`, { headersTimeout: 2000, bodyTimeout: 2000 });
-            await res.body.dump();
-            if (res.statusCode !== 200) throw new Error(`${name} answered ${res.statusCode}`);
-          },
-        })),
+        ...(Object.keys(services) as Array<keyof typeof services>).map((name) => ({ name, check: () => forwarder.checkHealth(name) })),
       ],
     });
     const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());

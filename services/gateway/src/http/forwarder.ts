@@ -2,12 +2,13 @@
 // the internal token that names the caller. The service's answer is passed back unchanged, up to
 // `maxResponseBytes`: undici stops reading beyond it, so one huge answer cannot grow the gateway's
 // memory; the caller gets 500000 (see the README's Limits) and the cause is logged.
-import { errors as undiciErrors, Pool, type Dispatcher } from "undici";
+import type { Dispatcher, Pool as PoolType } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
 import { type AppError, errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
 import type { ServiceName } from "./route-table";
+import { Pool, undiciErrors } from "./undici-pool";
 
 export interface UpstreamResponse {
   status: number;
@@ -33,7 +34,7 @@ const TOKEN_REUSE_MS = 30_000;
 const TOKENS_MAX = 10_000;
 
 export class Forwarder {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, PoolType>();
   /** Internal tokens by principal (its JSON; "" for anonymous): the request id travels in X-Request-Id. */
   private readonly tokens = new Map<string, { value: string; renewAtMs: number }>();
 
@@ -118,6 +119,13 @@ export class Forwarder {
     if (this.tokens.size >= TOKENS_MAX) this.tokens.clear();
     this.tokens.set(key, { value, renewAtMs: now + TOKEN_REUSE_MS });
     return value;
+  }
+
+  /** Readiness: the service's `/healthz` answers 200, over the same pool requests go through. */
+  async checkHealth(service: Exclude<ServiceName, "gateway">): Promise<void> {
+    const res = await this.pools.get(this.options.services[service])!.request({ method: "GET", path: "/healthz", headersTimeout: 2000, bodyTimeout: 2000 });
+    await res.body.dump();
+    if (res.statusCode !== 200) throw new Error(`${service} answered ${res.statusCode}`);
   }
 
   async close(): Promise<void> {
