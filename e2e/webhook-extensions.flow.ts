@@ -2,12 +2,11 @@
 // user would, in whichever run mode the caller started. Every answer is checked against the served
 // OpenAPI document, and every delivery's signature over the raw bytes received.
 import { createCrmClient } from "@crm/client";
-import { waitFor } from "@crm/testing";
+import { verifyInterfaceSignature, waitFor, type ReceivedRequest } from "@crm/testing";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
 import { ApiClient } from "./api-client";
-import { verifyInterfaceSignature } from "./flow";
-import { startReceiver, type ReceivedRequest } from "./harness";
+import { startReceiver } from "./harness";
 import { OpenApiResponseValidator } from "./openapi-validator";
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;

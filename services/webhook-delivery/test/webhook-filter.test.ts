@@ -6,7 +6,7 @@ import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import { api, databaseModes, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
-import { verifyInterfaceSignature } from "./support/verify-signature";
+import { verifyInterfaceSignature } from "@crm/testing";
 
 function invoiceEvent(businessId: string, type: string, data: Record<string, unknown>, previousAttributes?: Record<string, unknown>): EventEnvelope {
   return {
