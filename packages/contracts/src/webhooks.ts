@@ -63,6 +63,27 @@ export const webhookUpdateSchema = z
   .openapi("WebhookUpdate");
 export type WebhookUpdate = z.infer<typeof webhookUpdateSchema>;
 
+/** Longest grace period of a rotated-away secret: 7 days (extensions §E1.1). */
+export const WEBHOOK_MAX_GRACE_PERIOD_SECONDS = 604_800;
+
+export const webhookRotateSecretSchema = z
+  .object({
+    gracePeriodSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(WEBHOOK_MAX_GRACE_PERIOD_SECONDS)
+      .optional()
+      .openapi({
+        description:
+          "How long the old secret stays valid beside the new one, in seconds (0-604800, default 0). While it runs, webhook-signature carries two signatures, new first, then old; X-Service-Signature always uses the new secret",
+        example: 86400,
+      }),
+  })
+  .strict()
+  .openapi("WebhookRotateSecret");
+export type WebhookRotateSecret = z.infer<typeof webhookRotateSecretSchema>;
+
 export const webhookSchema = z
   .object({
     id: z.string(),
@@ -73,6 +94,10 @@ export const webhookSchema = z
     secretPrefix: z.string().openapi({ example: "whsec_AbCdEf" }),
     isActive: z.boolean(),
     filter: z.string().nullable().openapi({ description: "where expression over each event's data; null delivers every subscribed event" }),
+    previousSecretExpiresAt: z
+      .string()
+      .nullable()
+      .openapi({ format: "date-time", description: "Until when the secret rotated away most recently still signs deliveries (second webhook-signature); null when no grace period runs" }),
     createdAt: z.string().openapi({ format: "date-time" }),
     updatedAt: z.string().openapi({ format: "date-time" }),
   })
@@ -144,7 +169,10 @@ const deliveryCallback = {
           deliveryHeader("X-Service-Delivery-Id", "The delivery id, the same on every attempt: de-duplicate on it"),
           deliveryHeader("webhook-id", "Standard Webhooks: the delivery id"),
           deliveryHeader("webhook-timestamp", "Standard Webhooks: seconds since the epoch when the attempt was sent"),
-          deliveryHeader("webhook-signature", "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>"),
+          deliveryHeader(
+            "webhook-signature",
+            "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>; during a rotation's grace period two space-separated signatures, the new secret's first, then the old one's",
+          ),
         ],
         requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/WebhookEventPayload" } } } },
         responses: {
@@ -207,9 +235,13 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
   route({
     method: "post",
     path: "/api/v1/webhook/{id}/rotate-secret",
-    summary: "Replace the signing secret; the new one is shown only here (permission webhooks.update)",
-    request: { params: idParams },
-    responses: { 200: { description: "The webhook with its new secret", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([404001]) },
+    summary:
+      "Replace the signing secret; the new one is shown only here. With gracePeriodSeconds, the old one keeps signing beside it (second webhook-signature) until previousSecretExpiresAt (permission webhooks.update)",
+    request: { params: idParams, body: { required: false, ...jsonContent(webhookRotateSecretSchema) } },
+    responses: {
+      200: { description: "The webhook with its new secret", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) },
+      ...errorResponses([400001, 400002, 404001, 413000, 415000]),
+    },
   });
   route({
     method: "get",

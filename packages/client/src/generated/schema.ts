@@ -8443,7 +8443,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the signing secret; the new one is shown only here (permission webhooks.update) */
+        /** Replace the signing secret; the new one is shown only here. With gracePeriodSeconds, the old one keeps signing beside it (second webhook-signature) until previousSecretExpiresAt (permission webhooks.update) */
         post: {
             parameters: {
                 query?: never;
@@ -8453,7 +8453,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["WebhookRotateSecret"];
+                };
+            };
             responses: {
                 /** @description The webhook with its new secret */
                 200: {
@@ -8466,6 +8470,15 @@ export interface paths {
                             success: true;
                             data: components["schemas"]["WebhookWithSecret"];
                         };
+                    };
+                };
+                /** @description 400001 Validation failed; 400002 Malformed JSON body */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
                 /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
@@ -8497,6 +8510,24 @@ export interface paths {
                 };
                 /** @description Idempotency-Key reused with a different request (409002) */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 413000 Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description 415000 Unsupported media type */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9502,6 +9533,11 @@ export interface components {
             isActive: boolean;
             /** @description where expression over each event's data; null delivers every subscribed event */
             filter: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret rotated away most recently still signs deliveries (second webhook-signature); null when no grace period runs
+             */
+            previousSecretExpiresAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -9573,6 +9609,13 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        WebhookRotateSecret: {
+            /**
+             * @description How long the old secret stays valid beside the new one, in seconds (0-604800, default 0). While it runs, webhook-signature carries two signatures, new first, then old; X-Service-Signature always uses the new secret
+             * @example 86400
+             */
+            gracePeriodSeconds?: number;
         };
     };
     responses: never;

@@ -89,3 +89,28 @@ describe("buildDeliveryHeaders", () => {
     expect(later["webhook-timestamp"]).not.toBe(headers["webhook-timestamp"]);
   });
 });
+
+describe("buildDeliveryHeaders during a rotation's grace period (extensions §E1.1)", () => {
+  const current = generateWebhookSecret();
+  const previous = generateWebhookSecret();
+  const body = serializePayload({ event: "client.updated", data: { id: "c1", name: "Zoë ✓ 東京" }, businessId: "b1", timestamp: new Date() });
+  const sentAt = new Date();
+  const headers = buildDeliveryHeaders({ deliveryId: "d-9", event: "client.updated", secret: current, previousSecret: previous, body, timestamp: sentAt });
+
+  it("carries two space-separated v1 signatures, the new secret's first, then the old one's", () => {
+    const key = (secret: string) => Buffer.from(secret.slice("whsec_".length), "base64");
+    const expected = (secret: string) => "v1," + createHmac("sha256", key(secret)).update(`d-9.${headers["webhook-timestamp"]}.${body}`).digest("base64");
+    expect(headers["webhook-signature"]).toBe(`${expected(current)} ${expected(previous)}`);
+  });
+
+  it("verifies with either secret in the reference library, and with no other", () => {
+    expect(new Webhook(current).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(new Webhook(previous).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(generateWebhookSecret()).verify(body, headers)).toThrow();
+  });
+
+  it("keeps X-Service-Signature on the new secret only", () => {
+    expect(receiverVerifies(current, body, headers["X-Service-Signature"]!)).toBe(true);
+    expect(receiverVerifies(previous, body, headers["X-Service-Signature"]!)).toBe(false);
+  });
+});

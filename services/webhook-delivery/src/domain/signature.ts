@@ -65,6 +65,12 @@ export interface DeliveryHeadersInput {
   deliveryId: string;
   event: string;
   secret: string;
+  /**
+   * The secret rotated away most recently, while its grace period runs: webhook-signature then
+   * carries its signature too, after the current one's (extensions §E1.1), so receivers still on the
+   * old secret verify every attempt, retries included. X-Service-Signature stays on `secret`.
+   */
+  previousSecret?: string | undefined;
   /** The exact body that will be sent (see serializePayload). */
   body: string;
   /** When this attempt is sent. It changes per attempt, unlike the body's event timestamp. */
@@ -83,11 +89,8 @@ export function buildDeliveryHeaders(input: DeliveryHeadersInput): Record<string
     "X-Service-Delivery-Id": input.deliveryId,
     "webhook-id": input.deliveryId,
     "webhook-timestamp": String(unixSeconds),
-    "webhook-signature": standardWebhookSignature({
-      id: input.deliveryId,
-      timestamp: unixSeconds,
-      body: input.body,
-      secret: input.secret,
-    }),
+    "webhook-signature": [input.secret, ...(input.previousSecret === undefined ? [] : [input.previousSecret])]
+      .map((secret) => standardWebhookSignature({ id: input.deliveryId, timestamp: unixSeconds, body: input.body, secret }))
+      .join(" "),
   };
 }

@@ -3,7 +3,8 @@ import { redactUrlCredentials } from "../domain/url-credentials";
 import type { Delivery, Webhook } from "../generated/prisma/client";
 
 /** The public shape of a webhook: everything but the secret, and any password in the URL redacted. */
-export function webhookView(row: Webhook): WebhookView {
+export function webhookView(row: Webhook, now: Date = new Date()): WebhookView {
+  const graceEnds = row.previousSecret !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now ? row.previousSecretExpiresAt : null;
   return {
     id: row.id,
     businessId: row.businessId,
@@ -13,6 +14,7 @@ export function webhookView(row: Webhook): WebhookView {
     secretPrefix: row.secretPrefix,
     isActive: row.isActive,
     filter: row.filter,
+    previousSecretExpiresAt: graceEnds?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -22,8 +24,8 @@ export function webhookView(row: Webhook): WebhookView {
  * Only for the two responses that show a secret once: creation and rotation. The secret comes from the
  * handler that generated it (the row only holds it sealed).
  */
-export function webhookWithSecretView(row: Webhook, secret: string): WebhookWithSecretView {
-  return { ...webhookView(row), secret };
+export function webhookWithSecretView(row: Webhook, secret: string, now?: Date): WebhookWithSecretView {
+  return { ...webhookView(row, now), secret };
 }
 
 export function deliveryView(row: Delivery): DeliveryView {

@@ -1,5 +1,5 @@
 import { Router, type Request } from "express";
-import { ok, okList, webhookCreateSchema, webhookUpdateSchema, WEBHOOK_TEST_EVENT } from "@crm/contracts";
+import { ok, okList, webhookCreateSchema, webhookRotateSecretSchema, webhookUpdateSchema, WEBHOOK_TEST_EVENT } from "@crm/contracts";
 import { errors, parseOrThrow, validationError } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
@@ -70,7 +70,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   router.get("/webhook", requirePermission("webhooks.read"), async (req, res) => {
     const page = parsePagination(req.query);
     const { rows, total } = await deps.webhooks.list(principalOf(req).businessId, page);
-    res.json(okList(rows.map(webhookView), paginationMeta(total, page.page, page.perPage)));
+    res.json(okList(rows.map((row) => webhookView(row)), paginationMeta(total, page.page, page.perPage)));
   });
 
   router.get("/webhook/:id", requirePermission("webhooks.read"), async (req, res) => {
@@ -117,10 +117,18 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   router.post("/webhook/:id/rotate-secret", requirePermission("webhooks.update"), async (req, res) => {
     const current = await webhookOf(deps, req);
+    // No body means no grace period (extensions §E1.1).
+    const input = parseOrThrow(webhookRotateSecretSchema, req.body ?? {});
     const secret = generateWebhookSecret();
-    const updated = await deps.webhooks.update(current.businessId, current.id, { secret, secretPrefix: secretPrefix(secret) });
+    const at = now();
+    const updated = await deps.webhooks.rotateSecret(current.businessId, current.id, {
+      secret,
+      secretPrefix: secretPrefix(secret),
+      gracePeriodSeconds: input.gracePeriodSeconds ?? 0,
+      now: at,
+    });
     if (!updated) throw errors.notFound();
-    res.json(ok(webhookWithSecretView(updated, secret)));
+    res.json(ok(webhookWithSecretView(updated, secret, at)));
   });
 
   router.get("/webhook/:id/deliveries", requirePermission("webhooks.read"), async (req, res) => {

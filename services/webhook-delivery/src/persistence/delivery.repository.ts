@@ -28,6 +28,8 @@ export interface AttemptToSend {
   url: string;
   /** The webhook's signing secret as stored: sealed (see SecretKeyring), opened only to sign. */
   secret: string;
+  /** The secret rotated away most recently, sealed, while its grace period runs (else null). */
+  previousSecret: string | null;
   webhookActive: boolean;
 }
 
@@ -62,7 +64,8 @@ const DELIVERY_STATUS = Prisma.raw(`"webhooks"."DeliveryStatus"`);
  * The AttemptToSend columns, for statements over the delivery `d`, its webhook `w` and payload `p`:
  * one list for the claims and startAttempt, so both always read the same thing.
  */
-const SEND_COLUMNS = Prisma.sql`d.event, p.body AS payload, d."manualRetry", w.url, w.secret, w."isActive" AS "webhookActive"`;
+const SEND_COLUMNS = Prisma.sql`d.event, p.body AS payload, d."manualRetry", w.url, w.secret,
+  CASE WHEN w."previousSecretExpiresAt" > now() THEN w."previousSecret" END AS "previousSecret", w."isActive" AS "webhookActive"`;
 type ClaimRow = { id: string; webhookId: string; businessId: string; attempt: number } & AttemptToSend;
 
 function claimsFrom(rows: ClaimRow[], leaseUntil: Date, at: Date): ClaimedDelivery[] {

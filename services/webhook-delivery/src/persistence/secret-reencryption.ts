@@ -31,9 +31,12 @@ export class SecretReencryption {
     const current = this.keyring.current.id;
     const olderKeys = this.keyring.keyIds.filter((id) => id !== current);
     const after = this.after === undefined ? Prisma.empty : Prisma.sql`AND id > ${this.after}::uuid`;
-    const rows = await this.prisma.$queryRaw<Array<{ id: string; secret: string }>>`
-      SELECT id::text AS id, secret FROM ${WEBHOOK}
-      WHERE (left(secret, 6) = 'whsec_' OR split_part(secret, ':', 2) = ANY(${olderKeys}::text[])) ${after}
+    if (this.after === undefined) await this.forgetExpiredPreviousSecrets();
+    // A rotated-away secret in its grace period (extensions §E1.1) is moved to the current key too.
+    const rows = await this.prisma.$queryRaw<Array<{ id: string; secret: string; previousSecret: string | null }>>`
+      SELECT id::text AS id, secret, "previousSecret" FROM ${WEBHOOK}
+      WHERE (left(secret, 6) = 'whsec_' OR split_part(secret, ':', 2) = ANY(${olderKeys}::text[])
+             OR left("previousSecret", 6) = 'whsec_' OR split_part("previousSecret", ':', 2) = ANY(${olderKeys}::text[])) ${after}
       ORDER BY id
       LIMIT ${limit}`;
     for (const row of rows) {
@@ -44,27 +47,53 @@ export class SecretReencryption {
     return rows.length;
   }
 
-  /** How many secrets are sealed with each key: an older key may be removed once it has no rows. */
+  /**
+   * A rotated-away secret whose grace period is over signs nothing any more: it is not kept at rest
+   * (not even sealed) longer than one pass of this job.
+   */
+  private async forgetExpiredPreviousSecrets(): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE ${WEBHOOK} SET "previousSecret" = NULL, "previousSecretExpiresAt" = NULL
+      WHERE "previousSecret" IS NOT NULL AND "previousSecretExpiresAt" <= now()`;
+  }
+
+  /**
+   * How many secrets are sealed with each key (current ones, and rotated-away ones still in their
+   * grace period): an older key may be removed once it has none.
+   */
   async counts(): Promise<SecretKeyCounts> {
     const rows = await this.prisma.$queryRaw<Array<{ key: string; n: number }>>`
-      SELECT CASE WHEN left(secret, 6) = 'whsec_' THEN ${PLAINTEXT} ELSE split_part(secret, ':', 2) END AS key, count(*)::int AS n
-      FROM ${WEBHOOK} GROUP BY 1`;
+      SELECT CASE WHEN left(s, 6) = 'whsec_' THEN ${PLAINTEXT} ELSE split_part(s, ':', 2) END AS key, count(*)::int AS n
+      FROM (
+        SELECT secret AS s FROM ${WEBHOOK}
+        UNION ALL
+        SELECT "previousSecret" FROM ${WEBHOOK} WHERE "previousSecret" IS NOT NULL AND "previousSecretExpiresAt" > now()
+      ) AS sealed GROUP BY 1`;
     return Object.fromEntries(rows.map((r) => [r.key, Number(r.n)]));
   }
 
-  private async reencrypt(row: { id: string; secret: string }): Promise<boolean> {
-    let secret: string;
+  private async reencrypt(row: { id: string; secret: string; previousSecret: string | null }): Promise<boolean> {
+    const secret = this.resealed(row.id, row.secret);
+    const previous = row.previousSecret === null ? null : this.resealed(row.id, row.previousSecret);
+    if (secret === undefined || previous === undefined) return false;
+    // Raw SQL, not Prisma's update: re-encryption is not a change of the webhook (updatedAt stays).
+    // Compare-and-set on both values read: a concurrent rotation (or instance) wins, nothing is lost.
+    const changed = await this.prisma.$executeRaw`
+      UPDATE ${WEBHOOK} SET secret = ${secret}, "previousSecret" = ${previous}
+      WHERE id = ${row.id}::uuid AND secret = ${row.secret} AND "previousSecret" IS NOT DISTINCT FROM ${row.previousSecret}`;
+    return changed > 0;
+  }
+
+  /** The value sealed with the current key (unchanged if it already is), or undefined when it cannot be opened. */
+  private resealed(webhookId: string, stored: string): string | undefined {
+    if (!this.keyring.needsReencryption(stored)) return stored;
     try {
-      secret = this.keyring.open(row.id, row.secret);
+      return this.keyring.seal(webhookId, this.keyring.open(webhookId, stored));
     } catch (err) {
       if (!(err instanceof UnreadableSecretError)) throw err;
-      this.logger.error({ webhookId: row.id, keyId: err.keyId, reason: err.reason }, "webhook secret cannot be decrypted; not re-encrypted");
-      return false;
+      this.logger.error({ webhookId, keyId: err.keyId, reason: err.reason }, "webhook secret cannot be decrypted; not re-encrypted");
+      return undefined;
     }
-    // Raw SQL, not Prisma's update: re-encryption is not a change of the webhook (updatedAt stays).
-    const changed = await this.prisma.$executeRaw`
-      UPDATE ${WEBHOOK} SET secret = ${this.keyring.seal(row.id, secret)} WHERE id = ${row.id}::uuid AND secret = ${row.secret}`;
-    return changed > 0;
   }
 
   private async endPass(): Promise<void> {

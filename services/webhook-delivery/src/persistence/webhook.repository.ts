@@ -1,7 +1,9 @@
 import { isUuid, uuidv7 } from "@crm/contracts";
 import type { Pagination } from "@crm/query-language";
 import type { SecretKeyring } from "../domain/secret-keyring";
-import type { PrismaClient, Webhook } from "../generated/prisma/client";
+import { Prisma, type PrismaClient, type Webhook } from "../generated/prisma/client";
+
+const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
 
 export interface NewWebhook {
   businessId: string;
@@ -57,6 +59,31 @@ export class WebhookRepository {
     if (!isUuid(id)) return undefined;
     const data = changes.secret === undefined ? changes : { ...changes, secret: this.keyring.seal(id, changes.secret) };
     const { count } = await this.prisma.webhook.updateMany({ where: { id, businessId }, data });
+    if (count === 0) return undefined;
+    return this.find(businessId, id);
+  }
+
+  /**
+   * Replaces the signing secret in one statement. With a grace period, the secret it replaces becomes
+   * the previous one (its sealed value moves as is: both are bound to this webhook id) until `now` +
+   * grace; without, no previous secret is kept. Either way an earlier overlap ends: only the secret
+   * rotated away most recently is ever still valid (extensions §E1.1).
+   */
+  async rotateSecret(
+    businessId: string,
+    id: string,
+    rotation: { secret: string; secretPrefix: string; gracePeriodSeconds: number; now: Date },
+  ): Promise<Webhook | undefined> {
+    if (!isUuid(id)) return undefined;
+    const keep = rotation.gracePeriodSeconds > 0;
+    const expiresAt = keep ? new Date(rotation.now.getTime() + rotation.gracePeriodSeconds * 1000) : null;
+    // SET expressions read the row as it was, so "previousSecret" gets the secret being replaced.
+    const count = await this.prisma.$executeRaw`
+      UPDATE ${WEBHOOK} SET
+        "previousSecret" = CASE WHEN ${keep} THEN secret ELSE NULL END,
+        "previousSecretExpiresAt" = ${expiresAt}::timestamptz,
+        secret = ${this.keyring.seal(id, rotation.secret)}, "secretPrefix" = ${rotation.secretPrefix}, "updatedAt" = ${rotation.now}
+      WHERE id = ${id}::uuid AND "businessId" = ${businessId}`;
     if (count === 0) return undefined;
     return this.find(businessId, id);
   }

@@ -250,6 +250,24 @@ export class AttemptExecutor {
     return { ...claim, ...claim.read.send, read: undefined };
   }
 
+  /**
+   * The rotated-away secret during its grace period. One that cannot be opened only costs the second
+   * signature (logged); the attempt is still signed with the current secret and sent.
+   */
+  private openPreviousSecret(started: StartedAttempt): string | undefined {
+    if (started.previousSecret === null) return undefined;
+    try {
+      return this.options.keyring.open(started.webhookId, started.previousSecret);
+    } catch (err) {
+      if (!(err instanceof UnreadableSecretError)) throw err;
+      this.options.logger.warn(
+        { deliveryId: started.id, webhookId: started.webhookId, keyId: err.keyId, reason: err.reason },
+        "previous webhook signing secret cannot be decrypted; signing with the current secret only",
+      );
+      return undefined;
+    }
+  }
+
   /** Sends one attempt; resolves with the step that records its outcome (none when nothing was sent). */
   private async attempt(claim: ClaimedDelivery, trace: TraceCarrier | undefined): Promise<(() => Promise<void>) | undefined> {
     const { deliveries, dispatcher, logger } = this.options;
@@ -280,6 +298,7 @@ export class AttemptExecutor {
       deliveryId: started.id,
       event: started.event,
       secret,
+      previousSecret: this.openPreviousSecret(started),
       body: started.payload,
       timestamp: this.now(),
     });

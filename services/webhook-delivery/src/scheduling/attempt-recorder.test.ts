@@ -13,6 +13,7 @@ const started = (id: string): StartedAttempt => ({
   manualRetry: false,
   url: "http://x",
   secret: "s",
+  previousSecret: null,
   webhookActive: true,
 });
 
