@@ -132,6 +132,46 @@ function scenarios(mode: string, start: () => Promise<RunningProduct & { dataDir
     const invalid = await api.POST("/api/v1/webhook/{id}/rotate-secret", { params: { path: { id: hook.id } }, body: { gracePeriodSeconds: 604_801 } });
     expect([invalid.response.status, invalid.error?.error.code]).toEqual([400, 400001]);
   });
+
+  it("E1.2: recover re-sends the webhook's FAILED deliveries once, and no other business can touch them", async () => {
+    const { api } = await owner();
+    const path = `/recover-${randomUUID()}`;
+    let down = true;
+    const previous = receiver.answer;
+    receiver.setAnswer((p) => (p === path ? (down ? 500 : 200) : previous(p)));
+    const hook = (await api.POST("/api/v1/webhook", { body: { url: `${receiver.base}${path}`, events: ["client.created"] } })).data!.data;
+    await api.POST("/api/v1/client", { body: { firstName: "Ada", lastName: "Lovelace" } });
+    const failed = await waitFor(async () => {
+      const log = await api.GET("/api/v1/webhook/{id}/deliveries", { params: { path: { id: hook.id } } });
+      return log.data?.data[0]?.status === "FAILED" ? log.data.data[0] : undefined;
+    }, 30_000);
+    expect(failed.attempt).toBe(3);
+    down = false;
+
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const stranger = await owner();
+    const denied = await stranger.api.POST("/api/v1/webhook/{id}/recover", { params: { path: { id: hook.id } }, body: { since } });
+    expect([denied.response.status, denied.error?.error.code]).toEqual([404, 404001]);
+    const tooWide = await api.POST("/api/v1/webhook/{id}/recover", { params: { path: { id: hook.id } }, body: { since: new Date(Date.now() - 15 * 86_400_000).toISOString() } });
+    expect([tooWide.response.status, tooWide.error?.error.code]).toEqual([400, 400001]);
+
+    const recovered = await api.POST("/api/v1/webhook/{id}/recover", { params: { path: { id: hook.id } }, body: { since } });
+    expect(recovered.response.status).toBe(202);
+    expect(recovered.data!.data).toEqual({ recovered: 1 });
+    const done = await waitFor(async () => {
+      const log = await api.GET("/api/v1/webhook/{id}/deliveries", { params: { path: { id: hook.id } } });
+      return log.data?.data[0]?.status === "SUCCESS" ? log.data.data[0] : undefined;
+    }, 30_000);
+    expect(done).toMatchObject({ id: failed.id, attempt: 4, responseStatus: 200 });
+    const sent = requestsTo(path);
+    expect(sent).toHaveLength(4);
+    expect(new Set(sent.map((r) => r.headers["x-service-delivery-id"]))).toEqual(new Set([failed.id]));
+    expect(new Set(sent.map((r) => r.rawBody)).size).toBe(1);
+
+    await api.DELETE("/api/v1/webhook/{id}", { params: { path: { id: hook.id } } });
+    const inactive = await api.POST("/api/v1/webhook/{id}/recover", { params: { path: { id: hook.id } }, body: { since } });
+    expect([inactive.response.status, inactive.error?.error.code]).toEqual([409, 409004]);
+  });
 }
 
 describe("webhook extensions, single-machine mode", () => {

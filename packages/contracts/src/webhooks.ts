@@ -84,6 +84,26 @@ export const webhookRotateSecretSchema = z
   .openapi("WebhookRotateSecret");
 export type WebhookRotateSecret = z.infer<typeof webhookRotateSecretSchema>;
 
+/** Widest window `POST /webhook/{id}/recover` accepts: 14 days (extensions §E1.2). */
+export const WEBHOOK_RECOVER_MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
+
+const recoverTimestamp = z.iso.datetime({ offset: true, message: "Expected an ISO 8601 date-time" });
+
+export const webhookRecoverSchema = z
+  .object({
+    since: recoverTimestamp.openapi({ description: "Start of the window (inclusive), by delivery creation time", example: "2026-01-01T00:00:00Z" }),
+    until: recoverTimestamp
+      .optional()
+      .openapi({ description: "End of the window (exclusive); default now. After since, and at most 14 days after it", example: "2026-01-02T00:00:00Z" }),
+  })
+  .strict()
+  .openapi("WebhookRecover");
+export type WebhookRecover = z.infer<typeof webhookRecoverSchema>;
+
+export const webhookRecoverResultSchema = z
+  .object({ recovered: z.number().int().openapi({ description: "FAILED deliveries given one new attempt now" }) })
+  .openapi("WebhookRecoverResult");
+
 export const webhookSchema = z
   .object({
     id: z.string(),
@@ -256,5 +276,16 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
     summary: "Re-send a FAILED delivery now, as a new attempt on the same record (permission webhooks.update)",
     request: { params: deliveryParams },
     responses: { 202: { description: "Accepted; the delivery record", ...jsonContent(dataEnvelope(deliverySchema)) }, ...errorResponses([404001, 409004]) },
+  });
+  route({
+    method: "post",
+    path: "/api/v1/webhook/{id}/recover",
+    summary:
+      "Give every FAILED delivery of this webhook created in [since, until) one new attempt now, like a manual retry (same record and X-Service-Delivery-Id, no automatic retries after it); an inactive webhook answers 409004 (permission webhooks.update)",
+    request: { params: idParams, body: { required: true, ...jsonContent(webhookRecoverSchema) } },
+    responses: {
+      202: { description: "Accepted; how many deliveries were recovered", ...jsonContent(dataEnvelope(webhookRecoverResultSchema)) },
+      ...errorResponses([400001, 400002, 404001, 409004, 413000, 415000]),
+    },
   });
 }

@@ -62,6 +62,7 @@ describe("registerWebhooksOpenApi", () => {
         "POST /api/v1/webhook/{id}/rotate-secret",
         "GET /api/v1/webhook/{id}/deliveries",
         "POST /api/v1/webhook/{id}/deliveries/{deliveryId}/retry",
+        "POST /api/v1/webhook/{id}/recover",
       ].sort(),
     );
     const retry = (paths["/api/v1/webhook/{id}/deliveries/{deliveryId}/retry"] as { post: { responses: Record<string, { description: string }> } }).post;

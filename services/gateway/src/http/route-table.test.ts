@@ -9,6 +9,7 @@ describe("route table", () => {
     ["DELETE", "/api/v1/contact/abc", "crm-records", "contacts.delete"],
     ["GET", "/api/v1/webhook/abc/deliveries", "webhook-delivery", "webhooks.read"],
     ["POST", "/api/v1/webhook/abc/deliveries/def/retry", "webhook-delivery", "webhooks.update"],
+    ["POST", "/api/v1/webhook/abc/recover", "webhook-delivery", "webhooks.update"],
     ["POST", "/api/v1/api-key", "identity", "apiKeys.create"],
     ["DELETE", "/api/v1/api-key", "identity", "apiKeys.delete"],
     ["GET", "/api/v1/user/abc", "identity", "users.read"],

@@ -55,6 +55,7 @@ const defs: RouteDef[] = [
   { method: "POST", pattern: "/webhook/:id/test", service: "webhook-delivery", public: false, permission: "webhooks.update" },
   { method: "POST", pattern: "/webhook/:id/rotate-secret", service: "webhook-delivery", public: false, permission: "webhooks.update" },
   { method: "GET", pattern: "/webhook/:id/deliveries", service: "webhook-delivery", public: false, permission: "webhooks.read" },
+  { method: "POST", pattern: "/webhook/:id/recover", service: "webhook-delivery", public: false, permission: "webhooks.update" },
   {
     method: "POST",
     pattern: "/webhook/:id/deliveries/:deliveryId/retry",

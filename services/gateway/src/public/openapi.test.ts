@@ -51,6 +51,7 @@ describe("OpenAPI document", () => {
       "/api/v1/webhook/{id}/deliveries",
       "/api/v1/webhook/{id}/rotate-secret",
       "/api/v1/webhook/{id}/deliveries/{deliveryId}/retry",
+      "/api/v1/webhook/{id}/recover",
       "/api/v1/openapi.json",
       "/api/v1/capabilities",
     ]) {

@@ -1,5 +1,14 @@
 import { Router, type Request } from "express";
-import { ok, okList, webhookCreateSchema, webhookRotateSecretSchema, webhookUpdateSchema, WEBHOOK_TEST_EVENT } from "@crm/contracts";
+import {
+  ok,
+  okList,
+  webhookCreateSchema,
+  webhookRecoverSchema,
+  webhookRotateSecretSchema,
+  webhookUpdateSchema,
+  WEBHOOK_RECOVER_MAX_WINDOW_MS,
+  WEBHOOK_TEST_EVENT,
+} from "@crm/contracts";
 import { errors, parseOrThrow, validationError } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
@@ -152,7 +161,31 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     res.status(202).json(ok(deliveryView(delivery)));
   });
 
+  router.post("/webhook/:id/recover", requirePermission("webhooks.update"), async (req, res) => {
+    const webhook = await webhookOf(deps, req);
+    const input = parseOrThrow(webhookRecoverSchema, req.body ?? {});
+    const at = now();
+    const since = new Date(input.since);
+    const until = input.until === undefined ? at : new Date(input.until);
+    if (since >= until) throw validationError("since", "since must be before until (default: now)");
+    if (until.getTime() - since.getTime() > WEBHOOK_RECOVER_MAX_WINDOW_MS) throw validationError("since", "The window from since to until is at most 14 days");
+    // Nothing would be sent to an inactive webhook: say so rather than fail every delivery again.
+    if (!webhook.isActive) throw errors.deliveryNotRetryable();
+    const ids = await deps.deliveries.requestRecovery(webhook.businessId, webhook.id, { since, until }, at);
+    // Durable from here (each record is due now); sent in bounded batches without holding the request,
+    // and whatever this process does not get to (a restart) the retry cycle sends.
+    void sendInBatches(deps.executor, ids);
+    res.status(202).json(ok({ recovered: ids.length }));
+  });
+
   return router;
+}
+
+/** Claims a bounded number of recovered deliveries at a time: a large recovery never floods memory or slots. */
+const RECOVERY_BATCH = 20;
+
+async function sendInBatches(executor: AttemptExecutor, ids: readonly string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += RECOVERY_BATCH) await executor.sendNow(ids.slice(i, i + RECOVERY_BATCH));
 }
 
 function delay(ms: number): Promise<void> {

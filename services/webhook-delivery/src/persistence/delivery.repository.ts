@@ -289,6 +289,21 @@ export class DeliveryRepository {
     return (await this.find(businessId, webhookId, id)) ? "not-failed" : "not-found";
   }
 
+  /**
+   * Bulk manual retry (extensions §E1.2): every FAILED delivery of this webhook (and business: never
+   * another tenant's, whatever the ids) created in [since, until) becomes due now, marked manual, in
+   * one statement. Returns their ids, oldest first.
+   */
+  async requestRecovery(businessId: string, webhookId: string, window: { since: Date; until: Date }, now: Date): Promise<string[]> {
+    if (!isUuid(webhookId)) return [];
+    const rows = await this.prisma.$queryRaw<Array<{ id: string }>>`
+      UPDATE ${DELIVERY} SET status = 'RETRYING', "manualRetry" = true, "nextRetryAt" = ${now}, "updatedAt" = ${now}
+      WHERE "webhookId" = ${webhookId}::uuid AND "businessId" = ${businessId} AND status = 'FAILED'
+        AND "createdAt" >= ${window.since} AND "createdAt" < ${window.until}
+      RETURNING id::text AS id`;
+    return rows.map((row) => row.id).sort();
+  }
+
   attempts(deliveryId: string) {
     return this.prisma.deliveryAttempt.findMany({ where: { deliveryId }, orderBy: { attempt: "asc" } });
   }
