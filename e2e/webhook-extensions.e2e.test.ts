@@ -172,6 +172,39 @@ function scenarios(mode: string, start: () => Promise<RunningProduct & { dataDir
     const inactive = await api.POST("/api/v1/webhook/{id}/recover", { params: { path: { id: hook.id } }, body: { since } });
     expect([inactive.response.status, inactive.error?.error.code]).toEqual([409, 409004]);
   });
+
+  it("E1.3: health fields, auto-disable after consecutive failures, and a re-enable that resets them", async () => {
+    const { api } = await owner();
+    const path = `/health-${randomUUID()}`;
+    let down = true;
+    const previous = receiver.answer;
+    receiver.setAnswer((p) => (p === path ? (down ? 502 : 200) : previous(p)));
+    const created = await api.POST("/api/v1/webhook", { body: { url: `${receiver.base}${path}`, events: ["client.created"], autoDisableAfter: 3 } });
+    const hook = created.data!.data;
+    expect(hook).toMatchObject({ autoDisableAfter: 3, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null, disabledReason: null });
+    const invalid = await api.PUT("/api/v1/webhook/{id}", { params: { path: { id: hook.id } }, body: { autoDisableAfter: 0 } });
+    expect([invalid.response.status, invalid.error?.error.code]).toEqual([400, 400001]);
+
+    // One event: attempts 1, 2 and 3 fail; the third reaches autoDisableAfter.
+    await api.POST("/api/v1/client", { body: { firstName: "Ada", lastName: "Lovelace" } });
+    const disabled = await waitFor(async () => {
+      const res = await api.GET("/api/v1/webhook/{id}", { params: { path: { id: hook.id } } });
+      return res.data?.data.isActive === false ? res.data.data : undefined;
+    }, 30_000);
+    expect(disabled).toMatchObject({ consecutiveFailures: 3, disabledReason: "consecutive_failures" });
+    expect(disabled.lastFailureAt).not.toBeNull();
+    expect(requestsTo(path)).toHaveLength(3);
+
+    down = false;
+    const enabled = await api.PUT("/api/v1/webhook/{id}", { params: { path: { id: hook.id } }, body: { isActive: true } });
+    expect(enabled.data!.data).toMatchObject({ isActive: true, consecutiveFailures: 0, disabledReason: null });
+    await api.POST("/api/v1/client", { body: { firstName: "Grace", lastName: "Hopper" } });
+    const healthy = await waitFor(async () => {
+      const res = await api.GET("/api/v1/webhook/{id}", { params: { path: { id: hook.id } } });
+      return res.data?.data.lastSuccessAt ? res.data.data : undefined;
+    }, 30_000);
+    expect(healthy).toMatchObject({ isActive: true, consecutiveFailures: 0, disabledReason: null });
+  });
 }
 
 describe("webhook extensions, single-machine mode", () => {

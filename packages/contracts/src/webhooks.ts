@@ -40,12 +40,31 @@ const webhookFilter = z
     example: "status:PAID,totalAmount:gte:1000",
   });
 
+/** Bounds of `autoDisableAfter` (extensions §E1.3). */
+export const WEBHOOK_AUTO_DISABLE_MAX = 1000;
+/** The only `disabledReason` there is: the webhook deactivated itself after failing too often. */
+export const WEBHOOK_DISABLED_CONSECUTIVE_FAILURES = "consecutive_failures";
+
+const autoDisableAfter = z
+  .number()
+  .int()
+  .min(1)
+  .max(WEBHOOK_AUTO_DISABLE_MAX)
+  .nullable()
+  .optional()
+  .openapi({
+    description:
+      "Deactivate the webhook (isActive false, disabledReason consecutive_failures) when consecutiveFailures reaches this (1-1000); null (the default) = never",
+    example: 50,
+  });
+
 export const webhookCreateSchema = z
   .object({
     url: webhookUrl,
     events: webhookEvents,
     description: webhookDescription.optional().openapi({ description: 'Free text; default ""' }),
     filter: webhookFilter.optional(),
+    autoDisableAfter,
   })
   .strict()
   .openapi("WebhookCreate");
@@ -56,8 +75,9 @@ export const webhookUpdateSchema = z
     url: webhookUrl.optional(),
     events: webhookEvents.optional(),
     description: webhookDescription.optional(),
-    isActive: z.boolean().optional(),
+    isActive: z.boolean().optional().openapi({ description: "true also resets consecutiveFailures to 0 and disabledReason to null" }),
     filter: webhookFilter.optional().openapi({ description: "A new filter, or null to remove it; re-checked against the events when either changes" }),
+    autoDisableAfter,
   })
   .strict()
   .openapi("WebhookUpdate");
@@ -114,6 +134,14 @@ export const webhookSchema = z
     secretPrefix: z.string().openapi({ example: "whsec_AbCdEf" }),
     isActive: z.boolean(),
     filter: z.string().nullable().openapi({ description: "where expression over each event's data; null delivers every subscribed event" }),
+    consecutiveFailures: z.number().int().openapi({ description: "Failed attempts since the last successful one; a success resets it to 0, and so does PUT isActive true" }),
+    lastSuccessAt: z.string().nullable().openapi({ format: "date-time", description: "When an attempt last succeeded; null if none ever did" }),
+    lastFailureAt: z.string().nullable().openapi({ format: "date-time", description: "When an attempt last failed; null if none ever did" }),
+    autoDisableAfter: z.number().int().nullable().openapi({ description: "Consecutive failures that deactivate the webhook; null = never" }),
+    disabledReason: z
+      .enum([WEBHOOK_DISABLED_CONSECUTIVE_FAILURES])
+      .nullable()
+      .openapi({ description: "consecutive_failures when the webhook deactivated itself (autoDisableAfter); null otherwise" }),
     previousSecretExpiresAt: z
       .string()
       .nullable()
@@ -234,7 +262,7 @@ export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { se
   route({
     method: "put",
     path: "/api/v1/webhook/{id}",
-    summary: "Update any of url, events, description, isActive, filter (permission webhooks.update)",
+    summary: "Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update)",
     request: { params: idParams, body: { required: true, ...jsonContent(webhookUpdateSchema) } },
     responses: { 200: { description: "The updated webhook", ...jsonContent(one) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
   });

@@ -8130,7 +8130,7 @@ export interface paths {
                 };
             };
         };
-        /** Update any of url, events, description, isActive, filter (permission webhooks.update) */
+        /** Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update) */
         put: {
             parameters: {
                 query?: never;
@@ -9669,6 +9669,25 @@ export interface components {
             isActive: boolean;
             /** @description where expression over each event's data; null delivers every subscribed event */
             filter: string | null;
+            /** @description Failed attempts since the last successful one; a success resets it to 0, and so does PUT isActive true */
+            consecutiveFailures: number;
+            /**
+             * Format: date-time
+             * @description When an attempt last succeeded; null if none ever did
+             */
+            lastSuccessAt: string | null;
+            /**
+             * Format: date-time
+             * @description When an attempt last failed; null if none ever did
+             */
+            lastFailureAt: string | null;
+            /** @description Consecutive failures that deactivate the webhook; null = never */
+            autoDisableAfter: number | null;
+            /**
+             * @description consecutive_failures when the webhook deactivated itself (autoDisableAfter); null otherwise
+             * @enum {string|null}
+             */
+            disabledReason: "consecutive_failures" | null;
             /**
              * Format: date-time
              * @description Until when the secret rotated away most recently still signs deliveries (second webhook-signature); null when no grace period runs
@@ -9704,6 +9723,11 @@ export interface components {
              * @example status:PAID,totalAmount:gte:1000
              */
             filter?: string | null;
+            /**
+             * @description Deactivate the webhook (isActive false, disabledReason consecutive_failures) when consecutiveFailures reaches this (1-1000); null (the default) = never
+             * @example 50
+             */
+            autoDisableAfter?: number | null;
         };
         WebhookUpdate: {
             /**
@@ -9720,12 +9744,18 @@ export interface components {
              */
             events?: ("client.created" | "client.updated" | "client.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "quote.created" | "quote.updated" | "quote.deleted" | "product.created" | "product.updated" | "product.deleted" | "service.created" | "service.updated" | "service.deleted" | "employee.created" | "employee.updated" | "employee.deleted")[];
             description?: string;
+            /** @description true also resets consecutiveFailures to 0 and disabledReason to null */
             isActive?: boolean;
             /**
              * @description A new filter, or null to remove it; re-checked against the events when either changes
              * @example status:PAID,totalAmount:gte:1000
              */
             filter?: string | null;
+            /**
+             * @description Deactivate the webhook (isActive false, disabledReason consecutive_failures) when consecutiveFailures reaches this (1-1000); null (the default) = never
+             * @example 50
+             */
+            autoDisableAfter?: number | null;
         };
         WebhookDelivery: {
             /** @description Also the X-Service-Delivery-Id of every attempt */

@@ -1,4 +1,4 @@
-import type { DeliveryView, WebhookView, WebhookWithSecretView } from "@crm/contracts";
+import { WEBHOOK_DISABLED_CONSECUTIVE_FAILURES, type DeliveryView, type WebhookView, type WebhookWithSecretView } from "@crm/contracts";
 import { redactUrlCredentials } from "../domain/url-credentials";
 import type { Delivery, Webhook } from "../generated/prisma/client";
 
@@ -14,6 +14,11 @@ export function webhookView(row: Webhook, now: Date = new Date()): WebhookView {
     secretPrefix: row.secretPrefix,
     isActive: row.isActive,
     filter: row.filter,
+    consecutiveFailures: row.consecutiveFailures,
+    lastSuccessAt: row.lastSuccessAt?.toISOString() ?? null,
+    lastFailureAt: row.lastFailureAt?.toISOString() ?? null,
+    autoDisableAfter: row.autoDisableAfter,
+    disabledReason: row.disabledReason === WEBHOOK_DISABLED_CONSECUTIVE_FAILURES ? WEBHOOK_DISABLED_CONSECUTIVE_FAILURES : null,
     previousSecretExpiresAt: graceEnds?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

@@ -19,7 +19,7 @@ import { checkWebhookFilter } from "../domain/webhook-filter";
 import { isRedactedFormOf } from "../domain/url-credentials";
 import type { Webhook } from "../generated/prisma/client";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
-import type { WebhookRepository } from "../persistence/webhook.repository";
+import type { WebhookChanges, WebhookRepository } from "../persistence/webhook.repository";
 import type { AttemptExecutor } from "../scheduling/attempt-executor";
 import { deliveryView, webhookView, webhookWithSecretView } from "./webhook.presenter";
 
@@ -55,6 +55,17 @@ async function webhookOf(deps: WebhookRouterDeps, req: Request): Promise<Webhook
   return webhook;
 }
 
+/**
+ * What setting `isActive` changes (extensions §E1.3). true: the owner says the endpoint is fixed, so the
+ * health starts over (consecutiveFailures 0, disabledReason null), also when it was active already.
+ * false on an active webhook: the owner's choice (no disabledReason), and the moment it stopped, so
+ * deliveries waiting for a retry then are never sent, even after a re-enable.
+ */
+function activityChanges(current: Webhook, isActive: boolean, at: Date): WebhookChanges {
+  if (isActive) return { isActive: true, consecutiveFailures: 0, disabledReason: null };
+  return current.isActive ? { isActive: false, disabledReason: null, deactivatedAt: at } : { isActive: false };
+}
+
 export function webhookRouter(deps: WebhookRouterDeps): Router {
   const router = Router();
   const now = deps.now ?? (() => new Date());
@@ -69,6 +80,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
       url: targetUrl(input.url),
       events: uniqueEvents(input.events),
       description: input.description ?? "",
+      autoDisableAfter: input.autoDisableAfter ?? null,
       secret,
       secretPrefix: secretPrefix(secret),
       filter,
@@ -96,8 +108,9 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
       ...(input.url !== undefined && !isRedactedFormOf(input.url, current.url) && { url: targetUrl(input.url) }),
       ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
       ...(input.description !== undefined && { description: input.description }),
-      ...(input.isActive !== undefined && { isActive: input.isActive }),
       ...(input.filter !== undefined && { filter: input.filter }),
+      ...(input.autoDisableAfter !== undefined && { autoDisableAfter: input.autoDisableAfter }),
+      ...(input.isActive !== undefined && activityChanges(current, input.isActive, now())),
     });
     if (!updated) throw errors.notFound();
     res.json(ok(webhookView(updated)));
@@ -106,7 +119,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   // Deactivates, keeps the record (interface §3); deleting twice answers the same.
   router.delete("/webhook/:id", requirePermission("webhooks.delete"), async (req, res) => {
     const current = await webhookOf(deps, req);
-    const updated = await deps.webhooks.update(current.businessId, current.id, { isActive: false });
+    const updated = await deps.webhooks.update(current.businessId, current.id, activityChanges(current, false, now()));
     if (!updated) throw errors.notFound();
     res.json(ok(webhookView(updated)));
   });

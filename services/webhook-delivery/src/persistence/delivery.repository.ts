@@ -1,4 +1,4 @@
-import { isUuid, uuidv7 } from "@crm/contracts";
+import { isUuid, uuidv7, WEBHOOK_DISABLED_CONSECUTIVE_FAILURES } from "@crm/contracts";
 import type { Pagination } from "@crm/query-language";
 import { Prisma, type Delivery, type DeliveryStatus, type PrismaClient } from "../generated/prisma/client";
 
@@ -65,7 +65,10 @@ const DELIVERY_STATUS = Prisma.raw(`"webhooks"."DeliveryStatus"`);
  * one list for the claims and startAttempt, so both always read the same thing.
  */
 const SEND_COLUMNS = Prisma.sql`d.event, p.body AS payload, d."manualRetry", w.url, w.secret,
-  CASE WHEN w."previousSecretExpiresAt" > now() THEN w."previousSecret" END AS "previousSecret", w."isActive" AS "webhookActive"`;
+  CASE WHEN w."previousSecretExpiresAt" > now() THEN w."previousSecret" END AS "previousSecret",
+  -- Waiting (last touched) before the webhook last became inactive: never sent, even if it is active
+  -- again now (extensions §E1.3); a manual retry or a recovery since then has touched it.
+  w."isActive" AND (w."deactivatedAt" IS NULL OR d."updatedAt" > w."deactivatedAt") AS "webhookActive"`;
 type ClaimRow = { id: string; webhookId: string; businessId: string; attempt: number } & AttemptToSend;
 
 function claimsFrom(rows: ClaimRow[], leaseUntil: Date, at: Date): ClaimedDelivery[] {
@@ -238,16 +241,46 @@ export class DeliveryRepository {
         ({ started, outcome, at }) => Prisma.sql`(${started.id}::uuid, ${started.attempt}::int, ${started.leaseUntil}::timestamptz,
           ${outcome.status}::${DELIVERY_STATUS}, ${outcome.responseStatus}::int, ${outcome.responseBody}::text,
           ${outcome.nextRetryAt}::timestamptz, ${at}::timestamptz, ${uuidv7(at.getTime())}::uuid, ${started.manualRetry}::boolean,
-          ${outcome.succeeded}::boolean, ${outcome.durationMs}::int)`,
+          ${outcome.succeeded}::boolean, ${outcome.durationMs}::int, ${started.webhookId}::uuid)`,
       ),
     );
+    // The webhooks' health (extensions §E1.3) moves in the same statement, from the attempts whose
+    // lease still holds, once per webhook however many of its attempts the batch has: the failures
+    // after its last success in the batch are added (or, after a success, are the count); reaching
+    // autoDisableAfter on an active webhook deactivates it. Then a failure that would wait for a retry
+    // of an inactive webhook (just disabled, or by its owner meanwhile) ends FAILED instead.
+    const count = Prisma.sql`(CASE WHEN h."lastSuccess" IS NULL THEN w."consecutiveFailures" + h."failuresAfter" ELSE h."failuresAfter" END)`;
+    const disables = Prisma.sql`(w."isActive" AND w."autoDisableAfter" IS NOT NULL AND h."failuresAfter" > 0 AND ${count} >= w."autoDisableAfter")`;
+    const hookActive = Prisma.sql`COALESCE((SELECT "isActive" FROM hook WHERE hook.id = i."webhookId"), true)`;
     const rows = await this.prisma.$queryRaw<Array<{ id: string }>>`
-      WITH input (id, attempt, "leaseUntil", status, "responseStatus", "responseBody", "nextRetryAt", at, "attemptId", manual, succeeded, "durationMs") AS (
+      WITH input (id, attempt, "leaseUntil", status, "responseStatus", "responseBody", "nextRetryAt", at, "attemptId", manual, succeeded, "durationMs", "webhookId") AS (
         VALUES ${values}
+      ), fenced AS (
+        SELECT i.* FROM input AS i JOIN ${DELIVERY} AS d ON d.id = i.id AND d.attempt = i.attempt AND d."nextRetryAt" = i."leaseUntil"
+      ), succeeded AS (
+        SELECT "webhookId", max(at) AS "lastSuccess" FROM fenced WHERE succeeded GROUP BY "webhookId"
+      ), health AS (
+        SELECT f."webhookId", s."lastSuccess", max(f.at) FILTER (WHERE NOT f.succeeded) AS "lastFailure",
+               (count(*) FILTER (WHERE NOT f.succeeded AND (s."lastSuccess" IS NULL OR f.at > s."lastSuccess")))::int AS "failuresAfter"
+        FROM fenced AS f LEFT JOIN succeeded AS s USING ("webhookId")
+        GROUP BY f."webhookId", s."lastSuccess"
+      ), hook AS (
+        UPDATE ${WEBHOOK} AS w SET
+          "consecutiveFailures" = ${count},
+          "lastSuccessAt" = GREATEST(w."lastSuccessAt", h."lastSuccess"),
+          "lastFailureAt" = GREATEST(w."lastFailureAt", h."lastFailure"),
+          "isActive" = w."isActive" AND NOT ${disables},
+          "disabledReason" = CASE WHEN ${disables} THEN ${WEBHOOK_DISABLED_CONSECUTIVE_FAILURES} ELSE w."disabledReason" END,
+          "deactivatedAt" = CASE WHEN ${disables} THEN h."lastFailure" ELSE w."deactivatedAt" END
+        FROM health AS h
+        WHERE w.id = h."webhookId"
+        RETURNING w.id, w."isActive"
       ), recorded AS (
         UPDATE ${DELIVERY} AS d
-        SET attempt = i.attempt + 1, status = i.status, "responseStatus" = i."responseStatus", "responseBody" = i."responseBody",
-            "nextRetryAt" = i."nextRetryAt", "updatedAt" = i.at
+        SET attempt = i.attempt + 1,
+            status = CASE WHEN i.status = 'RETRYING' AND NOT ${hookActive} THEN 'FAILED'::${DELIVERY_STATUS} ELSE i.status END,
+            "responseStatus" = i."responseStatus", "responseBody" = i."responseBody",
+            "nextRetryAt" = CASE WHEN ${hookActive} THEN i."nextRetryAt" END, "updatedAt" = i.at
         FROM input AS i
         WHERE d.id = i.id AND d.attempt = i.attempt AND d."nextRetryAt" = i."leaseUntil"
         RETURNING i.*

@@ -15,9 +15,15 @@ export interface NewWebhook {
   secretPrefix: string;
   /** Checked already (checkWebhookFilter); null delivers every subscribed event. */
   filter: string | null;
+  autoDisableAfter: number | null;
 }
 
-export type WebhookChanges = Partial<Pick<Webhook, "url" | "events" | "description" | "isActive" | "secret" | "secretPrefix" | "filter">>;
+export type WebhookChanges = Partial<
+  Pick<
+    Webhook,
+    "url" | "events" | "description" | "isActive" | "secret" | "secretPrefix" | "filter" | "autoDisableAfter" | "consecutiveFailures" | "disabledReason" | "deactivatedAt"
+  >
+>;
 
 /**
  * Webhook rows, always scoped by the caller's business: another tenant's webhook simply does not exist.
