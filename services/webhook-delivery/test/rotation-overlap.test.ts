@@ -60,7 +60,8 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
 
   beforeAll(async () => {
     db = await testDatabase(mode);
-    service = await startService(db, { WEBHOOK_SECRET_KEYS: KEY_A, WEBHOOK_RETRY_DELAYS_MS: "300,300", WEBHOOK_RETRY_INTERVAL_MS: "100" });
+    // The retry waits long enough for the test to rotate the secret in between, even on a busy machine.
+    service = await startService(db, { WEBHOOK_SECRET_KEYS: KEY_A, WEBHOOK_RETRY_DELAYS_MS: "4000,4000", WEBHOOK_RETRY_INTERVAL_MS: "100" });
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -119,7 +120,7 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
       expect(expiresAt).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1000);
       expect((await owner.get(`/api/v1/webhook/${hook.id}`).expect(200)).body.data.previousSecretExpiresAt).toBe(rotated.previousSecretExpiresAt);
 
-      const retry = await waitFor(() => receiver.requests.filter((r) => r.path === path)[1], 10_000);
+      const retry = await waitFor(() => receiver.requests.filter((r) => r.path === path)[1], 20_000);
       expect(retry.headers["x-service-delivery-id"]).toBe(first.headers["x-service-delivery-id"]);
       expect(retry.rawBody).toBe(first.rawBody);
       expect(signatures(retry)).toHaveLength(2);
