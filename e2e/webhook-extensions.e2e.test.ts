@@ -7,7 +7,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createCrmClient, type CrmClient } from "@crm/client";
 import { describeDistributed, waitFor } from "@crm/testing";
-import { validatingFetch, verifyInterfaceSignature } from "./flow";
+import { verifyInterfaceSignature } from "@crm/testing";
+import { validatingFetch } from "./flow";
 import { startDistributed, startEmbedded, type RunningProduct } from "./harness";
 import { OpenApiResponseValidator } from "./openapi-validator";
 

@@ -22,7 +22,7 @@ import {
   type Receiver,
   type TestDatabase,
 } from "./support/harness";
-import { verifyInterfaceSignature } from "./support/verify-signature";
+import { verifyInterfaceSignature } from "@crm/testing";
 
 const KEY_A = "rotation-key-a-0123456789abcdef0123456789";
 const KEY_B = "rotation-key-b-0123456789abcdef0123456789";
