@@ -44,7 +44,9 @@ export class ApiClient {
       parsed = undefined;
     }
     if (this.validator && path.startsWith("/api/v1/")) {
-      this.undocumented.push(...this.validator.check(method, path.slice(0, path.indexOf("?") === -1 ? undefined : path.indexOf("?")), res.status, parsed, res.headers.get("content-type")));
+      this.undocumented.push(
+        ...this.validator.check(method, path.slice(0, path.indexOf("?") === -1 ? undefined : path.indexOf("?")), res.status, parsed, res.headers.get("content-type")),
+      );
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }

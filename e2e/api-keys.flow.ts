@@ -53,10 +53,14 @@ export async function runApiKeyFlow(gateways: readonly string[], suffix: string)
   expect(first.lastUsedAt).toBeNull();
   const before = Date.now();
   await expectAccepted(gateways, first.key);
-  const used = await waitFor(async () => {
-    const got = await api.GET("/api/v1/api-key/{id}", { params: { path: { id: first.id } } });
-    return got.data?.data.lastUsedAt ?? undefined;
-  }, 20_000, 100);
+  const used = await waitFor(
+    async () => {
+      const got = await api.GET("/api/v1/api-key/{id}", { params: { path: { id: first.id } } });
+      return got.data?.data.lastUsedAt ?? undefined;
+    },
+    20_000,
+    100,
+  );
   expect(Date.parse(used)).toBeGreaterThanOrEqual(before - 1000);
   expect(Date.parse(used)).toBeLessThanOrEqual(Date.now());
 
@@ -86,11 +90,15 @@ export async function runApiKeyFlow(gateways: readonly string[], suffix: string)
   expect(short.response.status).toBe(201);
   const expiresAt = Date.parse((await api.GET("/api/v1/api-key/{id}", { params: { path: { id: third.id } } })).data!.data.expiresAt!);
   for (const url of gateways) {
-    const refused = await waitFor(async () => {
-      const result = await useKey(url, third.key);
-      if (result.status === 200) return undefined;
-      return result;
-    }, 20_000, 100);
+    const refused = await waitFor(
+      async () => {
+        const result = await useKey(url, third.key);
+        if (result.status === 200) return undefined;
+        return result;
+      },
+      20_000,
+      100,
+    );
     expect(refused).toMatchObject({ status: 401, code: 401020 });
     expect(refused.at).toBeGreaterThanOrEqual(expiresAt);
   }

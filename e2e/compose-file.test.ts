@@ -44,6 +44,10 @@ describe("docker-compose.yml", () => {
       expect(services[s].depends_on.postgres.condition).toBe("service_healthy");
       expect(services[s].build.args.SERVICE).toBe(s);
     }
-    expect(services.gateway.environment).toMatchObject({ IDENTITY_URL: "http://identity:4001", CRM_RECORDS_URL: "http://crm-records:4002", WEBHOOK_DELIVERY_URL: "http://webhook-delivery:4003" });
+    expect(services.gateway.environment).toMatchObject({
+      IDENTITY_URL: "http://identity:4001",
+      CRM_RECORDS_URL: "http://crm-records:4002",
+      WEBHOOK_DELIVERY_URL: "http://webhook-delivery:4003",
+    });
   });
 });

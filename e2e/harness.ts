@@ -18,7 +18,6 @@ export interface RunningProduct {
   stop(): Promise<void>;
 }
 
-
 /** Only what a user's shell would pass, plus the test's own settings: nothing from jest leaks in. */
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, LANG } = process.env;
@@ -139,9 +138,7 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       const port = await freePort();
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
       services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
-      children.push(
-        spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
-      );
+      children.push(spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name));
     }
     const gateway = async (label: string): Promise<string> => {
       const port = await freePort();

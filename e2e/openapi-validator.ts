@@ -16,7 +16,10 @@ function normalise(node: unknown): unknown {
       if (k === "$schema") continue;
       out[k] = k === "$ref" && typeof v === "string" ? v.replace("#/components/schemas/", "openapi-components#/definitions/") : normalise(v);
     }
-    for (const [flag, bound] of [["exclusiveMinimum", "minimum"], ["exclusiveMaximum", "maximum"]] as const) {
+    for (const [flag, bound] of [
+      ["exclusiveMinimum", "minimum"],
+      ["exclusiveMaximum", "maximum"],
+    ] as const) {
       if (typeof out[flag] === "boolean") {
         if (out[flag] && typeof out[bound] === "number") {
           out[flag] = out[bound];

@@ -87,7 +87,18 @@ describe("a NUL character in text (PostgreSQL text cannot hold it)", () => {
       ["api-key name", "/api/v1/api-key", { name: `ci${NUL}`, scopes: ["clients.read"] }, "name"],
       ["webhook description", "/api/v1/webhook", { url: "https://example.test/hook", events: ["client.created"], description: `d${NUL}` }, "description"],
       ["contact value", "/api/v1/contact", { clientId, type: "EMAIL", value: `x${NUL}@x.io` }, "value"],
-      ["invoice item description", "/api/v1/invoice", { clientId, items: [{ description: "ok", quantity: 1, unitPrice: 1 }, { description: `i${NUL}`, quantity: 1, unitPrice: 2 }] }, "items.1.description"],
+      [
+        "invoice item description",
+        "/api/v1/invoice",
+        {
+          clientId,
+          items: [
+            { description: "ok", quantity: 1, unitPrice: 1 },
+            { description: `i${NUL}`, quantity: 1, unitPrice: 2 },
+          ],
+        },
+        "items.1.description",
+      ],
     ];
     for (const [name, path, body, field] of cases) {
       const res = await a.call("POST", path, body);
@@ -110,7 +121,9 @@ describe("a NUL character in text (PostgreSQL text cannot hold it)", () => {
     const include = await a.call("GET", "/api/v1/client?include=contacts%00");
     expect(include.status).toBe(400);
     // Node's HTTP parser refuses a control character in a header (Idempotency-Key here) before any code runs.
-    const statusLine = await rawStatusLine(`POST /api/v1/client HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.accessToken}\r\nIdempotency-Key: a${NUL}b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    const statusLine = await rawStatusLine(
+      `POST /api/v1/client HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.accessToken}\r\nIdempotency-Key: a${NUL}b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
     expect(statusLine).toBe("HTTP/1.1 400 Bad Request");
   });
 });

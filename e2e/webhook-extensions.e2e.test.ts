@@ -24,7 +24,13 @@ interface Received {
 }
 
 /** A loopback receiver whose answer is chosen per request (by path), recording every request. */
-async function startReceiver(): Promise<{ base: string; received: Received[]; answer: (path: string) => number; setAnswer(f: (path: string) => number): void; close(): Promise<void> }> {
+async function startReceiver(): Promise<{
+  base: string;
+  received: Received[];
+  answer: (path: string) => number;
+  setAnswer(f: (path: string) => number): void;
+  close(): Promise<void>;
+}> {
   const state = { answer: (_path: string) => 200 };
   const received: Received[] = [];
   const server = http.createServer((req, res) => {

@@ -56,7 +56,12 @@ export async function runWebhookExtensionsFlow(baseUrl: string, suffix: string):
         filter: "lastName:startsWith:hop,NOT:email:endsWith:@spam.test",
       });
       expect([filtered.status, filtered.body.data.filter]).toEqual([201, "lastName:startsWith:hop,NOT:email:endsWith:@spam.test"]);
-      const names: Array<[string, string | undefined]> = [["Hopper", undefined], ["Turing", undefined], ["Hopkins", "x@spam.test"], ["HOPE", "h@example.test"]];
+      const names: Array<[string, string | undefined]> = [
+        ["Hopper", undefined],
+        ["Turing", undefined],
+        ["Hopkins", "x@spam.test"],
+        ["HOPE", "h@example.test"],
+      ];
       for (const [lastName, email] of names) {
         expect((await api.call("POST", "/api/v1/client", { firstName: "T", lastName, ...(email && { email }) })).status).toBe(201);
       }
@@ -105,7 +110,10 @@ async function eventCatalogueFlow(baseUrl: string, suffix: string, doc: Record<s
     const client = (await api.call("POST", "/api/v1/client", { firstName: "Zoë", lastName: "Ørsted", email: "zoe@example.test" })).body.data;
     const bodies: Record<string, [object, object]> = {
       contact: [{ clientId: client.id, type: "EMAIL", value: "zoe@example.test" }, { isPrimary: true }],
-      invoice: [{ clientId: client.id, items: [item], dueDate: "2026-12-31" }, { status: "PAID", items: [item, item] }],
+      invoice: [
+        { clientId: client.id, items: [item], dueDate: "2026-12-31" },
+        { status: "PAID", items: [item, item] },
+      ],
       quote: [{ clientId: client.id, items: [item] }, { status: "ACCEPTED" }],
       product: [{ name: "Widget", unitPrice: 9.99 }, { sku: "W-1" }],
       service: [{ name: "Consulting", unit: "hour" }, { unitPrice: 120 }],

@@ -20,7 +20,11 @@ function opsPerSecond(label: string, fn: () => void, ms = 1000): void {
     n += 100;
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  console.log(`${label.padEnd(48)} ${Math.round(n / seconds).toLocaleString("en-US").padStart(12)} ops/s`);
+  console.log(
+    `${label.padEnd(48)} ${Math.round(n / seconds)
+      .toLocaleString("en-US")
+      .padStart(12)} ops/s`,
+  );
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -47,7 +51,9 @@ async function load(label: string, total: number, concurrency: number, call: (i:
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   console.log(
-    `${label.padEnd(48)} ${Math.round(total / seconds).toLocaleString("en-US").padStart(8)} req/s  p50 ${percentile(latencies, 50).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms${failures ? `  (${failures} non-2xx)` : ""}`,
+    `${label.padEnd(48)} ${Math.round(total / seconds)
+      .toLocaleString("en-US")
+      .padStart(8)} req/s  p50 ${percentile(latencies, 50).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms${failures ? `  (${failures} non-2xx)` : ""}`,
   );
 }
 
@@ -64,7 +70,13 @@ async function main(): Promise<void> {
     },
     relations: { contacts: { default: true }, invoices: { default: false } },
   };
-  const query = { page: "2", perPage: "25", where: "isActive:true,OR:[firstName:startsWith:an,email:contains:\"@x.test\"],NOT:totalAmount:lt:float(10.5),createdAt:gte:date(2026-01-01)", orderBy: "firstName:asc,createdAt:desc", include: "invoices,-contacts" };
+  const query = {
+    page: "2",
+    perPage: "25",
+    where: 'isActive:true,OR:[firstName:startsWith:an,email:contains:"@x.test"],NOT:totalAmount:lt:float(10.5),createdAt:gte:date(2026-01-01)',
+    orderBy: "firstName:asc,createdAt:desc",
+    include: "invoices,-contacts",
+  };
   opsPerSecond("query language: parse + compile a 5-condition list", () => {
     const parsed = parseListQuery(query, spec);
     toPrismaWhere(parsed.where, spec);
@@ -81,7 +93,16 @@ async function main(): Promise<void> {
   console.log("\n-- whole product, single-process mode, loopback HTTP --");
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crm-bench-"));
   const rssBefore = process.memoryUsage().rss;
-  const product = await startStandalone({ ...process.env, PORT: "0", DATA_DIR: dataDir, RATE_LIMIT_MAX: "100000000", LOG_LEVEL: "silent", DATABASE_URL: "", REDIS_URL: "", KAFKA_BROKERS: "" });
+  const product = await startStandalone({
+    ...process.env,
+    PORT: "0",
+    DATA_DIR: dataDir,
+    RATE_LIMIT_MAX: "100000000",
+    LOG_LEVEL: "silent",
+    DATABASE_URL: "",
+    REDIS_URL: "",
+    KAFKA_BROKERS: "",
+  });
   try {
     const base = `${product.url}/api/v1`;
     const signUp = await fetch(`${base}/auth/sign-up`, {
@@ -99,7 +120,9 @@ async function main(): Promise<void> {
       fetch(`${base}/client?where=${encodeURIComponent("lastName:Bench,firstName:startsWith:F1")}&orderBy=firstName:asc`, { headers: auth }),
     );
     await load("GET /capabilities (gateway only)", 2000, 16, () => fetch(`${base}/capabilities`));
-    console.log(`\nRSS: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB (${((process.memoryUsage().rss - rssBefore) / 2 ** 20).toFixed(0)} MiB for the product incl. PGlite)`);
+    console.log(
+      `\nRSS: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB (${((process.memoryUsage().rss - rssBefore) / 2 ** 20).toFixed(0)} MiB for the product incl. PGlite)`,
+    );
   } finally {
     await product.stop();
     rmSync(dataDir, { recursive: true, force: true });

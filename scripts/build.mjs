@@ -38,7 +38,9 @@ function entryPoints() {
   for (const pkg of readdirSync(path.join(ROOT, "packages")).sort()) {
     const cliDir = path.join(ROOT, "packages", pkg, "src", "cli");
     if (!existsSync(cliDir)) continue;
-    for (const file of readdirSync(cliDir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).sort()) {
+    for (const file of readdirSync(cliDir)
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .sort()) {
       add(`packages/${pkg}/src/cli/${file}`, `packages/${pkg}/dist/cli/${file.replace(/\.ts$/, ".js")}`);
     }
   }
@@ -85,9 +87,7 @@ function sourceLocations(outDir) {
           const file = JSON.stringify(toPosix(path.relative(outDir, args.path)));
           contents =
             `const __crm_path = require("node:path");\n` +
-            contents
-              .replace(/\b__dirname\b/g, `__crm_path.resolve(__dirname, ${dir})`)
-              .replace(/\b__filename\b/g, `__crm_path.resolve(__dirname, ${file})`);
+            contents.replace(/\b__dirname\b/g, `__crm_path.resolve(__dirname, ${dir})`).replace(/\b__filename\b/g, `__crm_path.resolve(__dirname, ${file})`);
         }
         return { contents, loader: "ts" };
       });
@@ -173,10 +173,7 @@ export async function build({ ifStale = false, quiet = false } = {}) {
   makePgliteTemplate();
   inputs.push(SELF, LOCKFILE);
   const unique = [...new Set(inputs)].sort();
-  writeAtomically(
-    STAMP,
-    JSON.stringify({ entries, inputs: unique.map((i) => path.relative(ROOT, i)), fingerprint: fingerprint(unique) }),
-  );
+  writeAtomically(STAMP, JSON.stringify({ entries, inputs: unique.map((i) => path.relative(ROOT, i)), fingerprint: fingerprint(unique) }));
   if (!quiet) process.stderr.write(`built ${entries.length} bundles in ${Date.now() - started} ms\n`);
   return true;
 }

@@ -76,7 +76,11 @@ class Api {
     const res = await fetch(`${baseUrl}/api/v1/auth/sign-up`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ businessName: `Bench ${name}`, email: `bench-${name}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`, password: "correct-horse-battery" }),
+      body: JSON.stringify({
+        businessName: `Bench ${name}`,
+        email: `bench-${name}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`,
+        password: "correct-horse-battery",
+      }),
     });
     if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
     const { data } = (await res.json()) as { data: { accessToken: string; business: { id: string } } };
@@ -141,7 +145,12 @@ async function productThroughput(baseUrl: string, receiver: BenchReceiver, round
 
 async function peerThroughput(receiver: BenchReceiver): Promise<number> {
   const body = (i: number) =>
-    JSON.stringify({ event: "client.created", data: { id: `peer-${i}`, firstName: `F${i}`, lastName: "Bench", email: `c${i}@example.test` }, businessId: "peer", timestamp: new Date().toISOString() });
+    JSON.stringify({
+      event: "client.created",
+      data: { id: `peer-${i}`, firstName: `F${i}`, lastName: "Bench", email: `c${i}@example.test` },
+      businessId: "peer",
+      timestamp: new Date().toISOString(),
+    });
   const run = await runBareLoop({
     url: receiver.okUrl,
     total: WEBHOOKS * CREATES,
@@ -197,7 +206,6 @@ function passedThroughSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(WEBHOOK_|KAFKA_(FETCH|SESSION|HEARTBEAT))/.test(k))) as Record<string, string>;
 }
 
-
 /** A second webhook-delivery process on the same database and topic, as a scaled-out deployment runs. */
 async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<() => Promise<void>> {
   const port = await freePort();
@@ -206,7 +214,13 @@ async function startSecondWorker(product: RunningDistributed, extra: Record<stri
     cwd: ROOT,
     stdio: ["ignore", "ignore", "inherit"],
     env: {
-      PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra,
+      PATH,
+      HOME,
+      LANG,
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+      ...extra,
       DATABASE_URL: product.services["webhook-delivery"].databaseUrl,
       KAFKA_BROKERS: testInfra.kafkaBrokers!,
       INTERNAL_TOKEN_SECRET: product.internalTokenSecret,
@@ -248,7 +262,9 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
     const perDelivery = new Map<string, number>();
     for (const a of slow.arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
     const duplicates = [...perDelivery.values()].filter((n) => n > 1).length;
-    console.log(`  1 worker ${one.rate.toFixed(0).padStart(6)} /s (drain ${one.drain.toFixed(0)})   2 workers ${two.rate.toFixed(0).padStart(6)} /s (drain ${two.drain.toFixed(0)})   ratio ${(two.rate / one.rate).toFixed(2)} (drain ${(two.drain / one.drain).toFixed(2)})   goal >= 1.6   deliveries received twice: ${duplicates}${one.missing + two.missing ? `   MISSING ${one.missing + two.missing}` : ""}`);
+    console.log(
+      `  1 worker ${one.rate.toFixed(0).padStart(6)} /s (drain ${one.drain.toFixed(0)})   2 workers ${two.rate.toFixed(0).padStart(6)} /s (drain ${two.drain.toFixed(0)})   ratio ${(two.rate / one.rate).toFixed(2)} (drain ${(two.drain / one.drain).toFixed(2)})   goal >= 1.6   deliveries received twice: ${duplicates}${one.missing + two.missing ? `   MISSING ${one.missing + two.missing}` : ""}`,
+    );
   } finally {
     await stopSecond?.();
     await slow.close();
@@ -269,7 +285,9 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
   console.log(`\n== ${mode} ==  (starting the product ...)`);
   const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
   try {
-    console.log(`-- throughput: ${WEBHOOKS} webhooks x ${CREATES} creates = ${WEBHOOKS * CREATES} deliveries, receiver delay ${RECEIVER_DELAY_MS} ms; peer at ${Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS)} in flight`);
+    console.log(
+      `-- throughput: ${WEBHOOKS} webhooks x ${CREATES} creates = ${WEBHOOKS * CREATES} deliveries, receiver delay ${RECEIVER_DELAY_MS} ms; peer at ${Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS)} in flight`,
+    );
     const ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const p = await productThroughput(product.baseUrl, receiver, round);
@@ -287,12 +305,16 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
       console.log(`  ${String(rate).padStart(4)} events/s: p50 ${ms(l.p50)}   p99 ${ms(l.p99)}   max ${ms(l.max)}${l.missing ? `   MISSING ${l.missing}` : ""}`);
     }
 
-    console.log(`-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`);
+    console.log(
+      `-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`,
+    );
     const f = await fairness(product.baseUrl, receiver, hanging);
     console.log(`  B write -> received: p50 ${ms(f.p50)}   max ${ms(f.max)}   goal max <= 1000 ms${f.missing ? `   MISSING ${f.missing} (still undelivered)` : ""}`);
 
     if (mode === "distributed") {
-      console.log(`-- scale-out: one business, ${WEBHOOKS} webhooks x ${CREATES} creates, receiver answering after ${SCALE_OUT_DELAY_MS} ms; one webhook-delivery process, then two`);
+      console.log(
+        `-- scale-out: one business, ${WEBHOOKS} webhooks x ${CREATES} creates, receiver answering after ${SCALE_OUT_DELAY_MS} ms; one webhook-delivery process, then two`,
+      );
       await scaleOut(product as RunningDistributed, extra);
     }
   } finally {

@@ -44,7 +44,6 @@ interface Sample {
 }
 type Figures = Map<string, Sample[]>;
 
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function procStat(pid: number): { ppid: number; cpuMs: number } | undefined {
@@ -266,7 +265,9 @@ function report(figures: Figures): void {
   const peerReady = median((figures.get("peer express") ?? []).map((s) => s.readyMs));
   const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(7);
   console.log(`\nmedians of ${ROUNDS} round(s); ratios against the bare Express 5 peer`);
-  console.log(`${"process".padEnd(32)}${"ready ms".padStart(9)}${"cpu ms".padStart(8)}${"idle MB".padStart(9)}${"load MB".padStart(9)}${"procs".padStart(6)}${"ready x".padStart(9)}${"idle x".padStart(8)}`);
+  console.log(
+    `${"process".padEnd(32)}${"ready ms".padStart(9)}${"cpu ms".padStart(8)}${"idle MB".padStart(9)}${"load MB".padStart(9)}${"procs".padStart(6)}${"ready x".padStart(9)}${"idle x".padStart(8)}`,
+  );
   for (const [key, samples] of figures) {
     const m = (pick: (s: Sample) => number) => median(samples.map(pick));
     const ready = m((s) => s.readyMs);
@@ -285,7 +286,9 @@ async function main(): Promise<void> {
     if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("distributed mode needs PostgreSQL, Redis and Kafka (or kcat)");
     Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
   }
-  console.log(`footprint: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load ${os.loadavg()[0]!.toFixed(1)}, ${new Date().toISOString()}`);
+  console.log(
+    `footprint: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load ${os.loadavg()[0]!.toFixed(1)}, ${new Date().toISOString()}`,
+  );
   const figures: Figures = new Map();
   try {
     for (let round = 1; round <= ROUNDS; round++) {

@@ -70,20 +70,38 @@ function cpuMs(pid: number): number {
 }
 
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))!;
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"))!;
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
 }
 
 async function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean), process.env.BENCH_GATEWAY_SCRIPT ?? path.join(ROOT, "services/gateway/dist/main.js")], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}), NODE_ENV: "production", LOG_LEVEL: "warn", PORT: String(port), HOST: "127.0.0.1", ...env },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean), process.env.BENCH_GATEWAY_SCRIPT ?? path.join(ROOT, "services/gateway/dist/main.js")],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+        NODE_ENV: "production",
+        LOG_LEVEL: "warn",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        ...env,
+      },
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { child, url };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -153,7 +171,9 @@ async function main(): Promise<void> {
     const line = (label: string, runs: LoadResult[]) =>
       `${label.padEnd(34)}${m(runs, "rps").toFixed(0).padStart(7)} req/s  p50 ${m(runs, "p50").toFixed(2).padStart(6)} ms  p99 ${m(runs, "p99").toFixed(2).padStart(7)} ms${runs.some((r) => r.failures) ? `  failures ${runs.reduce((s, r) => s + r.failures, 0)}` : ""}`;
     console.log("");
-    console.log(`gateway hop: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s, medians; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, ${new Date().toISOString()}${process.env.BENCH_NODE_OPTIONS ? `, gateway flags ${process.env.BENCH_NODE_OPTIONS}` : ""}`);
+    console.log(
+      `gateway hop: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s, medians; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, ${new Date().toISOString()}${process.env.BENCH_NODE_OPTIONS ? `, gateway flags ${process.env.BENCH_NODE_OPTIONS}` : ""}`,
+    );
     console.log(line("saturation, through the gateway", sat.gateway!));
     console.log(line("saturation, straight to the stub", sat.direct!));
     console.log(line(`paced, through the gateway`, paced.gateway!));

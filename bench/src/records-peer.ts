@@ -37,10 +37,17 @@ export async function startPeer(databaseUrl: string, poolSize: number): Promise<
     const db = await pool.connect();
     try {
       await db.query("BEGIN");
-      const inserted = await db.query(
-        `INSERT INTO peer.client (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now()) RETURNING ${COLUMNS}`,
-        [uuidv7(), businessId, body.firstName, body.lastName, body.email ?? null, body.phone ?? null, body.companyName ?? null, body.notes ?? null, body.isActive ?? true],
-      );
+      const inserted = await db.query(`INSERT INTO peer.client (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now()) RETURNING ${COLUMNS}`, [
+        uuidv7(),
+        businessId,
+        body.firstName,
+        body.lastName,
+        body.email ?? null,
+        body.phone ?? null,
+        body.companyName ?? null,
+        body.notes ?? null,
+        body.isActive ?? true,
+      ]);
       const record = inserted.rows[0];
       const event = { id: uuidv7(), type: "client.created", businessId, occurredAt: new Date().toISOString(), version: 1, data: record };
       await db.query(`INSERT INTO peer.outbox (id, topic, key, payload) VALUES ($1, 'crm.records.v1', $2, $3)`, [event.id, businessId, JSON.stringify(event)]);

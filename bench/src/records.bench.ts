@@ -209,7 +209,9 @@ async function main(): Promise<void> {
     };
 
     console.log("");
-    console.log(`records benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s per run, medians; ${os.cpus().length} cores, Node ${process.version}, ${new Date().toISOString()}`);
+    console.log(
+      `records benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s per run, medians; ${os.cpus().length} cores, Node ${process.version}, ${new Date().toISOString()}`,
+    );
     console.log(`${"request, clients".padEnd(22)}${"through the gateway".padEnd(34)}${"straight to crm-records".padEnd(34)}${"hand-written peer".padEnd(34)}gw/peer  gw/direct`);
     for (const s of scenarios) {
       const [g, d, p] = WAYS.map((way) => summary(`${s.key}/${way}`));
@@ -247,7 +249,9 @@ async function main(): Promise<void> {
     const deepRows = scenarios.filter((x) => x.deep);
     if (deepRows.length === 4) {
       const [offset1, offsetDeep, cursor2, cursorDeep] = deepRows.map((x) => x.key) as [string, string, string, string];
-      console.log(`\ndeep pages of a ${Math.max(...SIZES).toLocaleString("en-US")}-client business (extensions E2.1): cost of the deep page / the first, through the gateway (straight to crm-records)`);
+      console.log(
+        `\ndeep pages of a ${Math.max(...SIZES).toLocaleString("en-US")}-client business (extensions E2.1): cost of the deep page / the first, through the gateway (straight to crm-records)`,
+      );
       const cost = (a: string, b: string, way: Way) => (rps(`${a}/${way}`) / rps(`${b}/${way}`)).toFixed(2);
       console.log(`  offset: ${offsetDeep} vs ${offset1}   ${cost(offset1, offsetDeep, "gateway")} (${cost(offset1, offsetDeep, "direct")})`);
       console.log(`  cursor: ${cursorDeep} vs ${cursor2}   ${cost(cursor2, cursorDeep, "gateway")} (${cost(cursor2, cursorDeep, "direct")})`);

@@ -58,7 +58,10 @@ if (command === "check") {
 }
 const res = run(["migrate", "diff", ...from, "--to-schema-datamodel", derived, "--script"]);
 if (res.status !== 0) process.exit(res.status ?? 1);
-res.stdout = res.stdout.split("\n").filter((line) => !line.startsWith("Loaded Prisma config")).join("\n");
+res.stdout = res.stdout
+  .split("\n")
+  .filter((line) => !line.startsWith("Loaded Prisma config"))
+  .join("\n");
 if (/^-- This is an empty migration\.\s*$/m.test(res.stdout) || res.stdout.trim() === "") {
   console.log("no schema changes");
   process.exit(0);

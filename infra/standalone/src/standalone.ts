@@ -27,9 +27,7 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
     started.push(await crmRecords.start(crmRecords.loadConfig(internal)));
     started.push(await webhookDelivery.start(webhookDelivery.loadConfig(internal)));
     const [id, records, webhooks] = started as [RunningService, RunningService, RunningService];
-    const edge = await gateway.start(
-      gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }),
-    );
+    const edge = await gateway.start(gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }));
     started.push(edge);
     return {
       url: edge.url,

@@ -6,9 +6,7 @@ import { isPermission, rolePermissions, roles, type Permission, type Role } from
 export const AUTH_STATE_VERSION = 1;
 
 /** A user as the gateway needs it. `deleted` is a tombstone, so a racing cache fill cannot resurrect the user. */
-export type UserAuthState =
-  | { v: 1; userId: string; deleted: false; businessId: string | null; role: Role }
-  | { v: 1; userId: string; deleted: true };
+export type UserAuthState = { v: 1; userId: string; deleted: false; businessId: string | null; role: Role } | { v: 1; userId: string; deleted: true };
 
 /** An API key as the gateway needs it, by digest. `unknown` is a short-lived negative entry. */
 export type ApiKeyAuthState =

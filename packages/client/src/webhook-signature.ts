@@ -10,11 +10,7 @@ const SIGNATURE = /^[0-9a-f]{64}$/;
  * True when `header` (the `X-Service-Signature` value) signs `rawBody` under `secret`. Pass the body
  * exactly as received: parsing and re-serialising JSON changes the bytes. Never throws.
  */
-export function verifyWebhookSignature(
-  secret: string,
-  rawBody: string | Buffer | Uint8Array,
-  header: string | readonly string[] | null | undefined,
-): boolean {
+export function verifyWebhookSignature(secret: string, rawBody: string | Buffer | Uint8Array, header: string | readonly string[] | null | undefined): boolean {
   try {
     // A repeated header (an array) is ambiguous: refuse rather than pick one.
     if (typeof secret !== "string" || secret.length === 0 || typeof header !== "string") return false;

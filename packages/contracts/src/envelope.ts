@@ -14,23 +14,22 @@ export const paginationMetaSchema = z
   .openapi("PaginationMeta");
 export type PaginationMeta = z.infer<typeof paginationMetaSchema>;
 
-const nextCursor = z
-  .string()
-  .nullable()
-  .openapi({ description: "Opaque cursor of the next page (`?cursor=`), or null when nothing follows this page" });
+const nextCursor = z.string().nullable().openapi({ description: "Opaque cursor of the next page (`?cursor=`), or null when nothing follows this page" });
 
 /** Meta of a record list (extensions §E2.1): the page meta plus nextCursor, or only perPage and nextCursor in cursor mode. */
 export const recordListMetaSchema = z
-  .union([
-    paginationMetaSchema.extend({ nextCursor }).openapi("RecordPageMeta"),
-    z.object({ perPage: z.number().int(), nextCursor }).openapi("RecordCursorMeta"),
-  ])
+  .union([paginationMetaSchema.extend({ nextCursor }).openapi("RecordPageMeta"), z.object({ perPage: z.number().int(), nextCursor }).openapi("RecordCursorMeta")])
   .openapi("RecordListMeta");
 export type RecordListMeta = z.infer<typeof recordListMetaSchema>;
 
 /** `page` and `perPage` of every list endpoint (the query language parses them; this describes them). */
 export const paginationQuerySchema = z.object({
-  page: z.number().int().min(1).optional().openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1); not a positive integer: 400001", example: 1 }),
+  page: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .openapi({ param: { name: "page", in: "query" }, description: "1-based page number (default 1); not a positive integer: 400001", example: 1 }),
   perPage: z
     .number()
     .int()

@@ -14,7 +14,15 @@ export function recordEventDataSchema(entity: RecordEntity) {
     omitted[truncatedRelationField(relation)] = true;
   }
   const view = contract.view as unknown as z.ZodObject<z.ZodRawShape>;
-  return view.omit(Object.fromEntries(Object.keys(view.shape).filter((k) => omitted[k]).map((k) => [k, true] as const))).strict();
+  return view
+    .omit(
+      Object.fromEntries(
+        Object.keys(view.shape)
+          .filter((k) => omitted[k])
+          .map((k) => [k, true] as const),
+      ),
+    )
+    .strict();
 }
 
 const timestamp = z.iso.datetime({ precision: 3 }).openapi({ description: "When the event happened, ISO 8601 UTC with milliseconds" });

@@ -59,13 +59,9 @@ export const userSchema = z
   .openapi("User");
 export type UserView = z.infer<typeof userSchema>;
 
-export const accessTokenDataSchema = z
-  .object({ accessToken: z.string().openapi({ description: "JWT; send as `Authorization: Bearer <token>`" }) })
-  .openapi("AccessToken");
+export const accessTokenDataSchema = z.object({ accessToken: z.string().openapi({ description: "JWT; send as `Authorization: Bearer <token>`" }) }).openapi("AccessToken");
 
-export const sessionDataSchema = z
-  .object({ accessToken: z.string(), user: userSchema, business: businessSchema })
-  .openapi("SignedIn");
+export const sessionDataSchema = z.object({ accessToken: z.string(), user: userSchema, business: businessSchema }).openapi("SignedIn");
 
 export const meSchema = z
   .object({
@@ -137,7 +133,8 @@ export const apiKeySchema = z
     createdByUserId: z.string().nullable(),
     createdAt: timestamp,
     lastUsedAt: timestamp.nullable().openapi({
-      description: "Last time the key authenticated a request; null if never. Gateways report use in batches, so it trails the truth by at most API_KEY_USAGE_FLUSH_MS (15 s by default)",
+      description:
+        "Last time the key authenticated a request; null if never. Gateways report use in batches, so it trails the truth by at most API_KEY_USAGE_FLUSH_MS (15 s by default)",
     }),
   })
   .openapi("ApiKey");
@@ -174,7 +171,6 @@ export type ApiKeyRoll = z.infer<typeof apiKeyRollSchema>;
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 
 const PUBLIC_ERRORS: ErrorCode[] = [400001, 400002, 403000, 413000, 415000, 429000, 500000];
-
 
 const refreshCookieHeader = {
   "Set-Cookie": {
@@ -219,7 +215,12 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
     summary: "Rotate the refresh cookie and get a new access token",
     description: "A refresh token that was already used once revokes the whole session (401013).",
     request: {
-      cookies: z.object({ refreshToken: z.string().optional().openapi({ param: { name: "refreshToken", in: "cookie" } }) }),
+      cookies: z.object({
+        refreshToken: z
+          .string()
+          .optional()
+          .openapi({ param: { name: "refreshToken", in: "cookie" } }),
+      }),
     },
     responses: {
       200: { description: "New access token; new refresh cookie", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(accessTokenDataSchema)) },

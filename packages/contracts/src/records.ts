@@ -89,8 +89,7 @@ const currency = z
   .regex(/^[A-Z]{3}$/, { message: "Expected an ISO 4217 currency code (3 upper-case letters)" })
   .openapi({ description: "ISO 4217 code; default USD", example: "EUR" });
 
-const uuidRef = (description: string) =>
-  z.string().openapi({ description, example: "01939d5e-8c2a-7b3e-9f1a-2c4d6e8f0a1b" });
+const uuidRef = (description: string) => z.string().openapi({ description, example: "01939d5e-8c2a-7b3e-9f1a-2c4d6e8f0a1b" });
 
 const text = (max: number) => z.string().min(1).max(max);
 const optionalText = (max: number) => z.string().max(max).nullable().optional();
@@ -234,9 +233,7 @@ const times = { createdAt: timestamp, updatedAt: timestamp };
 
 const recordItemView = z.object({ description: z.string(), quantity: z.number(), unitPrice: z.number() });
 
-export const contactSchema = z
-  .object({ ...base, clientId: z.string(), type: z.enum(contactTypes), value: z.string(), isPrimary: z.boolean(), ...times })
-  .openapi("Contact");
+export const contactSchema = z.object({ ...base, clientId: z.string(), type: z.enum(contactTypes), value: z.string(), isPrimary: z.boolean(), ...times }).openapi("Contact");
 
 const clientFields = {
   ...base,
@@ -297,11 +294,20 @@ const truncatedFlag = (relation: string, entity: RecordEntity) =>
 export const clientSchema = z
   .object({
     ...clientFields,
-    contacts: z.array(contactSchema).optional().openapi({ description: `Default relation; remove with include=-contacts. ${capNote}` }),
+    contacts: z
+      .array(contactSchema)
+      .optional()
+      .openapi({ description: `Default relation; remove with include=-contacts. ${capNote}` }),
     [truncatedRelationField("contacts")]: truncatedFlag("contacts", "contact"),
-    invoices: z.array(invoiceSchema.omit({ client: true })).optional().openapi({ description: `Only with include=invoices. ${capNote}` }),
+    invoices: z
+      .array(invoiceSchema.omit({ client: true }))
+      .optional()
+      .openapi({ description: `Only with include=invoices. ${capNote}` }),
     [truncatedRelationField("invoices")]: truncatedFlag("invoices", "invoice"),
-    quotes: z.array(quoteSchema.omit({ client: true })).optional().openapi({ description: `Only with include=quotes. ${capNote}` }),
+    quotes: z
+      .array(quoteSchema.omit({ client: true }))
+      .optional()
+      .openapi({ description: `Only with include=quotes. ${capNote}` }),
     [truncatedRelationField("quotes")]: truncatedFlag("quotes", "quote"),
   })
   .openapi("Client");
@@ -362,18 +368,15 @@ export const recordContracts = {
 // ---------------------------------------------------------------------------------------------
 // OpenAPI
 
-
-
-
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Record id (UUID); anything else is 404001" }) });
 const param = (name: string, description: string, example?: string) =>
-  z.string().optional().openapi({ param: { name, in: "query" }, description, ...(example ? { example } : {}) });
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "query" }, description, ...(example ? { example } : {}) });
 const includeParam = (relations: Record<string, boolean>) => {
   const names = Object.entries(relations).map(([name, isDefault]) => (isDefault ? `${name} (default)` : name));
-  return param(
-    "include",
-    `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019.`,
-  );
+  return param("include", `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019.`);
 };
 const listQuery = (relations: Record<string, boolean>) =>
   paginationQuerySchema.extend({
@@ -396,7 +399,8 @@ const listQuery = (relations: Record<string, boolean>) =>
 /** Extensions §E2.3: the record's entity tag, on every single-record answer. */
 const etagHeader = {
   ETag: {
-    description: "Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it.",
+    description:
+      "Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it.",
     schema: { type: "string" as const, example: '"3q2-7wEhZx0dYgkX2sL9aQ"' },
   },
 };
@@ -404,7 +408,11 @@ const ifNoneMatchHeader = z.object({
   "If-None-Match": z
     .string()
     .optional()
-    .openapi({ param: { name: "If-None-Match", in: "header" }, description: "ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body", example: '"3q2-7wEhZx0dYgkX2sL9aQ"' }),
+    .openapi({
+      param: { name: "If-None-Match", in: "header" },
+      description: "ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body",
+      example: '"3q2-7wEhZx0dYgkX2sL9aQ"',
+    }),
 });
 const ifMatchHeader = z.object({
   "If-Match": z
@@ -412,7 +420,8 @@ const ifMatchHeader = z.object({
     .optional()
     .openapi({
       param: { name: "If-Match", in: "header" },
-      description: "Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted",
+      description:
+        "Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted",
       example: '"3q2-7wEhZx0dYgkX2sL9aQ"',
     }),
 });
@@ -483,7 +492,12 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       request: {
         body: {
           required: true,
-          ...jsonContent(z.object({ items: z.array(contract.create).min(1).max(RECORD_BATCH_MAX_ITEMS) }).strict().openapi(`${tag.slice(0, -1)}BatchCreate`)),
+          ...jsonContent(
+            z
+              .object({ items: z.array(contract.create).min(1).max(RECORD_BATCH_MAX_ITEMS) })
+              .strict()
+              .openapi(`${tag.slice(0, -1)}BatchCreate`),
+          ),
         },
       },
       responses: {
@@ -508,10 +522,7 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry, options: { sec
       method: "delete",
       path: `/api/v1/${entity}/{id}`,
       summary: `Delete a ${name} (permission ${resource}.delete); emits ${entity}.deleted`,
-      description:
-        entity === "client"
-          ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003."
-          : undefined,
+      description: entity === "client" ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003." : undefined,
       request: { params: idParams, headers: ifMatchHeader },
       responses: {
         200: { description: "The record as it was (without relations), with the ETag it had", headers: etagHeader, ...jsonContent(one) },

@@ -45,18 +45,10 @@ export const WEBHOOK_AUTO_DISABLE_MAX = 1000;
 /** The only `disabledReason` there is: the webhook deactivated itself after failing too often. */
 export const WEBHOOK_DISABLED_CONSECUTIVE_FAILURES = "consecutive_failures";
 
-const autoDisableAfter = z
-  .number()
-  .int()
-  .min(1)
-  .max(WEBHOOK_AUTO_DISABLE_MAX)
-  .nullable()
-  .optional()
-  .openapi({
-    description:
-      "Deactivate the webhook (isActive false, disabledReason consecutive_failures) when consecutiveFailures reaches this (1-1000); null (the default) = never",
-    example: 50,
-  });
+const autoDisableAfter = z.number().int().min(1).max(WEBHOOK_AUTO_DISABLE_MAX).nullable().optional().openapi({
+  description: "Deactivate the webhook (isActive false, disabledReason consecutive_failures) when consecutiveFailures reaches this (1-1000); null (the default) = never",
+  example: 50,
+});
 
 export const webhookCreateSchema = z
   .object({
@@ -88,17 +80,11 @@ export const WEBHOOK_MAX_GRACE_PERIOD_SECONDS = 604_800;
 
 export const webhookRotateSecretSchema = z
   .object({
-    gracePeriodSeconds: z
-      .number()
-      .int()
-      .min(0)
-      .max(WEBHOOK_MAX_GRACE_PERIOD_SECONDS)
-      .optional()
-      .openapi({
-        description:
-          "How long the old secret stays valid beside the new one, in seconds (0-604800, default 0). While it runs, webhook-signature carries two signatures, new first, then old; X-Service-Signature always uses the new secret",
-        example: 86400,
-      }),
+    gracePeriodSeconds: z.number().int().min(0).max(WEBHOOK_MAX_GRACE_PERIOD_SECONDS).optional().openapi({
+      description:
+        "How long the old secret stays valid beside the new one, in seconds (0-604800, default 0). While it runs, webhook-signature carries two signatures, new first, then old; X-Service-Signature always uses the new secret",
+      example: 86400,
+    }),
   })
   .strict()
   .openapi("WebhookRotateSecret");
@@ -142,10 +128,10 @@ export const webhookSchema = z
       .enum([WEBHOOK_DISABLED_CONSECUTIVE_FAILURES])
       .nullable()
       .openapi({ description: "consecutive_failures when the webhook deactivated itself (autoDisableAfter); null otherwise" }),
-    previousSecretExpiresAt: z
-      .string()
-      .nullable()
-      .openapi({ format: "date-time", description: "Until when the secret rotated away most recently still signs deliveries (second webhook-signature); null when no grace period runs" }),
+    previousSecretExpiresAt: z.string().nullable().openapi({
+      format: "date-time",
+      description: "Until when the secret rotated away most recently still signs deliveries (second webhook-signature); null when no grace period runs",
+    }),
     createdAt: z.string().openapi({ format: "date-time" }),
     updatedAt: z.string().openapi({ format: "date-time" }),
   })
@@ -177,18 +163,15 @@ export type DeliveryView = z.infer<typeof deliverySchema>;
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 const deliveryParams = idParams.extend({ deliveryId: z.string().openapi({ param: { name: "deliveryId", in: "path" } }) });
 
-
-
-
 /** Registers every endpoint the webhook-delivery service serves. */
 /** The body of every delivery POSTed to a webhook's url (interface §6). */
 export const webhookEventPayloadSchema = z
   .object({
     event: z.string().openapi({ description: "Event name, {entity}.{action}", example: "client.created" }),
-    data: z
-      .object({})
-      .passthrough()
-      .openapi({ description: "The affected record as GET returns it without relations (for *.deleted: as it was); for client.created: id, firstName, lastName, email, businessId, createdAt and the other client fields" }),
+    data: z.object({}).passthrough().openapi({
+      description:
+        "The affected record as GET returns it without relations (for *.deleted: as it was); for client.created: id, firstName, lastName, email, businessId, createdAt and the other client fields",
+    }),
     previousAttributes: z
       .object({})
       .passthrough()

@@ -31,9 +31,7 @@ export async function applyMigrations(db: SqlRunner, schema: string, dir: string
         "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
         "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
         "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`);
-    const done = await db.query<AppliedRow>(
-      `SELECT migration_name, checksum, finished_at FROM ${table} WHERE rolled_back_at IS NULL`,
-    );
+    const done = await db.query<AppliedRow>(`SELECT migration_name, checksum, finished_at FROM ${table} WHERE rolled_back_at IS NULL`);
     const applied = new Map(done.rows.map((r) => [r.migration_name, r]));
     const names = (await readdir(dir, { withFileTypes: true }))
       .filter((e) => e.isDirectory())
@@ -50,11 +48,7 @@ export async function applyMigrations(db: SqlRunner, schema: string, dir: string
         continue;
       }
       const id = randomUUID();
-      await db.query(`INSERT INTO ${table} (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`, [
-        id,
-        checksum,
-        name,
-      ]);
+      await db.query(`INSERT INTO ${table} (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`, [id, checksum, name]);
       await db.exec(`BEGIN;\n${sql}\nCOMMIT;`);
       await db.query(`UPDATE ${table} SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [id]);
       ran.push(name);

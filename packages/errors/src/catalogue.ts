@@ -41,6 +41,6 @@ export type ErrorName = (typeof errorCatalogue)[ErrorCode]["name"];
 type CodeNamed<N extends ErrorName> = { [C in ErrorCode]: (typeof errorCatalogue)[C]["name"] extends N ? C : never }[ErrorCode];
 
 /** Named codes, derived from the catalogue, for the rare place that compares codes (`ErrorCodes.notFound`). */
-export const ErrorCodes = Object.freeze(
-  Object.fromEntries(Object.entries(errorCatalogue).map(([code, entry]) => [entry.name, Number(code)])),
-) as { readonly [N in ErrorName]: CodeNamed<N> };
+export const ErrorCodes = Object.freeze(Object.fromEntries(Object.entries(errorCatalogue).map(([code, entry]) => [entry.name, Number(code)]))) as {
+  readonly [N in ErrorName]: CodeNamed<N>;
+};

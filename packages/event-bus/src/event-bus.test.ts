@@ -81,7 +81,10 @@ describe("InProcessBus", () => {
     await bus.subscribe({ topic: "t", groupId: "a", handler: async (e) => void a.push(e.data.n as number) });
     await bus.subscribe({ topic: "t", groupId: "b", handler: async (e) => void b1.push(e.data.n as number) });
     await bus.subscribe({ topic: "t", groupId: "b", handler: async (e) => void b2.push(e.data.n as number) });
-    await bus.publish("t", [1, 2, 3, 4].map((n) => ({ key: "x", value: event("x", n) })));
+    await bus.publish(
+      "t",
+      [1, 2, 3, 4].map((n) => ({ key: "x", value: event("x", n) })),
+    );
     expect(a).toEqual([1, 2, 3, 4]);
     expect([...b1, ...b2].sort()).toEqual([1, 2, 3, 4]);
   });
@@ -90,7 +93,10 @@ describe("InProcessBus", () => {
     const bus = new InProcessBus({ maxMessageBytes: 1000 });
     const seen: number[] = [];
     await bus.subscribe({ topic: "t", groupId: "a", handler: async (e) => void seen.push(e.data.n as number) });
-    const publish = bus.publish("t", [{ key: "x", value: event("x", 1) }, { key: "x", value: event("x", 2, 2000) }]);
+    const publish = bus.publish("t", [
+      { key: "x", value: event("x", 1) },
+      { key: "x", value: event("x", 2, 2000) },
+    ]);
     await expect(publish).rejects.toBeInstanceOf(MessageRejectedError);
     expect(seen).toEqual([]);
     await bus.publish("t", [{ key: "x", value: event("x", 3, 500) }]);
@@ -263,7 +269,10 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     const topic = uniqueName("topic");
     const business = randomUUID();
     const events = [1, 2, 3, 4, 5].map((n) => event(business, n));
-    await bus.publish(topic, events.map((value) => ({ key: business, value })));
+    await bus.publish(
+      topic,
+      events.map((value) => ({ key: business, value })),
+    );
     const seenA: number[] = [];
     const seenB: number[] = [];
     const subA = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seenA.push(e.data.n as number) });
@@ -278,11 +287,17 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
   it("without waiting for the group join, misses nothing published before or during the join", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
-    await bus.publish(topic, [1, 2].map((n) => ({ key: business, value: event(business, n) })));
+    await bus.publish(
+      topic,
+      [1, 2].map((n) => ({ key: business, value: event(business, n) })),
+    );
     const seen: number[] = [];
     const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seen.push(e.data.n as number), waitForJoin: false });
     // Published while the consumer is still joining (the broker's rebalance delay is seconds).
-    await bus.publish(topic, [3, 4].map((n) => ({ key: business, value: event(business, n) })));
+    await bus.publish(
+      topic,
+      [3, 4].map((n) => ({ key: business, value: event(business, n) })),
+    );
     expect(sub.failure?.()).toBeUndefined();
     await waitFor(() => seen.length >= 4, 45_000, 100);
     expect(seen).toEqual([1, 2, 3, 4]);
@@ -292,7 +307,10 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
   it("re-delivers after a handler failure instead of skipping", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
-    await bus.publish(topic, [1, 2].map((n) => ({ key: business, value: event(business, n) })));
+    await bus.publish(
+      topic,
+      [1, 2].map((n) => ({ key: business, value: event(business, n) })),
+    );
     let failOnce = true;
     const seen: number[] = [];
     const sub = await bus.subscribe({

@@ -129,7 +129,13 @@ export class OutboxRelay {
     const topic = batch[0]!.topic;
     // Tracing on: one producer span per traced row, child of its write, parent of its handling.
     const spans = batch.map((r) =>
-      r.traceparent ? startSpan(this.options.serviceName ?? "outbox-relay", `publish ${topic}`, { kind: "producer", parent: { traceparent: r.traceparent }, attributes: { "messaging.destination.name": topic, "crm.event.id": r.payload.id } }) : undefined,
+      r.traceparent
+        ? startSpan(this.options.serviceName ?? "outbox-relay", `publish ${topic}`, {
+            kind: "producer",
+            parent: { traceparent: r.traceparent },
+            attributes: { "messaging.destination.name": topic, "crm.event.id": r.payload.id },
+          })
+        : undefined,
     );
     try {
       await this.options.bus.publish(

@@ -5,7 +5,10 @@ import type { KvStore } from "./kv-store";
 export class RedisKvStore implements KvStore {
   readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix = "crm:") {
+  constructor(
+    url: string,
+    private readonly prefix = "crm:",
+  ) {
     // Fail fast rather than queueing commands forever while Redis is down: callers decide
     // whether to fail closed (auth) or open (rate limit).
     // Auto-pipelining: commands issued in the same tick (concurrent requests' reads) share one write.

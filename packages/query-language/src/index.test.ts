@@ -16,10 +16,7 @@ const clientSpec: QuerySpec = {
 
 describe("@crm/query-language", () => {
   it("turns req.query into Prisma findMany arguments and meta", () => {
-    const q = parseListQuery(
-      { page: "2", perPage: "10", where: "isActive:true,NOT:email:endsWith:@spam.test", orderBy: "firstName:asc", include: "invoices" },
-      clientSpec,
-    );
+    const q = parseListQuery({ page: "2", perPage: "10", where: "isActive:true,NOT:email:endsWith:@spam.test", orderBy: "firstName:asc", include: "invoices" }, clientSpec);
     const args = {
       where: { AND: [{ businessId: "b1" }, toPrismaWhere(q.where, clientSpec)] },
       orderBy: toPrismaOrderBy(q.orderBy),
@@ -32,10 +29,7 @@ describe("@crm/query-language", () => {
         AND: [
           { businessId: "b1" },
           {
-            AND: [
-              { isActive: { equals: true } },
-              { OR: [{ email: null }, { NOT: { email: { endsWith: "@spam.test", mode: "insensitive" } } }] },
-            ],
+            AND: [{ isActive: { equals: true } }, { OR: [{ email: null }, { NOT: { email: { endsWith: "@spam.test", mode: "insensitive" } } }] }],
           },
         ],
       },

@@ -174,10 +174,7 @@ describe("parsers never throw anything but their own errors", () => {
 
   it("parseListQuery: any req.query shape parses or throws 400001/400011/400019", () => {
     const value = fc.oneof(fc.constant(undefined), input, fc.array(input, { maxLength: 3 }), fc.dictionary(fc.string(), fc.string()), fc.integer(), fc.double());
-    const query = fc.record(
-      { page: value, perPage: value, where: value, orderBy: value, include: value },
-      { requiredKeys: [] },
-    );
+    const query = fc.record({ page: value, perPage: value, where: value, orderBy: value, include: value }, { requiredKeys: [] });
     fc.assert(
       fc.property(query, (q) => {
         expectOnly([400001, 400011, 400019], () => {

@@ -22,11 +22,20 @@ describe("toPrismaWhere: where -> Prisma arguments", () => {
     ["equality needs no LIKE escaping", "notes:100%", { notes: { equals: "100%" } }],
     ["uuid equality, lower-cased", "id:0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B", { id: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } }],
     ["NOT on a non-nullable uuid", "NOT:businessId:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b", { NOT: { businessId: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } }],
-    ["NOT on a nullable uuid keeps NULL rows", "NOT:clientId:0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B", { OR: [{ clientId: null }, { NOT: { clientId: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } }] }],
+    [
+      "NOT on a nullable uuid keeps NULL rows",
+      "NOT:clientId:0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B",
+      { OR: [{ clientId: null }, { NOT: { clientId: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } }] },
+    ],
     [
       "NOT of OR over uuids",
       "NOT:OR:[id:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b,clientId:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b]",
-      { AND: [{ NOT: { id: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } }, { OR: [{ clientId: null }, { NOT: { clientId: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } }] }] },
+      {
+        AND: [
+          { NOT: { id: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } },
+          { OR: [{ clientId: null }, { NOT: { clientId: { equals: "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b" } } }] },
+        ],
+      },
     ],
     ["AND", "firstName:A,quantity:2", { AND: [{ firstName: { equals: "A" } }, { quantity: { equals: 2 } }] }],
     ["OR", "OR:[firstName:A,lastName:B]", { OR: [{ firstName: { equals: "A" } }, { lastName: { equals: "B" } }] }],
@@ -41,11 +50,7 @@ describe("toPrismaWhere: where -> Prisma arguments", () => {
       { AND: [{ NOT: { firstName: { equals: "A" } } }, { OR: [{ email: null }, { NOT: { email: { equals: "x" } } }] }] },
     ],
     ["double negation cancels", "NOT:NOT:email:x", { email: { equals: "x" } }],
-    [
-      "negation inside a negated OR cancels",
-      "NOT:OR:[NOT:email:x,firstName:A]",
-      { AND: [{ email: { equals: "x" } }, { NOT: { firstName: { equals: "A" } } }] },
-    ],
+    ["negation inside a negated OR cancels", "NOT:OR:[NOT:email:x,firstName:A]", { AND: [{ email: { equals: "x" } }, { NOT: { firstName: { equals: "A" } } }] }],
     [
       "OR of NOT and a leaf",
       "OR:[NOT:dueDate:2024-01-01,isActive:true]",

@@ -34,7 +34,7 @@ describe("matchesWhere", () => {
     ["firstName:contains:OË", true],
     ["firstName:startsWith:zo", true],
     ["firstName:endsWith:x", false],
-    ["lastName:contains:\"n, j\"", true],
+    ['lastName:contains:"n, j"', true],
     ["firstName:contains:%", false],
     // numbers: exact decimals
     ["totalAmount:gt:100", true],

@@ -92,7 +92,11 @@ describe("parseWhere: accepted input -> AST", () => {
     ["quoted uuid", 'clientId:"0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B"', eq("clientId", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b")],
     ["nullable uuid field", "clientId:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b", eq("clientId", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b")],
     ["NOT of a uuid equality", "NOT:clientId:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b", not(eq("clientId", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b"))],
-    ["uuids inside OR", "OR:[id:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b,clientId:0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B]", or(eq("id", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b"), eq("clientId", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b"))],
+    [
+      "uuids inside OR",
+      "OR:[id:0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b,clientId:0193A4B2-7C5D-7E8F-9A0B-1C2D3E4F5A6B]",
+      or(eq("id", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b"), eq("clientId", "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b")),
+    ],
     // AND, OR, NOT
     ["comma means AND", "firstName:A,lastName:B", and(eq("firstName", "A"), eq("lastName", "B"))],
     ["OR group", "OR:[firstName:A,lastName:B]", or(eq("firstName", "A"), eq("lastName", "B"))],

@@ -22,8 +22,7 @@ function quote(text: string): string {
 
 /** Unquoted when the grammar allows it, so both spellings are exercised. */
 function writeString(text: string, preferBare: boolean): string {
-  const bareIsSafe =
-    text !== "" && !/[,[\]]/.test(text) && !text.startsWith('"') && !CAST_LIKE.test(text) && !FILTER_OPERATORS.some((op) => text.startsWith(`${op}:`));
+  const bareIsSafe = text !== "" && !/[,[\]]/.test(text) && !text.startsWith('"') && !CAST_LIKE.test(text) && !FILTER_OPERATORS.some((op) => text.startsWith(`${op}:`));
   return preferBare && bareIsSafe ? text : quote(text);
 }
 
@@ -60,7 +59,6 @@ const OPERATORS_BY_TYPE: Record<FieldSpec["type"], readonly Operator[]> = {
   boolean: ["equals"],
   enum: ["equals"],
   uuid: ["equals"],
-
 };
 
 /** Small domains so that generated filters and rows actually meet. */
@@ -81,7 +79,10 @@ const anyUuid = fc.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 function valueArb(spec: FieldSpec): fc.Arbitrary<FilterValue> {
   switch (spec.type) {
     case "string":
-      return fc.oneof(fc.constantFrom(...STRINGS), fc.string({ unit: "binary", maxLength: 8 }).filter((s) => !s.includes("\u0000")));
+      return fc.oneof(
+        fc.constantFrom(...STRINGS),
+        fc.string({ unit: "binary", maxLength: 8 }).filter((s) => !s.includes("\u0000")),
+      );
     case "int":
       return fc.oneof(fc.constantFrom(...INTS), fc.integer({ min: -2147483648, max: 2147483647 }));
     case "decimal":
@@ -141,9 +142,7 @@ function countLeaves(node: WhereNode): number {
 
 const whereArb: fc.Arbitrary<Written> = fc
   .array(nodeArb(MAX_WHERE_DEPTH), { minLength: 1, maxLength: 4 })
-  .map((items) =>
-    items.length === 1 ? items[0]! : { node: { kind: "and", conditions: items.map((i) => i.node) } as WhereNode, text: items.map((i) => i.text).join(",") },
-  )
+  .map((items) => (items.length === 1 ? items[0]! : { node: { kind: "and", conditions: items.map((i) => i.node) } as WhereNode, text: items.map((i) => i.text).join(",") }))
   .filter((w) => countLeaves(w.node) <= MAX_WHERE_CONDITIONS && Array.from(w.text).length <= MAX_WHERE_LENGTH);
 
 // ---------------------------------------------------------------------------------------------

@@ -23,5 +23,18 @@ export function jsonBody(): RequestHandler[] {
     const details = req.body === undefined ? [] : nulTextDetails(req.body);
     next(details.length > 0 ? errors.validationFailed(details) : undefined);
   };
-  return [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(String(req.headers["content-type"] ?? "").split(";")[0]!.trim()) }), noNulText];
+  return [
+    guard,
+    express.json({
+      limit: BODY_LIMIT_BYTES,
+      strict: false,
+      type: (req) =>
+        JSON_TYPE.test(
+          String(req.headers["content-type"] ?? "")
+            .split(";")[0]!
+            .trim(),
+        ),
+    }),
+    noNulText,
+  ];
 }

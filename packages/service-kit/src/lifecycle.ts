@@ -64,11 +64,7 @@ export interface UndoStack {
  * order, once, on stop() or when a later step of the start throws, so a failed start leaves
  * nothing open. A failing undo step is logged and the others still run.
  */
-export async function startService<T extends { url: string; port: number }>(
-  name: string,
-  logger: Logger,
-  build: (undo: UndoStack) => Promise<T>,
-): Promise<T & RunningService> {
+export async function startService<T extends { url: string; port: number }>(name: string, logger: Logger, build: (undo: UndoStack) => Promise<T>): Promise<T & RunningService> {
   const steps: Array<() => unknown> = [];
   const unwind = async () => {
     for (const step of steps.reverse().splice(0)) {

@@ -41,7 +41,10 @@ describe("createServiceApp", () => {
   it("refuses requests without a valid internal token", async () => {
     const res = await request(app()).get("/api/v1/thing").expect(401);
     expect(res.body).toEqual({ success: false, error: { code: 401000, message: "Authentication required" } });
-    await request(app()).get("/api/v1/thing").set("x-internal-token", signInternalToken({ principal }, "x".repeat(40))).expect(401);
+    await request(app())
+      .get("/api/v1/thing")
+      .set("x-internal-token", signInternalToken({ principal }, "x".repeat(40)))
+      .expect(401);
     await request(app()).get("/api/v1/thing").set("x-internal-token", signInternalToken({}, secret)).expect(401);
   });
 
@@ -60,7 +63,11 @@ describe("createServiceApp", () => {
   it("maps body problems to the catalogue", async () => {
     const malformed = await request(app()).post("/api/v1/echo").set("x-internal-token", token).set("content-type", "application/json").send("{bad");
     expect([malformed.status, malformed.body.error.code]).toEqual([400, 400002]);
-    const big = await request(app()).post("/api/v1/echo").set("x-internal-token", token).set("content-type", "application/json").send(JSON.stringify({ a: "x".repeat(1024 * 1024) }));
+    const big = await request(app())
+      .post("/api/v1/echo")
+      .set("x-internal-token", token)
+      .set("content-type", "application/json")
+      .send(JSON.stringify({ a: "x".repeat(1024 * 1024) }));
     expect([big.status, big.body.error.code]).toEqual([413, 413000]);
     const text = await request(app()).post("/api/v1/echo").set("x-internal-token", token).set("content-type", "text/plain").send("hello");
     expect([text.status, text.body.error.code]).toEqual([415, 415000]);

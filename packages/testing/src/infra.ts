@@ -51,11 +51,10 @@ function hasCommand(name: string): boolean {
 export async function startKafkaMock(): Promise<{ brokers: string; process: ChildProcess }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "kafka-mock-"));
   const logFile = path.join(dir, "mock.log");
-  const child = spawn(
-    "sh",
-    ["-c", `tail -f /dev/null | exec kcat -P -b 127.0.0.1:1 -t _keepalive -X test.mock.num.brokers=1 -d mock 2>"${logFile}"`],
-    { stdio: "ignore", detached: true },
-  );
+  const child = spawn("sh", ["-c", `tail -f /dev/null | exec kcat -P -b 127.0.0.1:1 -t _keepalive -X test.mock.num.brokers=1 -d mock 2>"${logFile}"`], {
+    stdio: "ignore",
+    detached: true,
+  });
   for (let i = 0; i < 100; i++) {
     await new Promise((r) => setTimeout(r, 100));
     let text = "";
@@ -122,9 +121,7 @@ export async function startInfra(log: (line: string) => void): Promise<StartedIn
       }
     });
   }
-  log(
-    `test infrastructure: postgres=${found.databaseUrl ? "yes" : "NO"} redis=${found.redisUrl ? "yes" : "NO"} kafka=${found.kafkaBrokers ?? "NO"}`,
-  );
+  log(`test infrastructure: postgres=${found.databaseUrl ? "yes" : "NO"} redis=${found.redisUrl ? "yes" : "NO"} kafka=${found.kafkaBrokers ?? "NO"}`);
   return {
     ...found,
     stop: async () => {

@@ -12,11 +12,7 @@ export interface ReceivedRequest {
   at: number;
 }
 
-export type Behaviour =
-  | { kind: "status"; status: number; body?: string }
-  | { kind: "hang" }
-  | { kind: "close" }
-  | { kind: "redirect"; location: string };
+export type Behaviour = { kind: "status"; status: number; body?: string } | { kind: "hang" } | { kind: "close" } | { kind: "redirect"; location: string };
 
 /** A receiver that records every request and answers as `behaviour` says. */
 export interface Receiver {

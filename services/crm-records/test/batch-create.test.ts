@@ -41,7 +41,14 @@ function batchSuite(mode: Mode): void {
     const res = await caller.post("/invoice/batch", {
       items: [
         { clientId, items: [{ description: "a", quantity: 2, unitPrice: 1.5 }] },
-        { clientId, status: "SENT", items: [{ description: "b", quantity: 1, unitPrice: 10 }, { description: "c", quantity: 3, unitPrice: 0.1 }] },
+        {
+          clientId,
+          status: "SENT",
+          items: [
+            { description: "b", quantity: 1, unitPrice: 10 },
+            { description: "c", quantity: 3, unitPrice: 0.1 },
+          ],
+        },
       ],
     });
     expect(res.status).toBe(201);
@@ -59,7 +66,12 @@ function batchSuite(mode: Mode): void {
     const caller = h.caller();
     const before = (await events(caller)).length;
     const res = await caller.post("/client/batch", {
-      items: [{ firstName: "Ok", lastName: "One" }, { firstName: "Ok", lastName: "Two" }, { firstName: "", id: "x" }, { lastName: "Ok", email: "not-an-email" }],
+      items: [
+        { firstName: "Ok", lastName: "One" },
+        { firstName: "Ok", lastName: "Two" },
+        { firstName: "", id: "x" },
+        { lastName: "Ok", email: "not-an-email" },
+      ],
     });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe(400001);
@@ -82,7 +94,8 @@ function batchSuite(mode: Mode): void {
     const theirs = await createClient(stranger);
     const before = (await events(caller)).length;
     for (const entity of ["contact", "invoice"]) {
-      const item = (clientId: string) => (entity === "contact" ? { clientId, type: "EMAIL", value: "x@example.com" } : { clientId, items: [{ description: "x", quantity: 1, unitPrice: 1 }] });
+      const item = (clientId: string) =>
+        entity === "contact" ? { clientId, type: "EMAIL", value: "x@example.com" } : { clientId, items: [{ description: "x", quantity: 1, unitPrice: 1 }] };
       const res = await caller.post(`/${entity}/batch`, { items: [item(mine), item(theirs), item(mine), item("not-a-uuid")] });
       expect(res.status).toBe(400);
       expect(res.body.error).toEqual({
@@ -107,7 +120,12 @@ function batchSuite(mode: Mode): void {
     await h.prisma.invoice.create({ data: { id: crypto.randomUUID(), businessId: caller.businessId, clientId, number: "INV-000002", totalAmount: "0" } });
     const before = (await events(caller)).length;
     const line = { description: "x", quantity: 1, unitPrice: 1 };
-    const res = await caller.post("/invoice/batch", { items: [{ clientId, items: [line] }, { clientId, items: [line] }] });
+    const res = await caller.post("/invoice/batch", {
+      items: [
+        { clientId, items: [line] },
+        { clientId, items: [line] },
+      ],
+    });
     expect(res.status).toBe(500);
     expect(await h.prisma.invoice.count({ where: { businessId: caller.businessId } })).toBe(1);
     expect((await events(caller)).length).toBe(before);

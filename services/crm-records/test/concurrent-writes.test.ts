@@ -52,12 +52,16 @@ describePostgres("update racing a delete (PostgreSQL, real concurrency)", () => 
     beforeWrite = async () => {
       // Prisma queries start only when awaited or then()-ed.
       deletion = delegate.delete({ where: { id } }).then((r) => r);
-      await waitFor(async () => {
-        const waiting = await h.prisma.$queryRawUnsafe<Array<{ n: number }>>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        );
-        return waiting[0]!.n > 0;
-      }, 10_000, 20);
+      await waitFor(
+        async () => {
+          const waiting = await h.prisma.$queryRawUnsafe<Array<{ n: number }>>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return waiting[0]!.n > 0;
+        },
+        10_000,
+        20,
+      );
     };
     const token = signInternalToken({ principal: principalFor(caller.businessId) }, SECRET);
     const res = await request(raced).patch(`/api/v1/${entity}/${id}`).set("x-internal-token", token).send(patch);

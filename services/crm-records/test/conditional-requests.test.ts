@@ -146,9 +146,7 @@ function conditionalSuite(mode: Mode): void {
     const id = await createClient(caller);
     const etag = (await caller.get(`/client/${id}`)).headers["etag"] as string;
     const before = await events(caller);
-    const results = await Promise.all(
-      ["a", "b", "c", "d"].map((notes) => caller.patch(`/client/${id}`, { notes }).set("if-match", etag)),
-    );
+    const results = await Promise.all(["a", "b", "c", "d"].map((notes) => caller.patch(`/client/${id}`, { notes }).set("if-match", etag)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 412, 412, 412]);
     const winner = results.find((r) => r.status === 200)!;
     expect((await caller.get(`/client/${id}`)).body.data.notes).toBe(winner.body.data.notes);

@@ -21,9 +21,7 @@ export type Mode = "pglite" | "postgres";
 export const SECRET = "test-internal-token-secret-0123456789abcdef";
 export const logger = createLogger({ service: "crm-records-test", level: "silent" });
 
-export const allRecordPermissions: Permission[] = recordResources.flatMap((r) =>
-  (["read", "create", "update", "delete"] as const).map((a) => permission(r, a)),
-);
+export const allRecordPermissions: Permission[] = recordResources.flatMap((r) => (["read", "create", "update", "delete"] as const).map((a) => permission(r, a)));
 
 export function principalFor(businessId: string, permissions: readonly string[] = allRecordPermissions): Principal {
   return { businessId, authType: "apiKey", userId: null, apiKeyId: uuidv7(), sessionId: null, jti: null, permissions: [...permissions] };
@@ -83,9 +81,21 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
       return {
         businessId,
         get: (url) => request(app).get(prefix(url)).set("x-internal-token", token()),
-        post: (url, body) => request(app).post(prefix(url)).set("x-internal-token", token()).send(body ?? {}),
-        patch: (url, body) => request(app).patch(prefix(url)).set("x-internal-token", token()).send(body ?? {}),
-        put: (url, body) => request(app).put(prefix(url)).set("x-internal-token", token()).send(body ?? {}),
+        post: (url, body) =>
+          request(app)
+            .post(prefix(url))
+            .set("x-internal-token", token())
+            .send(body ?? {}),
+        patch: (url, body) =>
+          request(app)
+            .patch(prefix(url))
+            .set("x-internal-token", token())
+            .send(body ?? {}),
+        put: (url, body) =>
+          request(app)
+            .put(prefix(url))
+            .set("x-internal-token", token())
+            .send(body ?? {}),
         delete: (url) => request(app).delete(prefix(url)).set("x-internal-token", token()),
       };
     },

@@ -134,7 +134,10 @@ function suite(mode: Mode) {
     const deleted = new Set<string>();
     for (const query of ["", "orderBy=lastName:asc", "where=lastName:Kim&orderBy=createdAt:asc"]) {
       // Three records of this query's set are deleted during the walk; the rest must each be seen once.
-      const victims = seeded.filter((r, i) => i % 4 === 1 && !deleted.has(r.id)).slice(0, 3).map((r) => r.id);
+      const victims = seeded
+        .filter((r, i) => i % 4 === 1 && !deleted.has(r.id))
+        .slice(0, 3)
+        .map((r) => r.id);
       const edited = seeded.filter((_r, i) => i % 4 === 3).map((r) => r.id);
       const created: string[] = [];
       const pages = await walk(walker, "client", query, 3, async (pageNo) => {

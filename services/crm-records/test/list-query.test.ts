@@ -112,11 +112,7 @@ function listSuite(mode: Mode) {
 
   it("sorts with orderBy and answers 400011 for an invalid one", async () => {
     const res = await caller.get("/client?orderBy=lastName:asc,firstName:desc&perPage=3").expect(200);
-    expect(res.body.data.map((c: { firstName: string; lastName: string }) => `${c.lastName}/${c.firstName}`)).toEqual([
-      "Even/Client23",
-      "Even/Client21",
-      "Even/Client19",
-    ]);
+    expect(res.body.data.map((c: { firstName: string; lastName: string }) => `${c.lastName}/${c.firstName}`)).toEqual(["Even/Client23", "Even/Client21", "Even/Client19"]);
     for (const bad of ["firstName", "firstName:up", "nope:asc", "firstName:asc,", "firstName:ASC", "contacts:asc"]) {
       const err = await caller.get(`/client?orderBy=${encodeURIComponent(bad)}`).expect(400);
       expect(err.body).toEqual({ success: false, error: { code: 400011, message: "Invalid sorting order" } });

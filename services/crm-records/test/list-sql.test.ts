@@ -115,7 +115,11 @@ function suite(mode: Mode) {
   async function expected(entity: RecordEntity, where: string | undefined, orderBy: string | undefined): Promise<{ ids: string[]; total: number }> {
     const definition = entityDefinitions[entity];
     const spec = querySpecOf(definition);
-    const uuidColumns = new Set(Object.entries(definition.columns).filter(([, c]) => c.uuid).map(([name]) => name));
+    const uuidColumns = new Set(
+      Object.entries(definition.columns)
+        .filter(([, c]) => c.uuid)
+        .map(([name]) => name),
+    );
     const filter = guardUuidFilters(toPrismaWhere(where === undefined ? undefined : parseWhere(where, spec), spec), uuidColumns);
     const args = { where: { AND: [{ businessId: caller.businessId }, filter] } };
     const delegate = delegateOf(h.prisma, definition.delegate);

@@ -35,9 +35,24 @@ function numberingSuite(mode: Mode) {
     ["1.0049 x 1 = 1.0049 -> 1.00", [{ quantity: 1.0049, unitPrice: 1 }], 1],
     ["1.0049 x 1.0049 = 1.00982401 -> 1.01", [{ quantity: 1.0049, unitPrice: 1.0049 }], 1.01],
     ["1.005 x 1 -> 1.01 (binary floats say 1.00)", [{ quantity: 1, unitPrice: 1.005 }], 1.01],
-    ["rounded once over the sum: 3 x 0.005 -> 0.02", [{ quantity: 1, unitPrice: 0.005 }, { quantity: 1, unitPrice: 0.005 }, { quantity: 1, unitPrice: 0.005 }], 0.02],
-    ["0.1 + 0.2 = 0.3 exactly", [{ quantity: 1, unitPrice: 0.1 }, { quantity: 1, unitPrice: 0.2 }], 0.3],
-    ["4 decimals on both sides", [{ quantity: 2.5005, unitPrice: 3.9999 }], 10.00],
+    [
+      "rounded once over the sum: 3 x 0.005 -> 0.02",
+      [
+        { quantity: 1, unitPrice: 0.005 },
+        { quantity: 1, unitPrice: 0.005 },
+        { quantity: 1, unitPrice: 0.005 },
+      ],
+      0.02,
+    ],
+    [
+      "0.1 + 0.2 = 0.3 exactly",
+      [
+        { quantity: 1, unitPrice: 0.1 },
+        { quantity: 1, unitPrice: 0.2 },
+      ],
+      0.3,
+    ],
+    ["4 decimals on both sides", [{ quantity: 2.5005, unitPrice: 3.9999 }], 10.0],
   ])("totalAmount: %s", async (_name, lines, expected) => {
     const items = lines.map((l) => ({ description: "line", ...l }));
     const res = await caller.post("/invoice", { clientId, items }).expect(201);

@@ -187,7 +187,7 @@ function crudSuite(mode: Mode) {
       expect(paths(unknown)).toEqual(["nickname"]);
       const existing = (await caller.post(`/${c.entity}`, c.create(clientId)).expect(201)).body.data;
       for (const field of readOnlyRecordFields) {
-        const value = field === "totalAmount" ? 1 : field.endsWith("At") ? new Date().toISOString() : existing[field] ?? "x";
+        const value = field === "totalAmount" ? 1 : field.endsWith("At") ? new Date().toISOString() : (existing[field] ?? "x");
         const onCreate = await caller.post(`/${c.entity}`, { ...c.create(clientId), [field]: value }).expect(400);
         expect([onCreate.body.error.code, paths(onCreate)]).toEqual([400001, [field]]);
         const onUpdate = await caller.patch(`/${c.entity}/${existing.id}`, { [field]: value }).expect(400);
@@ -229,7 +229,7 @@ function crudSuite(mode: Mode) {
       expect(deleted.body.data.contacts).toBeUndefined();
       await caller.get(`/contact/${contact.id}`).expect(404);
       const events = await h.prisma.outboxEvent.findMany({ where: { key: caller.businessId }, orderBy: { sequence: "asc" } });
-      const tail = events.slice(-2).map((e) => (e.payload as { type: string; data: { id: string } }));
+      const tail = events.slice(-2).map((e) => e.payload as { type: string; data: { id: string } });
       expect(tail.map((e) => [e.type, e.data.id])).toEqual([
         ["contact.deleted", contact.id],
         ["client.deleted", id],

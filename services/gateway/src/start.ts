@@ -57,8 +57,7 @@ export async function start(config: Readonly<GatewayConfig>): Promise<GatewaySer
       ],
     });
     const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
-    const metricsServer =
-      config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST), (s) => s.close());
+    const metricsServer = config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST), (s) => s.close());
     const metricsUrl = metricsServer ? `${metricsServer.url}/metrics` : undefined;
     logger.info({ url: server.url, ...(metricsUrl ? { metricsUrl } : {}) }, "gateway listening");
     return { url: server.url, port: server.port, ...(metricsUrl ? { metricsUrl } : {}) };

@@ -11,7 +11,12 @@ describe("ApiKeyUsage", () => {
   it("reports each key once per flush, with its latest use", async () => {
     const reports: ApiKeyUse[][] = [];
     let clock = 1_000_000;
-    const usage = new ApiKeyUsage(async (uses) => void reports.push(uses), 60_000, quiet, () => clock);
+    const usage = new ApiKeyUsage(
+      async (uses) => void reports.push(uses),
+      60_000,
+      quiet,
+      () => clock,
+    );
     for (let i = 0; i < 100; i++) {
       usage.record("a");
       usage.record("b");

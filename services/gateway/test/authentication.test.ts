@@ -157,7 +157,9 @@ describe("gateway authentication", () => {
     const { token } = await identity.signIn(owner);
     const both = await get("/api/v1/client").set("x-api-key", key).set("authorization", `Bearer ${token}`);
     expect(both.body.data.principal.apiKeyId).toBe(id);
-    const badKeyGoodJwt = await get("/api/v1/client").set("x-api-key", `svc_${"c".repeat(40)}`).set("authorization", `Bearer ${token}`);
+    const badKeyGoodJwt = await get("/api/v1/client")
+      .set("x-api-key", `svc_${"c".repeat(40)}`)
+      .set("authorization", `Bearer ${token}`);
     expect(badKeyGoodJwt.body.error.code).toBe(401022);
     const bearerKey = await get("/api/v1/client").set("authorization", `Bearer ${key}`);
     expect(bearerKey.body.data.principal).toMatchObject({ authType: "apiKey", apiKeyId: id });

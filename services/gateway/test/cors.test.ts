@@ -32,11 +32,7 @@ describe("gateway CORS", () => {
 
   const simple = (origin: string, headers: Record<string, string>) => supertest(gw.app).get("/api/v1/client").set("origin", origin).set(headers);
   const preflight = (origin: string) =>
-    supertest(gw.app)
-      .options("/api/v1/client")
-      .set("origin", origin)
-      .set("access-control-request-method", "GET")
-      .set("access-control-request-headers", "authorization, x-api-key");
+    supertest(gw.app).options("/api/v1/client").set("origin", origin).set("access-control-request-method", "GET").set("access-control-request-headers", "authorization, x-api-key");
 
   type Expectation = { acao?: string; credentials: boolean; status: number };
   const check = (res: supertest.Response, want: Expectation) => {

@@ -178,7 +178,11 @@ export function identitySuite(mode: Mode): void {
       expect(jwt.status).toBe(200);
       expect(jwt.body.data).toMatchObject({ authType: "jwt", permissions: rolePermissions.OWNER, user: { id: principal.userId, role: "OWNER" } });
       expect(jwt.body.data.business.id).toBe(principal.businessId);
-      const key = await h.as({ ...principal, authType: "apiKey", userId: null, apiKeyId: "k", sessionId: null, jti: null, permissions: ["clients.read"] }, "get", "/api/v1/auth/me");
+      const key = await h.as(
+        { ...principal, authType: "apiKey", userId: null, apiKeyId: "k", sessionId: null, jti: null, permissions: ["clients.read"] },
+        "get",
+        "/api/v1/auth/me",
+      );
       expect(key.body.data).toMatchObject({ authType: "apiKey", user: null, permissions: ["clients.read"] });
     });
   });
@@ -463,9 +467,15 @@ export function identitySuite(mode: Mode): void {
       const user = await agent.get(`/internal/auth/users/${principal.userId}`).set("x-internal-token", token);
       expect(user.body).toMatchObject({ userId: principal.userId, deleted: false, role: "OWNER" });
       expect(await h.cache.readUser(principal.userId!)).toMatchObject({ role: "OWNER" });
-      const resolved = await agent.post("/internal/auth/api-keys/resolve").set("x-internal-token", token).send({ digest: sha256(key.key) });
+      const resolved = await agent
+        .post("/internal/auth/api-keys/resolve")
+        .set("x-internal-token", token)
+        .send({ digest: sha256(key.key) });
       expect(resolved.body).toMatchObject({ id: key.id, revoked: false });
-      const unknown = await agent.post("/internal/auth/api-keys/resolve").set("x-internal-token", token).send({ digest: sha256("svc_nope") });
+      const unknown = await agent
+        .post("/internal/auth/api-keys/resolve")
+        .set("x-internal-token", token)
+        .send({ digest: sha256("svc_nope") });
       expect(unknown.body).toEqual({ v: 1, unknown: true });
       expect((await agent.get(`/internal/auth/users/${principal.userId}`)).status).toBe(401);
     });

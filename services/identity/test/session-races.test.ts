@@ -114,7 +114,12 @@ for (const setup of setups) {
         // The other one presented a token already used: reuse, which ends the session.
         expect(results.map((r) => r.body.error?.code ?? 200)).toContain(401013);
         const tokens = [accessToken, ...succeeded.map((r) => r.body.data.accessToken as string)];
-        await expectSessionDead(principal.sessionId!, tokens, succeeded.map((r) => cookieValue(refreshCookie(r))), i);
+        await expectSessionDead(
+          principal.sessionId!,
+          tokens,
+          succeeded.map((r) => cookieValue(refreshCookie(r))),
+          i,
+        );
       }
     });
   });

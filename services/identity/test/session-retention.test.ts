@@ -29,7 +29,13 @@ async function newSession(prisma: PrismaClient, userId: string, session: { expir
   const id = uuidv7();
   const digests = tokenExpiries.map(() => digest());
   await prisma.session.create({
-    data: { id, userId, expiresAt: session.expiresAt, revokedAt: session.revokedAt ?? null, refreshTokens: { create: tokenExpiries.map((expiresAt, i) => ({ digest: digests[i]!, expiresAt })) } },
+    data: {
+      id,
+      userId,
+      expiresAt: session.expiresAt,
+      revokedAt: session.revokedAt ?? null,
+      refreshTokens: { create: tokenExpiries.map((expiresAt, i) => ({ digest: digests[i]!, expiresAt })) },
+    },
   });
   return { id, digests };
 }

@@ -43,7 +43,11 @@ describe("API key revocation when the store fails", () => {
     kv.failWritesTo = keyEntries;
     for (const attempt of [1, 2]) {
       const failed = await h.as(owner, "delete", `/api/v1/api-key/${id}`);
-      expect({ attempt, status: failed.status, body: failed.body }).toEqual({ attempt, status: 503, body: { success: false, error: { code: 503000, message: "Service unavailable" } } });
+      expect({ attempt, status: failed.status, body: failed.body }).toEqual({
+        attempt,
+        status: 503,
+        body: { success: false, error: { code: 503000, message: "Service unavailable" } },
+      });
     }
     // The database already says revoked; the gateways' cache still says active.
     expect((await h.prisma.apiKey.findUniqueOrThrow({ where: { id } })).revokedAt).not.toBeNull();

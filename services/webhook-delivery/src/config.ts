@@ -4,14 +4,12 @@ import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 import { MIN_KEY_LENGTH } from "./domain/secret-keyring";
 
 /** Comma list of keys: the first seals every secret written from now on, every one of them reads. */
-const secretKeyList = env
-  .csv()
-  .pipe(
-    z
-      .array(z.string().min(MIN_KEY_LENGTH, `each key must be at least ${MIN_KEY_LENGTH} characters`))
-      .min(1, "expected at least one key")
-      .refine((keys) => new Set(keys).size === keys.length, "a key is listed twice"),
-  );
+const secretKeyList = env.csv().pipe(
+  z
+    .array(z.string().min(MIN_KEY_LENGTH, `each key must be at least ${MIN_KEY_LENGTH} characters`))
+    .min(1, "expected at least one key")
+    .refine((keys) => new Set(keys).size === keys.length, "a key is listed twice"),
+);
 
 /** Everything the webhook-delivery service reads from the environment (decisions §1). */
 export const configSchema = z.object({

@@ -5,7 +5,20 @@
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
-import { api, inProcessBus, preferredMode, principal, publish, recordEvent, sleep, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import {
+  api,
+  inProcessBus,
+  preferredMode,
+  principal,
+  publish,
+  recordEvent,
+  sleep,
+  startReceiver,
+  startService,
+  testDatabase,
+  type Receiver,
+  type TestDatabase,
+} from "./support/harness";
 
 const EVENTS = Number(process.env.CHAOS_EVENTS ?? 300);
 const SETTINGS = { WEBHOOK_RETRY_DELAYS_MS: "200,400", WEBHOOK_RETRY_INTERVAL_MS: "100", WEBHOOK_RETRY_BATCH_SIZE: "20" };
@@ -34,7 +47,11 @@ describe(`chaos: ${EVENTS} events, 20% failing receiver, service and producer re
   it("loses nothing and sends no attempt twice", async () => {
     services.push(await startService(db, SETTINGS));
     const business = uuidv7();
-    const hook = (await api(services[0]!, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["product.created"] }).expect(201)).body.data;
+    const hook = (
+      await api(services[0]!, principal(business))
+        .post("/api/v1/webhook", { url: receiver.url, events: ["product.created"] })
+        .expect(201)
+    ).body.data;
     const events = Array.from({ length: EVENTS }, (_, i) => recordEvent(business, "product.created", { n: i }));
 
     // A relay-like producer: keeps each event until the bus takes it; "restarted" by re-sending

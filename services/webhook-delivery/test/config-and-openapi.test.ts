@@ -28,7 +28,13 @@ describe("loadConfig", () => {
       WEBHOOK_RETRY_BATCH_SIZE: "3",
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     });
-    expect(config).toMatchObject({ WEBHOOK_TIMEOUT_MS: 500, WEBHOOK_RETRY_DELAYS_MS: [200, 400], WEBHOOK_RETRY_INTERVAL_MS: 100, WEBHOOK_RETRY_BATCH_SIZE: 3, WEBHOOK_ALLOW_PRIVATE_TARGETS: true });
+    expect(config).toMatchObject({
+      WEBHOOK_TIMEOUT_MS: 500,
+      WEBHOOK_RETRY_DELAYS_MS: [200, 400],
+      WEBHOOK_RETRY_INTERVAL_MS: 100,
+      WEBHOOK_RETRY_BATCH_SIZE: 3,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: true,
+    });
   });
 
   it.each([

@@ -3,10 +3,26 @@
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
-import { api, inProcessBus, preferredMode, principal, publish, recordEvent, sleep, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import {
+  api,
+  inProcessBus,
+  preferredMode,
+  principal,
+  publish,
+  recordEvent,
+  sleep,
+  startReceiver,
+  startService,
+  testDatabase,
+  type Receiver,
+  type TestDatabase,
+} from "./support/harness";
 
 function eventIdsReceived(receiver: Receiver, business: string): string[] {
-  return receiver.requests.map((r) => JSON.parse(r.rawBody)).filter((b) => b.businessId === business).map((b) => b.data.n as string);
+  return receiver.requests
+    .map((r) => JSON.parse(r.rawBody))
+    .filter((b) => b.businessId === business)
+    .map((b) => b.data.n as string);
 }
 
 describe(`consumer restart with the in-process bus on ${preferredMode}`, () => {
@@ -30,7 +46,11 @@ describe(`consumer restart with the in-process bus on ${preferredMode}`, () => {
     const first = await startService(db);
     services.push(first);
     const business = uuidv7();
-    const hook = (await api(first, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["employee.created"] }).expect(201)).body.data;
+    const hook = (
+      await api(first, principal(business))
+        .post("/api/v1/webhook", { url: receiver.url, events: ["employee.created"] })
+        .expect(201)
+    ).body.data;
     const events = Array.from({ length: 20 }, (_, n) => recordEvent(business, "employee.created", { n: String(n) }));
 
     // A relay-like producer: keeps each event until the bus accepts it (no consumer -> publish fails).

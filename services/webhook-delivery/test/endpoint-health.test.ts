@@ -7,19 +7,7 @@ import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import { INACTIVE_WEBHOOK_MESSAGE } from "../src/scheduling/attempt-executor";
-import {
-  api,
-  databaseModes,
-  inProcessBus,
-  principal,
-  publish,
-  recordEvent,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
 
 /** Long enough that a test acts (deactivates, re-enables) while a delivery waits for its retry. */
 const RETRY_DELAY_MS = 3000;
@@ -50,7 +38,11 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
     const path = `/hook?w=${uuidv7()}`;
     failing.add(path);
     const hook = (await owner.post("/api/v1/webhook", { url: receiver.url.replace("/hook", path), events: ["client.created"], ...body }).expect(201)).body.data;
-    const send = (n = 1) => publish(bus, Array.from({ length: n }, () => recordEvent(business, "client.created", { id: uuidv7() })));
+    const send = (n = 1) =>
+      publish(
+        bus,
+        Array.from({ length: n }, () => recordEvent(business, "client.created", { id: uuidv7() })),
+      );
     const read = async () => (await owner.get(`/api/v1/webhook/${hook.id}`).expect(200)).body.data;
     const deliveries = () => service.prisma.delivery.findMany({ where: { webhookId: hook.id }, orderBy: { id: "asc" } });
     return { business, owner, path, hook, send, read, deliveries };
@@ -68,10 +60,14 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
 
     failing.delete(h.path);
     await h.send();
-    const healthy = await waitFor(async () => {
-      const hook = await h.read();
-      return hook.lastSuccessAt ? hook : undefined;
-    }, 10_000, 25);
+    const healthy = await waitFor(
+      async () => {
+        const hook = await h.read();
+        return hook.lastSuccessAt ? hook : undefined;
+      },
+      10_000,
+      25,
+    );
     expect(healthy).toMatchObject({ consecutiveFailures: 0, lastFailureAt: failed.lastFailureAt, isActive: true });
     expect(Date.parse(healthy.lastSuccessAt)).toBeGreaterThan(Date.parse(failed.lastFailureAt));
   });
@@ -80,10 +76,14 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
     const h = await failingHook({ autoDisableAfter: 2 });
     expect(h.hook.autoDisableAfter).toBe(2);
     await h.send(2);
-    const disabled = await waitFor(async () => {
-      const hook = await h.read();
-      return hook.isActive === false ? hook : undefined;
-    }, 10_000, 25);
+    const disabled = await waitFor(
+      async () => {
+        const hook = await h.read();
+        return hook.isActive === false ? hook : undefined;
+      },
+      10_000,
+      25,
+    );
     expect(disabled).toMatchObject({ consecutiveFailures: 2, disabledReason: "consecutive_failures", autoDisableAfter: 2 });
     // The attempt that disabled it leaves its delivery FAILED at once; the other one still waits.
     const [a, b] = await h.deliveries();
@@ -98,10 +98,14 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
     failing.delete(h.path);
     const enabled = (await h.owner.put(`/api/v1/webhook/${h.hook.id}`, { isActive: true }).expect(200)).body.data;
     expect(enabled).toMatchObject({ isActive: true, consecutiveFailures: 0, disabledReason: null, lastFailureAt: disabled.lastFailureAt });
-    const cancelled = await waitFor(async () => {
-      const d = (await h.deliveries()).find((x) => x.id === waiting.id);
-      return d?.status === "FAILED" ? d : undefined;
-    }, RETRY_DELAY_MS + 10_000, 50);
+    const cancelled = await waitFor(
+      async () => {
+        const d = (await h.deliveries()).find((x) => x.id === waiting.id);
+        return d?.status === "FAILED" ? d : undefined;
+      },
+      RETRY_DELAY_MS + 10_000,
+      50,
+    );
     expect(cancelled).toMatchObject({ attempt: 1, responseStatus: 0, responseBody: INACTIVE_WEBHOOK_MESSAGE, nextRetryAt: null });
     expect(receiver.requests.filter((r) => r.path === h.path)).toHaveLength(2);
     expect(await h.deliveries()).toHaveLength(2);
@@ -118,18 +122,26 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
   it("never sends a retry that waited while its owner deactivated the webhook, and gives no disabledReason", async () => {
     const h = await failingHook();
     await h.send();
-    const [waiting] = await waitFor(async () => {
-      const rows = await h.deliveries();
-      return rows[0]?.status === "RETRYING" ? rows : undefined;
-    }, 10_000, 25);
+    const [waiting] = await waitFor(
+      async () => {
+        const rows = await h.deliveries();
+        return rows[0]?.status === "RETRYING" ? rows : undefined;
+      },
+      10_000,
+      25,
+    );
     const deactivated = (await h.owner.delete(`/api/v1/webhook/${h.hook.id}`).expect(200)).body.data;
     expect(deactivated).toMatchObject({ isActive: false, disabledReason: null, consecutiveFailures: 1 });
     failing.delete(h.path);
     await h.owner.put(`/api/v1/webhook/${h.hook.id}`, { isActive: true }).expect(200);
-    const cancelled = await waitFor(async () => {
-      const d = (await h.deliveries())[0];
-      return d?.status === "FAILED" ? d : undefined;
-    }, RETRY_DELAY_MS + 10_000, 50);
+    const cancelled = await waitFor(
+      async () => {
+        const d = (await h.deliveries())[0];
+        return d?.status === "FAILED" ? d : undefined;
+      },
+      RETRY_DELAY_MS + 10_000,
+      50,
+    );
     expect(cancelled).toMatchObject({ id: waiting!.id, attempt: 1, responseBody: INACTIVE_WEBHOOK_MESSAGE });
     expect(receiver.requests.filter((r) => r.path === h.path)).toHaveLength(1);
     // Events after the re-enable are delivered.

@@ -34,10 +34,14 @@ describe(`fairness between businesses on ${preferredMode}`, () => {
     const a = uuidv7();
     const b = uuidv7();
     for (let i = 0; i < A_WEBHOOKS; i++) {
-      await api(service, principal(a)).post("/api/v1/webhook", { url: `${hanging.url}?n=${i}`, events: ["client.created"] }).expect(201);
+      await api(service, principal(a))
+        .post("/api/v1/webhook", { url: `${hanging.url}?n=${i}`, events: ["client.created"] })
+        .expect(201);
     }
     for (let i = 0; i < 5; i++) {
-      await api(service, principal(b)).post("/api/v1/webhook", { url: `${healthy.url}?n=${i}`, events: ["client.created"] }).expect(201);
+      await api(service, principal(b))
+        .post("/api/v1/webhook", { url: `${healthy.url}?n=${i}`, events: ["client.created"] })
+        .expect(201);
     }
 
     await publish(bus, [recordEvent(a, "client.created")]);

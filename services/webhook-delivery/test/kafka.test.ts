@@ -40,7 +40,11 @@ describeKafka("delivery through Kafka", () => {
     const owner = api(first, principal(business));
     const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["contact.created"] }).expect(201)).body.data;
     const events = Array.from({ length: 10 }, (_, n) => recordEvent(business, "contact.created", { n: String(n) }));
-    const send = (batch: EventEnvelope[]) => producer.publish(RECORDS_TOPIC, batch.map((value) => ({ key: business, value })));
+    const send = (batch: EventEnvelope[]) =>
+      producer.publish(
+        RECORDS_TOPIC,
+        batch.map((value) => ({ key: business, value })),
+      );
     const received = () => receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
 
     await send(events.slice(0, 5));
@@ -75,7 +79,9 @@ describeKafka("delivery through Kafka", () => {
     const first = await startService(db, env, { consumerGroupId: group });
     services.push(first);
     const business = uuidv7();
-    await api(first, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["contact.created"] }).expect(201);
+    await api(first, principal(business))
+      .post("/api/v1/webhook", { url: receiver.url, events: ["contact.created"] })
+      .expect(201);
     const received = () => receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
     const send = (event: EventEnvelope) => producer.publish(RECORDS_TOPIC, [{ key: business, value: event }]);
 

@@ -18,7 +18,10 @@ describePostgres("migration payload_once_per_event", () => {
       await client.query(sqlOf("_init"));
       const hooks = ["0190f6c4-0000-7000-8000-000000000001", "0190f6c4-0000-7000-8000-000000000002"];
       for (const id of hooks) {
-        await client.query(`INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`, [id]);
+        await client.query(
+          `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
+          [id],
+        );
       }
       const rows: Array<[string, string, string | null, string]> = [
         ["0190f6c4-0000-7000-8000-00000000000a", hooks[0]!, "event-1", '{"event":"client.created","n":1}'],
@@ -28,7 +31,10 @@ describePostgres("migration payload_once_per_event", () => {
         ["0190f6c4-0000-7000-8000-00000000000e", hooks[1]!, null, '{"event":"webhook.test"}'],
       ];
       for (const [id, webhookId, eventId, payload] of rows) {
-        await client.query(`INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, payload, "updatedAt") VALUES ($1, $2, 'b', $3, 'client.created', $4, now())`, [id, webhookId, eventId, payload]);
+        await client.query(
+          `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, payload, "updatedAt") VALUES ($1, $2, 'b', $3, 'client.created', $4, now())`,
+          [id, webhookId, eventId, payload],
+        );
       }
 
       await client.query(sqlOf("_payload_once_per_event"));

@@ -47,7 +47,10 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     const path = `/hook?w=${uuidv7()}`;
     failing.add(path);
     const hook = (await owner.post("/api/v1/webhook", { url: receiver.url.replace("/hook", path), events: [event] }).expect(201)).body.data;
-    await publish(bus, Array.from({ length: failed }, () => recordEvent(business, event, { id: uuidv7(), firstName: "Zoë ✓" })));
+    await publish(
+      bus,
+      Array.from({ length: failed }, () => recordEvent(business, event, { id: uuidv7(), firstName: "Zoë ✓" })),
+    );
     await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: hook.id, status: "FAILED" } })) === failed, 20_000, 25);
     return { hook, path, owner };
   }
@@ -79,11 +82,15 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     const res = await target.owner.post(`/api/v1/webhook/${target.hook.id}/recover`, { since: new Date(Date.now() - HOUR).toISOString() }).expect(202);
     expect(res.body).toEqual({ success: true, data: { recovered: 2 } });
 
-    const recovered = await waitFor(async () => {
-      const rows = await snapshot(target.hook.id);
-      const done = rows.filter((d) => d.attempt === 4 && d.status === "SUCCESS");
-      return done.length === 2 ? done : undefined;
-    }, 10_000, 25);
+    const recovered = await waitFor(
+      async () => {
+        const rows = await snapshot(target.hook.id);
+        const done = rows.filter((d) => d.attempt === 4 && d.status === "SUCCESS");
+        return done.length === 2 ? done : undefined;
+      },
+      10_000,
+      25,
+    );
     // Exactly one new request per recovered delivery, with the same delivery id and the same bytes.
     const sent = receiver.requests.slice(requestsBefore);
     expect(sent.map((r) => r.headers["x-service-delivery-id"]).sort()).toEqual(recovered.map((d) => d.id).sort());
@@ -121,7 +128,9 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: attacker.hook.id, status: "SUCCESS" } })) === 1, 10_000, 25);
     expect(await snapshot(victim.hook.id)).toEqual(victimBefore);
     // A key without webhooks.update may not recover even its own webhook.
-    await api(service, principal(attackerBusiness, ["webhooks.read"])).post(`/api/v1/webhook/${attacker.hook.id}/recover`, { since }).expect(401);
+    await api(service, principal(attackerBusiness, ["webhooks.read"]))
+      .post(`/api/v1/webhook/${attacker.hook.id}/recover`, { since })
+      .expect(401);
   });
 
   it("a recovered delivery that fails again stays FAILED with no automatic retry", async () => {
@@ -129,10 +138,14 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     const res = await owner.post(`/api/v1/webhook/${hook.id}/recover`, { since: new Date(Date.now() - HOUR).toISOString(), until: new Date(Date.now() + 1000).toISOString() });
     expect(res.status).toBe(202);
     expect(res.body.data.recovered).toBe(1);
-    const [failedAgain] = await waitFor(async () => {
-      const rows = await snapshot(hook.id);
-      return rows[0]?.attempt === 4 && rows[0].status === "FAILED" ? rows : undefined;
-    }, 10_000, 25);
+    const [failedAgain] = await waitFor(
+      async () => {
+        const rows = await snapshot(hook.id);
+        return rows[0]?.attempt === 4 && rows[0].status === "FAILED" ? rows : undefined;
+      },
+      10_000,
+      25,
+    );
     expect(failedAgain!.nextRetryAt).toBeNull();
     // Longer than both retry delays and several retry cycles: nothing more is sent.
     await sleep(400);

@@ -16,11 +16,29 @@ async function seedPayload(service: WebhookDeliveryService, ageMs: number): Prom
 }
 
 /** A delivery of `webhookId` in `status` whose last activity was `ageMs` ago, with `attempts` history rows. */
-async function seedDelivery(service: WebhookDeliveryService, webhookId: string, businessId: string, status: DeliveryStatus, ageMs: number, attempts = 0, payloadId?: string): Promise<string> {
+async function seedDelivery(
+  service: WebhookDeliveryService,
+  webhookId: string,
+  businessId: string,
+  status: DeliveryStatus,
+  ageMs: number,
+  attempts = 0,
+  payloadId?: string,
+): Promise<string> {
   const id = uuidv7();
   const at = new Date(Date.now() - ageMs);
   await service.prisma.delivery.create({
-    data: { id, webhookId, businessId, event: "client.created", payloadId: payloadId ?? (await seedPayload(service, ageMs)), status, attempt: attempts, createdAt: at, nextRetryAt: status === "RETRYING" ? new Date(Date.now() + DAY) : null },
+    data: {
+      id,
+      webhookId,
+      businessId,
+      event: "client.created",
+      payloadId: payloadId ?? (await seedPayload(service, ageMs)),
+      status,
+      attempt: attempts,
+      createdAt: at,
+      nextRetryAt: status === "RETRYING" ? new Date(Date.now() + DAY) : null,
+    },
   });
   for (let n = 1; n <= attempts; n++) {
     await service.prisma.deliveryAttempt.create({
@@ -34,7 +52,11 @@ async function seedDelivery(service: WebhookDeliveryService, webhookId: string, 
 
 async function newWebhook(service: WebhookDeliveryService): Promise<{ id: string; businessId: string }> {
   const businessId = uuidv7();
-  const hook = (await api(service, principal(businessId)).post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created"] }).expect(201)).body.data;
+  const hook = (
+    await api(service, principal(businessId))
+      .post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created"] })
+      .expect(201)
+  ).body.data;
   return { id: hook.id, businessId };
 }
 
@@ -112,7 +134,15 @@ describePostgres("delivery retention with two instances on one PostgreSQL databa
       const hook = await newWebhook(one);
       const old = new Date(Date.now() - 2 * DAY);
       const payloadId = await seedPayload(one, 2 * DAY);
-      const rows = Array.from({ length: 600 }, () => ({ id: uuidv7(), webhookId: hook.id, businessId: hook.businessId, event: "client.created", payloadId, status: "SUCCESS" as const, createdAt: old }));
+      const rows = Array.from({ length: 600 }, () => ({
+        id: uuidv7(),
+        webhookId: hook.id,
+        businessId: hook.businessId,
+        event: "client.created",
+        payloadId,
+        status: "SUCCESS" as const,
+        createdAt: old,
+      }));
       await one.prisma.delivery.createMany({ data: rows });
       await one.prisma.$executeRaw`UPDATE "webhooks"."Delivery" SET "updatedAt" = ${old} WHERE "webhookId" = ${hook.id}::uuid`;
       await seedDelivery(one, hook.id, hook.businessId, "SUCCESS", 0);

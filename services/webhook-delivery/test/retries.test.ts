@@ -63,10 +63,14 @@ describe(`retries on ${preferredMode}`, () => {
     await publish(bus, [recordEvent(business, "client.updated", { id: uuidv7() })]);
     const log = async (): Promise<DeliveryBody | undefined> => (await owner.get(`/api/v1/webhook/${hook.id}/deliveries`).expect(200)).body.data[0];
     const until = (predicate: (d: DeliveryBody) => boolean, timeoutMs = 10_000) =>
-      waitFor(async () => {
-        const d = await log();
-        return d && predicate(d) ? d : undefined;
-      }, timeoutMs, 15);
+      waitFor(
+        async () => {
+          const d = await log();
+          return d && predicate(d) ? d : undefined;
+        },
+        timeoutMs,
+        15,
+      );
     return { receiver, owner, hook, log, until };
   }
 

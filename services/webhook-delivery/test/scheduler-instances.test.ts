@@ -43,7 +43,10 @@ describePostgres("two service instances on one PostgreSQL database", () => {
       await owner.post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] }).expect(201);
     }
     // Both instances consume (one consumer group, handlers take turns) and both run retry cycles.
-    await publish(bus, Array.from({ length: 5 }, () => recordEvent(business, "quote.created")));
+    await publish(
+      bus,
+      Array.from({ length: 5 }, () => recordEvent(business, "quote.created")),
+    );
     const total = 8 * 5;
     await waitFor(async () => (await one.prisma.delivery.count({ where: { businessId: business, status: "FAILED" } })) === total, 25_000, 50);
     await new Promise((r) => setTimeout(r, 300));
@@ -57,12 +60,26 @@ describePostgres("two service instances on one PostgreSQL database", () => {
     receiver.behaviour = { kind: "status", status: 200 };
     receiver.requests.length = 0;
     const business = uuidv7();
-    const hook = (await api(one, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] }).expect(201)).body.data;
+    const hook = (
+      await api(one, principal(business))
+        .post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] })
+        .expect(201)
+    ).body.data;
     const due = new Date(Date.now() - 1000);
     const ids = Array.from({ length: 40 }, () => uuidv7());
     await one.prisma.payload.createMany({ data: ids.map((id, i) => ({ id, body: `{"n":${i}}` })) });
     await one.prisma.delivery.createMany({
-      data: ids.map((id) => ({ id, webhookId: hook.id, businessId: business, eventId: uuidv7(), event: "quote.created", payloadId: id, status: "RETRYING" as const, attempt: 1, nextRetryAt: due })),
+      data: ids.map((id) => ({
+        id,
+        webhookId: hook.id,
+        businessId: business,
+        eventId: uuidv7(),
+        event: "quote.created",
+        payloadId: id,
+        status: "RETRYING" as const,
+        attempt: 1,
+        nextRetryAt: due,
+      })),
     });
     // Both instances' timers run, and we race extra cycles of both on top.
     await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).scheduler.runOnce()));

@@ -12,19 +12,7 @@ import { keyFromText, SecretKeyring } from "../src/domain/secret-keyring";
 import type { WebhookDeliveryService } from "../src";
 import { loadConfig } from "../src";
 import { UNREADABLE_SECRET_MESSAGE } from "../src/scheduling/attempt-executor";
-import {
-  api,
-  databaseModes,
-  inProcessBus,
-  principal,
-  publish,
-  recordEvent,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 
 const KEY_A = "old-key-0123456789abcdef0123456789abcdef";
@@ -140,7 +128,13 @@ describe.each(databaseModes)("webhook signing secrets at rest on %s", (mode) => 
     const business = uuidv7();
     const hooks: Hook[] = [];
     for (let i = 0; i < 3; i++) {
-      hooks.push((await api(before, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(201)).body.data);
+      hooks.push(
+        (
+          await api(before, principal(business))
+            .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] })
+            .expect(201)
+        ).body.data,
+      );
     }
     // A row from before this change: the secret in clear.
     await setStoredSecret(before, hooks[2]!.id, hooks[2]!.secret);
@@ -197,9 +191,7 @@ describe.each(databaseModes)("webhook signing secrets at rest on %s", (mode) => 
     expect(receiver.requests.slice(start).some((r) => verifyInterfaceSignature(lost.secret, r.rawBody, r.headers["x-service-signature"] as string))).toBe(false);
 
     const errors = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l["level"] === 50);
-    expect(errors).toEqual(
-      expect.arrayContaining([expect.objectContaining({ webhookId: lost.id, keyId: idOf(KEY_A), reason: "unknown-key" })]),
-    );
+    expect(errors).toEqual(expect.arrayContaining([expect.objectContaining({ webhookId: lost.id, keyId: idOf(KEY_A), reason: "unknown-key" })]));
     // The re-encryption pass reports it too, and leaves the row as it is.
     await service.secretReencryption.runNow();
     expect(lines.join("\n")).toContain("sealed with keys missing from WEBHOOK_SECRET_KEYS");
@@ -210,7 +202,11 @@ describe.each(databaseModes)("webhook signing secrets at rest on %s", (mode) => 
   it("generates the key under DATA_DIR when WEBHOOK_SECRET_KEYS is unset, and keeps it across restarts", async () => {
     const first = await startWith(undefined);
     const business = uuidv7();
-    const hook: Hook = (await api(first, principal(business)).post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(201)).body.data;
+    const hook: Hook = (
+      await api(first, principal(business))
+        .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] })
+        .expect(201)
+    ).body.data;
     await stopAll();
     const file = path.join(db.env["DATA_DIR"]!, "secrets", "webhook-secret-key");
     expect(existsSync(file)).toBe(true);
@@ -237,7 +233,13 @@ describePostgres("secret re-encryption with two instances on one PostgreSQL data
     const business = uuidv7();
     const hooks: Hook[] = [];
     for (let i = 0; i < 250; i++) {
-      hooks.push((await api(old, principal(business)).post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created"] }).expect(201)).body.data);
+      hooks.push(
+        (
+          await api(old, principal(business))
+            .post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created"] })
+            .expect(201)
+        ).body.data,
+      );
     }
     await old.stop();
 

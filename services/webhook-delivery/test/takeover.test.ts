@@ -33,7 +33,9 @@ describe(`first attempts taken over by another instance on ${preferredMode}`, ()
     services.push(first);
     const business = uuidv7();
     for (let i = 0; i < WEBHOOKS; i++) {
-      await api(first, principal(business)).post("/api/v1/webhook", { url: `${receiver.url}?n=${i}`, events: ["invoice.created"] }).expect(201);
+      await api(first, principal(business))
+        .post("/api/v1/webhook", { url: `${receiver.url}?n=${i}`, events: ["invoice.created"] })
+        .expect(201);
     }
     receiver.behaviour = { kind: "hang" };
     await publish(bus, [recordEvent(business, "invoice.created")]);

@@ -61,12 +61,16 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     });
 
     it("defaults description to the empty string, accepts https: and drops repeated events", async () => {
-      const res = await a().post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created", "client.created"] }).expect(201);
+      const res = await a()
+        .post("/api/v1/webhook", { url: "https://example.com/hook", events: ["client.created", "client.created"] })
+        .expect(201);
       expect(res.body.data).toMatchObject({ description: "", url: "https://example.com/hook", events: ["client.created"] });
     });
 
     it("accepts every one of the 21 event names", async () => {
-      const res = await a().post("/api/v1/webhook", { url: receiver.url, events: [...eventCatalogue] }).expect(201);
+      const res = await a()
+        .post("/api/v1/webhook", { url: receiver.url, events: [...eventCatalogue] })
+        .expect(201);
       expect(res.body.data.events).toHaveLength(21);
     });
 
@@ -94,8 +98,13 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     });
 
     it("needs webhooks.create: 401014 otherwise", async () => {
-      const member = principal(businessA, allPermissions.filter((p) => p !== "webhooks.create"));
-      const res = await api(service, member).post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(401);
+      const member = principal(
+        businessA,
+        allPermissions.filter((p) => p !== "webhooks.create"),
+      );
+      const res = await api(service, member)
+        .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] })
+        .expect(401);
       expect(res.body).toEqual({ success: false, error: ERRORS.forbidden });
     });
   });
@@ -106,7 +115,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       const who = principal(business);
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
-        const res = await api(service, who).post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], description: `n${i}` }).expect(201);
+        const res = await api(service, who)
+          .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], description: `n${i}` })
+          .expect(201);
         ids.push(res.body.data.id);
       }
       const page1 = await api(service, who).get("/api/v1/webhook?perPage=2").expect(200);
@@ -191,7 +202,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     it("answers 404001 for another business's webhook and leaves it unchanged; 401014 without webhooks.update", async () => {
       const created = await createWebhook();
       await api(service, other).put(`/api/v1/webhook/${created.id}`, { isActive: false }).expect(404);
-      await api(service, principal(businessA, ["webhooks.read"])).put(`/api/v1/webhook/${created.id}`, { isActive: false }).expect(401);
+      await api(service, principal(businessA, ["webhooks.read"]))
+        .put(`/api/v1/webhook/${created.id}`, { isActive: false })
+        .expect(401);
       const read = await a().get(`/api/v1/webhook/${created.id}`).expect(200);
       expect(read.body.data.isActive).toBe(true);
     });
@@ -201,14 +214,18 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     it("are never shown: the password reads ****, in every response, and a PUT of the shown URL keeps them", async () => {
       const url = "https://alice:hunter2@example.com/hooks?x=1";
       const shown = "https://alice:****@example.com/hooks?x=1";
-      const created = await a().post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201);
+      const created = await a()
+        .post("/api/v1/webhook", { url, events: ["client.created"] })
+        .expect(201);
       const id = created.body.data.id as string;
       const responses = [
         created,
         await a().get(`/api/v1/webhook/${id}`).expect(200),
         await a().post(`/api/v1/webhook/${id}/rotate-secret`).expect(200),
         await a().put(`/api/v1/webhook/${id}`, { url: shown, description: "round trip" }).expect(200),
-        await api(service, principal(businessA, ["webhooks.read"])).get(`/api/v1/webhook/${id}`).expect(200),
+        await api(service, principal(businessA, ["webhooks.read"]))
+          .get(`/api/v1/webhook/${id}`)
+          .expect(200),
         await a().delete(`/api/v1/webhook/${id}`).expect(200),
       ];
       for (const res of responses) {
@@ -221,7 +238,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       const stored = await service.prisma.webhook.findUniqueOrThrow({ where: { id } });
       expect(stored.url).toBe(url);
 
-      const token = await a().post("/api/v1/webhook", { url: "https://tok3n@example.com/h", events: ["client.created"] }).expect(201);
+      const token = await a()
+        .post("/api/v1/webhook", { url: "https://tok3n@example.com/h", events: ["client.created"] })
+        .expect(201);
       expect(token.body.data.url).toBe("https://****@example.com/h");
       const replaced = await a().put(`/api/v1/webhook/${id}`, { url: "https://bob:new@example.com/x" }).expect(200);
       expect(replaced.body.data.url).toBe("https://bob:****@example.com/x");
@@ -244,7 +263,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       const created = await createWebhook();
       const res = await api(service, other).delete(`/api/v1/webhook/${created.id}`).expect(404);
       expect(res.body.error).toEqual(ERRORS.notFound);
-      await api(service, principal(businessA, ["webhooks.read", "webhooks.update"])).delete(`/api/v1/webhook/${created.id}`).expect(401);
+      await api(service, principal(businessA, ["webhooks.read", "webhooks.update"]))
+        .delete(`/api/v1/webhook/${created.id}`)
+        .expect(401);
       expect((await a().get(`/api/v1/webhook/${created.id}`)).body.data.isActive).toBe(true);
     });
   });
@@ -286,7 +307,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     it("answers 404001 for another business's webhook and 401014 without webhooks.update", async () => {
       const created = await createWebhook();
       await api(service, other).post(`/api/v1/webhook/${created.id}/rotate-secret`).expect(404);
-      await api(service, principal(businessA, ["webhooks.read"])).post(`/api/v1/webhook/${created.id}/rotate-secret`).expect(401);
+      await api(service, principal(businessA, ["webhooks.read"]))
+        .post(`/api/v1/webhook/${created.id}/rotate-secret`)
+        .expect(401);
     });
   });
 
@@ -331,7 +354,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       await a().post(`/api/v1/webhook/${two.id}/deliveries/${test.id}/retry`).expect(404);
       const res = await api(service, other).post(`/api/v1/webhook/${one.id}/deliveries/${test.id}/retry`).expect(404);
       expect(res.body.error).toEqual(ERRORS.notFound);
-      await api(service, principal(businessA, ["webhooks.read"])).post(`/api/v1/webhook/${one.id}/deliveries/${test.id}/retry`).expect(401);
+      await api(service, principal(businessA, ["webhooks.read"]))
+        .post(`/api/v1/webhook/${one.id}/deliveries/${test.id}/retry`)
+        .expect(401);
     });
   });
 

@@ -55,10 +55,18 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
     const owner = () => api(service, principal(business));
 
     it("is stored and shown on create, GET and list; null by default", async () => {
-      const plain = (await owner().post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(201)).body.data;
+      const plain = (
+        await owner()
+          .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] })
+          .expect(201)
+      ).body.data;
       expect(plain.filter).toBeNull();
       const filter = "OR:[status:PAID,totalAmount:gte:float(1000.5)],NOT:currency:USD";
-      const hook = (await owner().post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created", "invoice.updated"], filter }).expect(201)).body.data;
+      const hook = (
+        await owner()
+          .post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created", "invoice.updated"], filter })
+          .expect(201)
+      ).body.data;
       expect(hook.filter).toBe(filter);
       expect((await owner().get(`/api/v1/webhook/${hook.id}`).expect(200)).body.data.filter).toBe(filter);
       const listed = (await owner().get("/api/v1/webhook").expect(200)).body.data as Array<{ id: string; filter: string | null }>;
@@ -82,22 +90,34 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
     });
 
     it("refuses a filter that is not a string or null", async () => {
-      const res = await owner().post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], filter: 5 }).expect(400);
+      const res = await owner()
+        .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], filter: 5 })
+        .expect(400);
       expect(res.body.error.details[0].path).toBe("filter");
     });
 
     it("PUT re-checks the filter when the events or the filter change, and null removes it", async () => {
-      const hook = (await owner().post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created"], filter: "totalAmount:gt:100" }).expect(201)).body.data;
-      const widened = await owner().put(`/api/v1/webhook/${hook.id}`, { events: ["invoice.created", "client.created"] }).expect(400);
+      const hook = (
+        await owner()
+          .post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created"], filter: "totalAmount:gt:100" })
+          .expect(201)
+      ).body.data;
+      const widened = await owner()
+        .put(`/api/v1/webhook/${hook.id}`, { events: ["invoice.created", "client.created"] })
+        .expect(400);
       expect(widened.body.error.details[0].path).toBe("filter");
       const bad = await owner().put(`/api/v1/webhook/${hook.id}`, { filter: "firstName:Ada" }).expect(400);
       expect(bad.body.error.details[0].path).toBe("filter");
       // Nothing was changed by the refused updates.
       expect((await owner().get(`/api/v1/webhook/${hook.id}`).expect(200)).body.data).toMatchObject({ events: ["invoice.created"], filter: "totalAmount:gt:100" });
-      const both = await owner().put(`/api/v1/webhook/${hook.id}`, { events: ["client.created", "employee.created"], filter: "firstName:Ada" }).expect(200);
+      const both = await owner()
+        .put(`/api/v1/webhook/${hook.id}`, { events: ["client.created", "employee.created"], filter: "firstName:Ada" })
+        .expect(200);
       expect(both.body.data).toMatchObject({ events: ["client.created", "employee.created"], filter: "firstName:Ada" });
       expect((await owner().put(`/api/v1/webhook/${hook.id}`, { description: "unrelated" }).expect(200)).body.data.filter).toBe("firstName:Ada");
-      const removed = await owner().put(`/api/v1/webhook/${hook.id}`, { filter: null, events: ["invoice.created"] }).expect(200);
+      const removed = await owner()
+        .put(`/api/v1/webhook/${hook.id}`, { filter: null, events: ["invoice.created"] })
+        .expect(200);
       expect(removed.body.data.filter).toBeNull();
     });
   });

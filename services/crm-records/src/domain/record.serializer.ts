@@ -31,12 +31,7 @@ export function serializeItems(items: unknown): RecordView[] {
  * One record. `withRelations` adds the relations present on the row (they are only present when
  * the caller asked for them); events and write responses pass false.
  */
-export function serializeRecord(
-  definition: EntityDefinition,
-  row: Row,
-  definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
-  withRelations: boolean,
-): RecordView {
+export function serializeRecord(definition: EntityDefinition, row: Row, definitions: Readonly<Record<RecordEntity, EntityDefinition>>, withRelations: boolean): RecordView {
   const view: RecordView = {};
   for (const name of Object.keys(definition.columns)) {
     // Items sit next to the total they add up to.

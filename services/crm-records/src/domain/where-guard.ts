@@ -15,9 +15,7 @@ export function guardUuidFilters(where: PrismaWhere, uuidFields: ReadonlySet<str
   const out: PrismaWhere = {};
   for (const [key, value] of Object.entries(where)) {
     if (COMBINATORS.has(key)) {
-      out[key] = Array.isArray(value)
-        ? value.map((child) => guardUuidFilters(child as PrismaWhere, uuidFields))
-        : guardUuidFilters(value as PrismaWhere, uuidFields);
+      out[key] = Array.isArray(value) ? value.map((child) => guardUuidFilters(child as PrismaWhere, uuidFields)) : guardUuidFilters(value as PrismaWhere, uuidFields);
     } else if (uuidFields.has(key) && value !== null && typeof value === "object") {
       out[key] = guardLeaf(key, value as Record<string, unknown>);
     } else {

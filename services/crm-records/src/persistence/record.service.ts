@@ -78,9 +78,7 @@ export class RecordService {
   constructor(private readonly options: RecordServiceOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
     const sql = options.sql;
-    this.read = sql
-      ? async (text, params) => (await sql.query<Row>(text, params)).rows
-      : (text, params) => options.prisma.$queryRawUnsafe<Row[]>(text, ...params);
+    this.read = sql ? async (text, params) => (await sql.query<Row>(text, params)).rows : (text, params) => options.prisma.$queryRawUnsafe<Row[]>(text, ...params);
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
     }
@@ -155,7 +153,9 @@ export class RecordService {
     skip: number,
     relations: readonly string[],
   ): Promise<Row[]> {
-    const columns = Object.keys(definition.columns).map((name) => `"${name}"`).join(", ");
+    const columns = Object.keys(definition.columns)
+      .map((name) => `"${name}"`)
+      .join(", ");
     // take and skip are integers the parser bounded; everything from the client is a parameter.
     const rows = await this.read(`SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(orderBy)} LIMIT ${take + 1} OFFSET ${skip}`, params.values);
     // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
@@ -175,7 +175,9 @@ export class RecordService {
   }
 
   private decimalColumns(definition: EntityDefinition): string[] {
-    return Object.entries(definition.columns).filter(([, column]) => column.type === "decimal").map(([name]) => name);
+    return Object.entries(definition.columns)
+      .filter(([, column]) => column.type === "decimal")
+      .map(([name]) => name);
   }
 
   private views(definition: EntityDefinition, rows: readonly Row[], take: number): RecordView[] {
@@ -216,9 +218,7 @@ export class RecordService {
         data["totalAmount"] = totalAmount(items);
         data[definition.document.itemsRelation] = { create: itemRows(items) };
       }
-      const row = await this.withReferenceErrors(() =>
-        delegateOf(tx, definition.delegate).create({ data, ...this.baseInclude(definition) }),
-      );
+      const row = await this.withReferenceErrors(() => delegateOf(tx, definition.delegate).create({ data, ...this.baseInclude(definition) }));
       await adjustRecordCount(tx, businessId, definition.entity, 1);
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "created", businessId, view)] };
@@ -319,9 +319,7 @@ export class RecordService {
         data["totalAmount"] = totalAmount(items);
         data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
       }
-      const row = await this.withReferenceErrors(() =>
-        whileRecordExists(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) })),
-      );
+      const row = await this.withReferenceErrors(() => whileRecordExists(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) })));
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view, previousAttributes(before, view))] };
     });
@@ -384,11 +382,7 @@ export class RecordService {
   /** `SELECT ... FOR UPDATE` of one record of the business; 404001 when there is none. */
   private async lockRow(tx: Tx, definition: EntityDefinition, businessId: string, id: string): Promise<void> {
     // `table` is a constant of the definition; the values are bound parameters.
-    const locked = await tx.$queryRawUnsafe<unknown[]>(
-      `SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`,
-      id,
-      businessId,
-    );
+    const locked = await tx.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`, id, businessId);
     if (locked.length === 0) throw errors.notFound();
   }
 
@@ -470,11 +464,7 @@ export class RecordService {
       const target = this.options.definitions[relation.target];
       const nested = this.baseInclude(target);
       include[name] =
-        relation.kind === "many"
-          ? { where: { businessId }, orderBy: DEFAULT_ORDER, take: includedRowsToRead(this.includeCap), ...nested }
-          : nested.include
-            ? nested
-            : true;
+        relation.kind === "many" ? { where: { businessId }, orderBy: DEFAULT_ORDER, take: includedRowsToRead(this.includeCap), ...nested } : nested.include ? nested : true;
     }
     return Object.keys(include).length > 0 ? include : undefined;
   }
@@ -497,7 +487,11 @@ async function whileRecordExists<T>(write: () => Promise<T>): Promise<T> {
 /** Runs one batch item's step; its validation details are renamed `items.<i>.<path>`. */
 function itemScoped<T>(index: number, step: () => T): T {
   const rename = (err: unknown): never => {
-    if (isAppError(err) && err.details) throw errors.validationFailed(err.details.map((d) => ({ ...d, path: `items.${index}.${d.path}` })), { cause: err });
+    if (isAppError(err) && err.details)
+      throw errors.validationFailed(
+        err.details.map((d) => ({ ...d, path: `items.${index}.${d.path}` })),
+        { cause: err },
+      );
     throw err;
   };
   try {

@@ -32,7 +32,12 @@ describe("Forwarder: internal tokens", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    forwarder = new Forwarder({ services: { identity: url, "crm-records": url, "webhook-delivery": url }, internalTokenSecret: secret, timeoutMs: 5000, maxResponseBytes: 1_000_000 });
+    forwarder = new Forwarder({
+      services: { identity: url, "crm-records": url, "webhook-delivery": url },
+      internalTokenSecret: secret,
+      timeoutMs: 5000,
+      maxResponseBytes: 1_000_000,
+    });
   });
   afterAll(async () => {
     await forwarder.close();

@@ -96,7 +96,12 @@ export class IdempotencyStore {
             const value =
               weight > MAX_KEPT_RESPONSE_BYTES
                 ? record({ unkept: "too-large" })
-                : record({ sealed: this.box.seal(Buffer.from(JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString("base64") } satisfies KeptResponse)), associatedData) });
+                : record({
+                    sealed: this.box.seal(
+                      Buffer.from(JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString("base64") } satisfies KeptResponse)),
+                      associatedData,
+                    ),
+                  });
             try {
               await this.kv.set(kvKey, value, TTL_MS);
             } catch (cause) {

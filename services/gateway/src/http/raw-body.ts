@@ -31,7 +31,9 @@ export const rawJsonBody: RequestHandler[] = [
       req.body = undefined;
       return next();
     }
-    const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim();
+    const type = String(req.headers["content-type"] ?? "")
+      .split(";")[0]!
+      .trim();
     if (!JSON_TYPE.test(type)) return next(errors.unsupportedMediaType());
     const raw: Buffer = req.body;
     try {

@@ -22,7 +22,6 @@ interface RouteDef extends Omit<RouteMatch, "name"> {
   pattern: string;
 }
 
-
 const defs: RouteDef[] = [
   { method: "GET", pattern: "/capabilities", service: "gateway", public: true },
   { method: "GET", pattern: "/openapi.json", service: "gateway", public: true },

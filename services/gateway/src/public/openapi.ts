@@ -52,18 +52,20 @@ export function buildOpenApiDocument(registrations: Array<(registry: OpenAPIRegi
   for (const register of registrations) register(registry);
 
   const generator = new OpenApiGeneratorV3(registry.definitions);
-  return withEdgeResponses(generator.generateDocument({
-    openapi: "3.0.3",
-    info: {
-      title: "CRM Platform API",
-      version: "1.0.0",
-      description:
-        "Multi-tenant CRM API. Every response uses the envelope `{success, data}` / `{success, data, meta}` / `{success:false, error:{code, message, details?}}`; " +
-        "logout answers 204 with no body. Every response carries X-Request-Id and X-RateLimit-* headers.",
-    },
-    servers: [{ url: serverUrl }],
-    security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
-  }));
+  return withEdgeResponses(
+    generator.generateDocument({
+      openapi: "3.0.3",
+      info: {
+        title: "CRM Platform API",
+        version: "1.0.0",
+        description:
+          "Multi-tenant CRM API. Every response uses the envelope `{success, data}` / `{success, data, meta}` / `{success:false, error:{code, message, details?}}`; " +
+          "logout answers 204 with no body. Every response carries X-Request-Id and X-RateLimit-* headers.",
+      },
+      servers: [{ url: serverUrl }],
+      security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
+    }),
+  );
 }
 
 const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } });

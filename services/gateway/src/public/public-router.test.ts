@@ -20,7 +20,9 @@ describe("public documents", () => {
     expect(second.headers.etag).toBe(first.headers.etag);
     expect(openapi).toHaveBeenCalledTimes(1);
 
-    const cached = await request(app).get("/api/v1/openapi.json").set("If-None-Match", first.headers.etag as string);
+    const cached = await request(app)
+      .get("/api/v1/openapi.json")
+      .set("If-None-Match", first.headers.etag as string);
     expect(cached.status).toBe(304);
   });
 
@@ -34,7 +36,9 @@ describe("public documents", () => {
     expect(first.body.data[0]).toMatchObject({ name: "client.created", entity: "client", action: "created", schema: { type: "object" } });
     const second = await request(app).get("/api/v1/event-types");
     expect(second.text).toBe(first.text);
-    const cached = await request(app).get("/api/v1/event-types").set("If-None-Match", first.headers.etag as string);
+    const cached = await request(app)
+      .get("/api/v1/event-types")
+      .set("If-None-Match", first.headers.etag as string);
     expect(cached.status).toBe(304);
   });
 });

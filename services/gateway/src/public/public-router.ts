@@ -50,9 +50,15 @@ export function publicRouter(documents: PublicDocuments): Router {
   } else {
     router.get("/capabilities", serve(JSON.stringify(ok(capabilities)), "application/json"));
   }
-  router.get("/openapi.json", serve(() => JSON.stringify(documents.openapi()), "application/json"));
+  router.get(
+    "/openapi.json",
+    serve(() => JSON.stringify(documents.openapi()), "application/json"),
+  );
   // The event catalogue with a JSON Schema per event (extensions §E1.6): fixed per release, built on first use.
-  router.get("/event-types", serve(() => JSON.stringify(ok(buildEventTypes())), "application/json"));
+  router.get(
+    "/event-types",
+    serve(() => JSON.stringify(ok(buildEventTypes())), "application/json"),
+  );
   if (documents.docsHtml) {
     router.get("/docs", serve(documents.docsHtml, "text/html"));
     router.use("/docs", docsAssets());

@@ -1,14 +1,7 @@
 // Resolves a credential to a Principal with the caller's permissions as they are now. JWTs are
 // verified locally with a pre-built key; the allow-list and the user's role come from the shared
 // store in one round trip; API keys are looked up by digest. Identity is asked only on a miss.
-import {
-  AccessTokenCodec,
-  API_KEY_PATTERN,
-  AuthCache,
-  digestApiKey,
-  effectivePermissions,
-  type UserAuthState,
-} from "@crm/auth-cache";
+import { AccessTokenCodec, API_KEY_PATTERN, AuthCache, digestApiKey, effectivePermissions, type UserAuthState } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";

@@ -9,15 +9,7 @@ import { credentialMode } from "./credentials";
 const NULL_ORIGIN_PATH = "/api/v1/capabilities";
 const ALLOWED_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 const ALLOWED_HEADERS = "Authorization, Content-Type, X-Api-Key, Idempotency-Key, X-Request-Id";
-const EXPOSED_HEADERS = [
-  "X-Request-Id",
-  "X-RateLimit-Limit",
-  "X-RateLimit-Remaining",
-  "X-RateLimit-Reset",
-  "RateLimit",
-  "RateLimit-Policy",
-  "Retry-After",
-].join(", ");
+const EXPOSED_HEADERS = ["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy", "Retry-After"].join(", ");
 const PREFLIGHT_MAX_AGE_S = "600";
 
 function grantAnyOrigin(res: Response): void {

@@ -1,12 +1,6 @@
 // The gateway's cache-miss path: identity loads the state from its database, fills the shared
 // cache and answers it. Any failure is 503000 (authentication fails closed).
-import {
-  internalAuthPaths,
-  parseApiKeyAuthState,
-  parseUserAuthState,
-  type ApiKeyAuthState,
-  type UserAuthState,
-} from "@crm/auth-cache";
+import { internalAuthPaths, parseApiKeyAuthState, parseUserAuthState, type ApiKeyAuthState, type UserAuthState } from "@crm/auth-cache";
 import { INTERNAL_TOKEN_HEADER } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";

@@ -8,9 +8,7 @@ import type { ApiKeyService } from "../services/api-key.service";
 import type { AuthStateService } from "../services/auth-state.service";
 
 const resolveKeySchema = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
-const keyUseSchema = z
-  .object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }) }).strict()).max(API_KEY_USE_REPORT_MAX) })
-  .strict();
+const keyUseSchema = z.object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }) }).strict()).max(API_KEY_USE_REPORT_MAX) }).strict();
 
 export function internalRouter(authState: AuthStateService, keys: ApiKeyService): Router {
   const router = Router();

@@ -31,7 +31,10 @@ export function readCookie(req: Request, name: string): string | undefined {
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
-    const raw = part.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1");
+    const raw = part
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1");
     try {
       return decodeURIComponent(raw) || undefined;
     } catch {

@@ -55,4 +55,3 @@ export class AuthStateService {
     return state;
   }
 }
-

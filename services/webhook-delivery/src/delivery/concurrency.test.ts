@@ -82,7 +82,15 @@ describe("createConcurrencyLimiter", () => {
     const a3 = controlledTask(started, "a3"); // waits: A at its limit and the overall limit reached
     const c1 = controlledTask(started, "c1"); // waits: overall limit reached
     const b2 = controlledTask(started, "b2"); // waits: overall limit reached
-    for (const [key, t] of [["A", a1], ["A", a2], ["B", b1], ["A", a3], ["C", c1], ["B", b2]] as const) void limiter.run(key, t.task);
+    for (const [key, t] of [
+      ["A", a1],
+      ["A", a2],
+      ["B", b1],
+      ["A", a3],
+      ["C", c1],
+      ["B", b2],
+    ] as const)
+      void limiter.run(key, t.task);
 
     await settle();
     expect(started).toEqual(["a1", "a2", "b1"]);
@@ -217,11 +225,7 @@ describe("createConcurrencyLimiter: fairness between businesses (groups)", () =>
     const limiter = createConcurrencyLimiter({ maxInFlight: 1, maxPerKey: 1 });
     const order: string[] = [];
     const run = (group: string, name: string) => limiter.run(`${group}-hook-${name}`, async () => void order.push(name), group);
-    const all = [
-      ...["a1", "a2", "a3", "a4", "a5"].map((name) => run("A", name)),
-      ...["b1", "b2"].map((name) => run("B", name)),
-      run("C", "c1"),
-    ];
+    const all = [...["a1", "a2", "a3", "a4", "a5"].map((name) => run("A", name)), ...["b1", "b2"].map((name) => run("B", name)), run("C", "c1")];
     await Promise.all(all);
     expect(order).toEqual(["a1", "b1", "c1", "a2", "b2", "a3", "a4", "a5"]);
   });

@@ -260,8 +260,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       allowPrivateTargets,
       // Injected resolvers (tests) are used as they are; the system one gets a time-out and a cache.
       resolveHost:
-        options.resolveHost ??
-        cachingResolver(systemResolver, { ttlMs: DNS_CACHE_TTL_MS, timeoutMs: Math.min(timeoutMs, DNS_TIMEOUT_MS), maxEntries: DNS_CACHE_ENTRIES }),
+        options.resolveHost ?? cachingResolver(systemResolver, { ttlMs: DNS_CACHE_TTL_MS, timeoutMs: Math.min(timeoutMs, DNS_TIMEOUT_MS), maxEntries: DNS_CACHE_ENTRIES }),
       trustedCaCertificates: options.trustedCaCertificates,
     }),
   });

@@ -34,12 +34,25 @@ describe("isForbiddenAddress: IPv4", () => {
     expect(forbiddenCategory(ip)).toBe(category);
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "93.184.216.34", "172.15.255.255", "172.32.0.0", "100.63.255.255", "100.128.0.0", "169.253.255.255", "192.169.0.1", "11.0.0.1", "126.255.255.255", "128.0.0.1", "223.255.255.255", "198.17.255.255", "198.20.0.0"])(
-    "%s is allowed",
-    (ip) => {
-      expect(isForbiddenAddress(ip)).toBe(false);
-    },
-  );
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.216.34",
+    "172.15.255.255",
+    "172.32.0.0",
+    "100.63.255.255",
+    "100.128.0.0",
+    "169.253.255.255",
+    "192.169.0.1",
+    "11.0.0.1",
+    "126.255.255.255",
+    "128.0.0.1",
+    "223.255.255.255",
+    "198.17.255.255",
+    "198.20.0.0",
+  ])("%s is allowed", (ip) => {
+    expect(isForbiddenAddress(ip)).toBe(false);
+  });
 });
 
 describe("isForbiddenAddress: IPv6", () => {
@@ -99,7 +112,17 @@ describe("isForbiddenAddress fails closed on anything that is not a canonical ad
 
 describe("isForbiddenAddress agrees with node's BlockList on the core ranges", () => {
   const blockList = new BlockList();
-  for (const [net, prefix] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.168.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4]] as const) {
+  for (const [net, prefix] of [
+    ["0.0.0.0", 8],
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10],
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16],
+    ["172.16.0.0", 12],
+    ["192.168.0.0", 16],
+    ["224.0.0.0", 4],
+    ["240.0.0.0", 4],
+  ] as const) {
     blockList.addSubnet(net, prefix, "ipv4");
   }
   // A deterministic spread over the whole IPv4 space, including every range edge above.
@@ -108,7 +131,20 @@ describe("isForbiddenAddress agrees with node's BlockList on the core ranges", (
     const value = (Math.imul(i, 0x9e3779b1) >>> 0) ^ (i << 3);
     samples.push([value >>> 24, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff].join("."));
   }
-  for (const edge of ["9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0", "126.255.255.255", "128.0.0.0", "172.15.255.255", "172.32.0.0", "192.167.255.255", "192.169.0.0", "223.255.255.255"]) samples.push(edge);
+  for (const edge of [
+    "9.255.255.255",
+    "11.0.0.0",
+    "100.63.255.255",
+    "100.128.0.0",
+    "126.255.255.255",
+    "128.0.0.0",
+    "172.15.255.255",
+    "172.32.0.0",
+    "192.167.255.255",
+    "192.169.0.0",
+    "223.255.255.255",
+  ])
+    samples.push(edge);
 
   it("every sample blocked by BlockList is forbidden", () => {
     for (const ip of samples) {
@@ -118,7 +154,14 @@ describe("isForbiddenAddress agrees with node's BlockList on the core ranges", (
 
   it("samples outside BlockList and outside the extra special-purpose ranges are allowed", () => {
     const extra = new BlockList();
-    for (const [net, prefix] of [["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24]] as const) {
+    for (const [net, prefix] of [
+      ["192.0.0.0", 24],
+      ["192.0.2.0", 24],
+      ["192.88.99.0", 24],
+      ["198.18.0.0", 15],
+      ["198.51.100.0", 24],
+      ["203.0.113.0", 24],
+    ] as const) {
       extra.addSubnet(net, prefix, "ipv4");
     }
     for (const ip of samples) {
@@ -133,12 +176,19 @@ describe("checkTargetUrl", () => {
     expect(result.ok).toBe(true);
   });
 
-  it.each(["", "not a url", "/relative/path", "hooks.example.com/crm", "ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)", "ws://example.com/x", "mailto:a@example.com"])(
-    "refuses %p as not an absolute http(s) URL",
-    (url) => {
-      expect(checkTargetUrl(url)).toEqual({ ok: false, message: "Must be an absolute http: or https: URL" });
-    },
-  );
+  it.each([
+    "",
+    "not a url",
+    "/relative/path",
+    "hooks.example.com/crm",
+    "ftp://example.com/x",
+    "file:///etc/passwd",
+    "javascript:alert(1)",
+    "ws://example.com/x",
+    "mailto:a@example.com",
+  ])("refuses %p as not an absolute http(s) URL", (url) => {
+    expect(checkTargetUrl(url)).toEqual({ ok: false, message: "Must be an absolute http: or https: URL" });
+  });
 
   // Every spelling the WHATWG parser folds into a forbidden literal address.
   it.each([

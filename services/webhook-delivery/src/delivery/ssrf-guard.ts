@@ -57,7 +57,7 @@ const METADATA_ADDRESSES: ReadonlySet<string> = new Set([
 
 function v4ToInt(address: string): number {
   const parts = address.split(".").map(Number);
-  return (((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0);
+  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
 }
 
 function intToV4(value: number): string {
@@ -73,7 +73,7 @@ const V4_TABLE = V4_FORBIDDEN.map(([base, length, category]) => {
 function categoryOfV4(value: number): ForbiddenCategory | null {
   if (METADATA_ADDRESSES.has(intToV4(value))) return "cloud-metadata";
   for (const range of V4_TABLE) {
-    if (((value & range.mask) >>> 0) === range.base) return range.category;
+    if ((value & range.mask) >>> 0 === range.base) return range.category;
   }
   return null;
 }

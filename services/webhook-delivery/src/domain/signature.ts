@@ -54,9 +54,7 @@ function standardWebhooksKey(secret: string): Buffer {
  * use off-the-shelf verifiers, which also check the timestamp against replays.
  */
 export function standardWebhookSignature(input: { id: string; timestamp: number; body: string; secret: string }): string {
-  const mac = createHmac("sha256", standardWebhooksKey(input.secret))
-    .update(`${input.id}.${input.timestamp}.${input.body}`, "utf8")
-    .digest("base64");
+  const mac = createHmac("sha256", standardWebhooksKey(input.secret)).update(`${input.id}.${input.timestamp}.${input.body}`, "utf8").digest("base64");
   return `v1,${mac}`;
 }
 

@@ -6,9 +6,10 @@ import { isEventName, recordFields, type RecordEntity } from "@crm/contracts";
 import { isAppError, validationError } from "@crm/errors";
 import { matchesWhere, parseWhere, type QuerySpec, type WhereNode } from "@crm/query-language";
 
-const specs = Object.fromEntries(
-  Object.entries(recordFields).map(([entity, fields]) => [entity, { fields: { ...fields }, relations: {} } satisfies QuerySpec]),
-) as Record<RecordEntity, QuerySpec>;
+const specs = Object.fromEntries(Object.entries(recordFields).map(([entity, fields]) => [entity, { fields: { ...fields }, relations: {} } satisfies QuerySpec])) as Record<
+  RecordEntity,
+  QuerySpec
+>;
 
 /** The entity of a record event name (`invoice.updated` -> `invoice`), or undefined for anything else. */
 export function entityOfEvent(event: string): RecordEntity | undefined {

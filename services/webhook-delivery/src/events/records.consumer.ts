@@ -52,6 +52,10 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): EventHandler {
       }),
       now: at,
     });
-    if (created.length > 0) void deps.executor.sendNow(created.map((d) => d.id), { businessId: event.businessId });
+    if (created.length > 0)
+      void deps.executor.sendNow(
+        created.map((d) => d.id),
+        { businessId: event.businessId },
+      );
   };
 }

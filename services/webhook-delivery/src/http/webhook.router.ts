@@ -91,7 +91,12 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   router.get("/webhook", requirePermission("webhooks.read"), async (req, res) => {
     const page = parsePagination(req.query);
     const { rows, total } = await deps.webhooks.list(principalOf(req).businessId, page);
-    res.json(okList(rows.map((row) => webhookView(row)), paginationMeta(total, page.page, page.perPage)));
+    res.json(
+      okList(
+        rows.map((row) => webhookView(row)),
+        paginationMeta(total, page.page, page.perPage),
+      ),
+    );
   });
 
   router.get("/webhook/:id", requirePermission("webhooks.read"), async (req, res) => {

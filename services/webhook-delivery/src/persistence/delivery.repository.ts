@@ -163,7 +163,8 @@ export class DeliveryRepository {
     const ids = options.ids?.filter(isUuid);
     if (options.limit < 1 || ids?.length === 0) return [];
     const onlyIds = ids ? Prisma.sql`AND id IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))})` : Prisma.empty;
-    const statuses = options.firstAttemptsOf === undefined ? Prisma.sql`status IN ('PENDING', 'RETRYING')` : Prisma.sql`status = 'PENDING' AND "businessId" = ${options.firstAttemptsOf}`;
+    const statuses =
+      options.firstAttemptsOf === undefined ? Prisma.sql`status IN ('PENDING', 'RETRYING')` : Prisma.sql`status = 'PENDING' AND "businessId" = ${options.firstAttemptsOf}`;
     const rows = await this.prisma.$queryRaw<ClaimRow[]>`
       WITH due AS (
         SELECT id FROM ${DELIVERY}

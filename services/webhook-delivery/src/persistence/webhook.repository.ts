@@ -75,11 +75,7 @@ export class WebhookRepository {
    * grace; without, no previous secret is kept. Either way an earlier overlap ends: only the secret
    * rotated away most recently is ever still valid (extensions §E1.1).
    */
-  async rotateSecret(
-    businessId: string,
-    id: string,
-    rotation: { secret: string; secretPrefix: string; gracePeriodSeconds: number; now: Date },
-  ): Promise<Webhook | undefined> {
+  async rotateSecret(businessId: string, id: string, rotation: { secret: string; secretPrefix: string; gracePeriodSeconds: number; now: Date }): Promise<Webhook | undefined> {
     if (!isUuid(id)) return undefined;
     const keep = rotation.gracePeriodSeconds > 0;
     const expiresAt = keep ? new Date(rotation.now.getTime() + rotation.gracePeriodSeconds * 1000) : null;

@@ -333,7 +333,14 @@ export class AttemptExecutor {
         { ...decision, responseStatus: outcome.responseStatus, responseBody: outcome.responseBody, durationMs: outcome.durationMs, succeeded: outcome.ok },
         at,
       );
-      const log = { deliveryId: started.id, webhookId: started.webhookId, attempt: started.attempt + 1, status: decision.status, responseStatus: outcome.responseStatus, durationMs: outcome.durationMs };
+      const log = {
+        deliveryId: started.id,
+        webhookId: started.webhookId,
+        attempt: started.attempt + 1,
+        status: decision.status,
+        responseStatus: outcome.responseStatus,
+        durationMs: outcome.durationMs,
+      };
       if (!recorded) logger.warn(log, "delivery lease lost before the outcome was recorded");
       else {
         if (decision.status === "SUCCESS" || decision.status === "FAILED") this.metrics.finished.labels(decision.status).inc();

@@ -48,25 +48,28 @@ export class FirstAttemptPoller {
 
   private schedule(delayMs?: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      if (this.busy && !this.options.executor.canPull) {
-        this.schedule();
-        return;
-      }
-      this.current = this.options.executor
-        .pullFirstAttempts()
-        .then(
-          (claimed) => {
-            this.busy = claimed > 0;
-            if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
-          },
-          (err: unknown) => {
-            this.busy = false;
-            this.options.logger.error({ err }, "first-attempt poll failed");
-          },
-        )
-        .finally(() => this.schedule());
-    }, delayMs ?? (this.busy ? (this.options.busyCheckMs ?? 10) : this.options.intervalMs));
+    this.timer = setTimeout(
+      () => {
+        if (this.busy && !this.options.executor.canPull) {
+          this.schedule();
+          return;
+        }
+        this.current = this.options.executor
+          .pullFirstAttempts()
+          .then(
+            (claimed) => {
+              this.busy = claimed > 0;
+              if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
+            },
+            (err: unknown) => {
+              this.busy = false;
+              this.options.logger.error({ err }, "first-attempt poll failed");
+            },
+          )
+          .finally(() => this.schedule());
+      },
+      delayMs ?? (this.busy ? (this.options.busyCheckMs ?? 10) : this.options.intervalMs),
+    );
     this.timer.unref();
   }
 }

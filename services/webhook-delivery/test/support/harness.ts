@@ -64,11 +64,7 @@ async function waitForDisconnects(url: string): Promise<void> {
   }
 }
 
-export async function startService(
-  db: TestDatabase,
-  env: Record<string, string> = {},
-  options: StartOptions = {},
-): Promise<WebhookDeliveryService> {
+export async function startService(db: TestDatabase, env: Record<string, string> = {}, options: StartOptions = {}): Promise<WebhookDeliveryService> {
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
@@ -113,7 +109,10 @@ export function recordEvent(businessId: string, type: string, data: Record<strin
 }
 
 export async function publish(bus: EventBus, events: EventEnvelope[], topic = RECORDS_TOPIC): Promise<void> {
-  await bus.publish(topic, events.map((value) => ({ key: value.businessId, value })));
+  await bus.publish(
+    topic,
+    events.map((value) => ({ key: value.businessId, value })),
+  );
 }
 
 export function sleep(ms: number): Promise<void> {
