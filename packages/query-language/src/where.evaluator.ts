@@ -17,7 +17,7 @@ export function matchesWhere(node: WhereNode, record: RecordLike, spec: QuerySpe
     case "not":
       return !matchesWhere(node.condition, record, spec);
     case "condition":
-      return matchesCondition(node, Object.prototype.hasOwnProperty.call(record, node.field) ? record[node.field] : undefined, spec.fields[node.field]);
+      return matchesCondition(node, Object.hasOwn(record, node.field) ? record[node.field] : undefined, spec.fields[node.field]);
   }
 }
 

@@ -1,4 +1,4 @@
-import { env, z } from "@crm/config";
+import { env } from "@crm/config";
 import { activeTraceLogFields, startTracing } from "@crm/telemetry";
 
 /** Tracing settings every service reads (the gateway too); OpenTelemetry's own variable names. */
