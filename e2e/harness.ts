@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createTestDatabase, freePort, startReceiver as startKitReceiver, testInfra, waitFor, type ReceivedRequest } from "@crm/testing";
+import { createTestDatabase, freePort, startKafkaMock, startReceiver as startKitReceiver, testInfra, waitFor, type ReceivedRequest } from "@crm/testing";
 
 export const ROOT = path.resolve(__dirname, "..");
 
@@ -110,9 +110,20 @@ export interface RunningDistributed extends RunningProduct {
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
 export async function startDistributed(extra: Record<string, string> = {}): Promise<RunningDistributed> {
   if (!testInfra.databaseUrl || !testInfra.redisUrl || !testInfra.kafkaBrokers) throw new Error("distributed mode needs PostgreSQL, Redis and Kafka");
+  // Every run's webhook-delivery joins the same consumer group on the same topic, so two runs on one cluster
+  // (jest runs test files in parallel) would share partitions and take each other's events. On the mock,
+  // each run gets a cluster of its own; a real cluster given through KAFKA_BROKERS is shared as it is.
+  const privateKafka = testInfra.kafkaIsMock && !extra.KAFKA_BROKERS ? await startKafkaMock() : undefined;
+  const stopPrivateKafka = () => {
+    try {
+      if (privateKafka) process.kill(-privateKafka.process.pid!, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  };
   const shared = {
     REDIS_URL: testInfra.redisUrl,
-    KAFKA_BROKERS: testInfra.kafkaBrokers,
+    KAFKA_BROKERS: privateKafka?.brokers ?? testInfra.kafkaBrokers,
     JWT_SECRET: randomBytes(32).toString("hex"),
     INTERNAL_TOKEN_SECRET: randomBytes(32).toString("hex"),
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crm-e2e-dist-")),
@@ -157,12 +168,14 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       stop: async () => {
         for (const child of children.reverse()) await stopChild(child);
         for (const db of databases) await db.drop();
+        stopPrivateKafka();
         rmSync(shared.DATA_DIR, { recursive: true, force: true });
       },
     };
   } catch (err) {
     for (const child of children.reverse()) await stopChild(child);
     for (const db of databases) await db.drop().catch(() => undefined);
+    stopPrivateKafka();
     throw err;
   }
 }

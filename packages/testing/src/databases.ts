@@ -6,6 +6,8 @@ export const testInfra = {
   databaseUrl: process.env.TEST_DATABASE_URL,
   redisUrl: process.env.TEST_REDIS_URL,
   kafkaBrokers: process.env.TEST_KAFKA_BROKERS,
+  /** kafkaBrokers is a mock cluster of our own: a test that needs a cluster to itself may start another (startKafkaMock). */
+  kafkaIsMock: process.env.TEST_KAFKA_IS_MOCK === "1",
 };
 
 /** jest's `describe`, or its skipping twin; outside jest (the benchmarks load the e2e harness) neither exists. */

@@ -15,6 +15,7 @@ export default async function globalSetup(): Promise<void> {
   if (infra.databaseUrl) process.env.TEST_DATABASE_URL = infra.databaseUrl;
   if (infra.redisUrl) process.env.TEST_REDIS_URL = infra.redisUrl;
   if (infra.kafkaBrokers) process.env.TEST_KAFKA_BROKERS = infra.kafkaBrokers;
+  if (infra.kafkaIsMock) process.env.TEST_KAFKA_IS_MOCK = "1";
   // The product itself must never pick these up implicitly inside tests: each test decides its mode.
   delete process.env.DATABASE_URL;
   delete process.env.REDIS_URL;

@@ -13,6 +13,8 @@ export interface StartedInfra {
   databaseUrl?: string;
   redisUrl?: string;
   kafkaBrokers?: string;
+  /** True when kafkaBrokers is a librdkafka mock cluster started here (tests may start more of their own). */
+  kafkaIsMock?: boolean;
   stop(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startInfra(log: (line: string) => void): Promise<StartedIn
   if (!found.kafkaBrokers && hasCommand("kcat")) {
     const mock = await startKafkaMock();
     found.kafkaBrokers = mock.brokers;
+    found.kafkaIsMock = true;
     stops.push(async () => {
       try {
         process.kill(-mock.process.pid!, "SIGKILL");
