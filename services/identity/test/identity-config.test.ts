@@ -8,7 +8,8 @@ import { cookieValue, openHarness, PASSWORD, refreshCookie, uniqueEmail, type Ha
 describe("identity with short token lifetimes and closed sign-up", () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await openHarness("pglite", { ACCESS_TOKEN_TTL_S: "1", REFRESH_TOKEN_TTL_S: "1" });
+    // 3 s, not 1: on a loaded CI machine a sign-up can take over a second, and the token would expire before it is looked at.
+    h = await openHarness("pglite", { ACCESS_TOKEN_TTL_S: "3", REFRESH_TOKEN_TTL_S: "3" });
   });
   afterAll(() => h?.close());
 
@@ -16,10 +17,10 @@ describe("identity with short token lifetimes and closed sign-up", () => {
     const res = await h.pub("/api/v1/auth/sign-up").send({ businessName: "T", email: uniqueEmail(), password: PASSWORD });
     const access = res.body.data.accessToken as string;
     const claims = h.codec.verify(access)!;
-    expect(claims.exp - claims.iat).toBe(1);
-    expect(refreshCookie(res)).toMatch(/Max-Age=1;/);
+    expect(claims.exp - claims.iat).toBe(3);
+    expect(refreshCookie(res)).toMatch(/Max-Age=3;/);
     expect(await h.cache.allowedAccessToken(claims.jti)).not.toBeNull();
-    await new Promise((r) => setTimeout(r, 2100));
+    await new Promise((r) => setTimeout(r, 3100));
     expect(h.codec.verify(access)).toBeUndefined();
     expect(await h.cache.allowedAccessToken(claims.jti)).toBeNull();
     const refreshed = await h.pub("/api/v1/auth/token/refresh", { cookie: `refreshToken=${cookieValue(refreshCookie(res))}` });
@@ -29,7 +30,7 @@ describe("identity with short token lifetimes and closed sign-up", () => {
   it("reports the settings it runs with to the gateway, and only behind the internal token", async () => {
     const res = await supertest(h.app).get(INTERNAL_CAPABILITIES_PATH).set(INTERNAL_TOKEN_HEADER, signInternalToken({}, h.internalSecret));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ accessTokenTtlS: 1, refreshTokenTtlS: 1, signUpOpen: true });
+    expect(res.body).toEqual({ accessTokenTtlS: 3, refreshTokenTtlS: 3, signUpOpen: true });
     expect((await supertest(h.app).get(INTERNAL_CAPABILITIES_PATH)).status).toBe(401);
   });
 
