@@ -9,13 +9,12 @@ cd "$1"
 # MALLOC_ARENA_MAX: glibc malloc arenas. By default each thread that compiles wasm (Prisma's query
 # compiler, undici's HTTP parser) or runs libuv work gets one, and its freed pages stay mapped: one
 # arena takes 8-20 MB off each service's idle RSS, at no measurable CPU cost per list call.
-# webhook-delivery keeps 2 (its README). A value set by the caller wins.
+# A value set by the caller wins.
 arenas=1
 case "$(basename "$PWD")" in
   # The gateway's young generation capped at 1 MB per semi-space (V8 grows it to 16 MB during start
   # and never gives it back): ~-20 MB idle RSS, for more frequent scavenges under load.
   gateway) set -- --max-semi-space-size=1 ;;
-  webhook-delivery) arenas=2; set -- ;;
   *) set -- ;;
 esac
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-$arenas}"

@@ -217,8 +217,7 @@ async function embedded(figures: Figures): Promise<void> {
 const SERVICES = [
   { name: "identity", schema: "identity", urlVar: "IDENTITY_URL" },
   { name: "crm-records", schema: "records", urlVar: "CRM_RECORDS_URL" },
-  // As its start script and the compose file run it (MALLOC_ARENA_MAX=2), unless the run sets its own.
-  { name: "webhook-delivery", schema: "webhooks", urlVar: "WEBHOOK_DELIVERY_URL", env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } },
+  { name: "webhook-delivery", schema: "webhooks", urlVar: "WEBHOOK_DELIVERY_URL" },
 ] as const;
 
 async function distributed(figures: Figures): Promise<void> {
@@ -244,7 +243,7 @@ async function distributed(figures: Figures): Promise<void> {
       if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed:\n${deploy.stdout}${deploy.stderr}`);
       const port = await freePort();
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
-      const env = baseEnv({ ...shared, ...("env" in service ? service.env : {}), DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" });
+      const env = baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" });
       started.push(await startProcess(service.name, serviceCommand(`services/${service.name}`), env, `http://127.0.0.1:${port}/readyz`));
     }
     const port = await freePort();
