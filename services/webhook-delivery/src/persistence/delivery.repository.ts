@@ -185,18 +185,27 @@ export class DeliveryRepository {
    * business and none of `exclude`, so one business's backlog cannot fill a claim. This is how any
    * instance takes over first attempts the instance that created them had no room for.
    */
-  async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; exclude: readonly string[] }): Promise<ClaimedDelivery[]> {
+  async claimFirstAttempts(options: {
+    now: Date;
+    /** Only deliveries due at or before this (default `now`). */
+    dueBy?: Date;
+    leaseUntil: Date;
+    limit: number;
+    perBusiness: number;
+    exclude: readonly string[];
+  }): Promise<ClaimedDelivery[]> {
     if (options.limit < 1 || options.perBusiness < 1) return [];
+    const dueBy = options.dueBy ?? options.now;
     const exclude = options.exclude.length > 0 ? Prisma.sql`AND "businessId" NOT IN (${Prisma.join(options.exclude)})` : Prisma.empty;
     const rows = await this.prisma.$queryRaw<ClaimRow[]>`
       WITH ranked AS (
         SELECT id, "nextRetryAt", row_number() OVER (PARTITION BY "businessId" ORDER BY "nextRetryAt", id) AS n
         FROM ${DELIVERY}
-        WHERE status = 'PENDING' AND "nextRetryAt" <= ${options.now} ${exclude}
+        WHERE status = 'PENDING' AND "nextRetryAt" <= ${dueBy} ${exclude}
       ), due AS (
         SELECT d.id FROM ${DELIVERY} AS d
         WHERE d.id IN (SELECT id FROM ranked WHERE n <= ${options.perBusiness} ORDER BY "nextRetryAt", id LIMIT ${options.limit})
-          AND d.status = 'PENDING' AND d."nextRetryAt" <= ${options.now}
+          AND d.status = 'PENDING' AND d."nextRetryAt" <= ${dueBy}
         FOR UPDATE SKIP LOCKED
       )
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}

@@ -41,6 +41,9 @@ export interface AttemptExecutorOptions {
   now?: () => Date;
 }
 
+/** How long a new first attempt is left to the sendNow that follows its insert before the poller may take it. */
+const FRESH_DELIVERY_GRACE_MS = 500;
+
 /**
  * Makes delivery attempts: claims, sends under the concurrency limits, records the outcome. Used by
  * the event consumer (first attempt at once), the retry scheduler and manual retries alike, so there
@@ -150,6 +153,9 @@ export class AttemptExecutor {
     const now = this.now();
     const claims = await this.options.deliveries.claimFirstAttempts({
       now,
+      // A delivery the consumer has just written is about to be claimed by its sendNow, which carries
+      // the event's trace into the attempt; the poller leaves it that long so it does not win that race.
+      dueBy: new Date(now.getTime() - FRESH_DELIVERY_GRACE_MS),
       leaseUntil: this.leaseFrom(now),
       limit: room,
       perBusiness: Math.min(room, this.maxPendingPerBusiness),
