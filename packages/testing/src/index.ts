@@ -5,3 +5,18 @@ export { freePort } from "./free-port";
 export { errorCollectingLogger } from "./error-collecting-logger";
 export { startReceiver, type Receiver, type ReceivedRequest, type Behaviour } from "./receiver";
 export { verifyInterfaceSignature } from "./signature-oracle";
+export {
+  databaseModes,
+  preferredMode,
+  describeEachMode,
+  testDatabase,
+  openTestDatabase,
+  INTERNAL_TOKEN_SECRET,
+  principalFor,
+  internalCaller,
+  type DatabaseMode,
+  type TestDatabase,
+  type InternalCaller,
+  type HttpMethod,
+} from "./service-harness";
+export { SuiteResources } from "./suite-resources";
