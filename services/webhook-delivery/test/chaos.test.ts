@@ -4,21 +4,7 @@
 // the scheduled attempts; none is lost, and no attempt is recorded or sent twice.
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import {
-  api,
-  inProcessBus,
-  preferredMode,
-  principal,
-  publish,
-  recordEvent,
-  sleep,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, inProcessBus, preferredMode, principal, publish, recordEvent, sleep, setUpDelivery } from "./support/harness";
 
 const EVENTS = Number(process.env.CHAOS_EVENTS ?? 300);
 const SETTINGS = { WEBHOOK_RETRY_DELAYS_MS: "200,400", WEBHOOK_RETRY_INTERVAL_MS: "100", WEBHOOK_RETRY_BATCH_SIZE: "20" };
@@ -27,29 +13,20 @@ describe(`chaos: ${EVENTS} events, 20% failing receiver, service and producer re
   // Generous bounds that grow with the run; a full 10,000-event run takes minutes.
   const boundMs = Math.max(150_000, EVENTS * 60);
   jest.setTimeout(boundMs + 60_000);
-  let db: TestDatabase;
-  let receiver: Receiver;
-  const services: WebhookDeliveryService[] = [];
+  // Fails one request in five, whatever the delivery or attempt.
+  let n = 0;
+  const setup = setUpDelivery(preferredMode, {
+    service: false,
+    receiver: () => (++n % 5 === 0 ? { kind: "status", status: 503, body: "try later" } : { kind: "status", status: 200 }),
+  });
   const bus = inProcessBus();
 
-  beforeAll(async () => {
-    db = await testDatabase(preferredMode);
-    // Fails one request in five, whatever the delivery or attempt.
-    let n = 0;
-    receiver = await startReceiver(() => (++n % 5 === 0 ? { kind: "status", status: 503, body: "try later" } : { kind: "status", status: 200 }));
-  });
-  afterAll(async () => {
-    for (const s of services) await s.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
-
   it("loses nothing and sends no attempt twice", async () => {
-    services.push(await startService(db, SETTINGS));
+    const first = await setup.start(SETTINGS);
     const business = uuidv7();
     const hook = (
-      await api(services[0]!, principal(business))
-        .post("/api/v1/webhook", { url: receiver.url, events: ["product.created"] })
+      await api(first, principal(business))
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["product.created"] })
         .expect(201)
     ).body.data;
     const events = Array.from({ length: EVENTS }, (_, i) => recordEvent(business, "product.created", { n: i }));
@@ -73,12 +50,11 @@ describe(`chaos: ${EVENTS} events, 20% failing receiver, service and producer re
       await produce(events.slice(0, half));
       await produce(events.slice(Math.floor(half / 2))); // the restarted relay re-sends a quarter
     })();
-    await waitFor(() => receiver.requests.length >= Math.floor(EVENTS / 4), 60_000, 10);
-    await services[0]!.stop(); // mid-run
-    services.push(await startService(db, SETTINGS));
+    await waitFor(() => setup.receiver.requests.length >= Math.floor(EVENTS / 4), 60_000, 10);
+    await first.stop(); // mid-run
+    const service = await setup.start(SETTINGS);
     await producing;
 
-    const service = services[1]!;
     const settled = () => service.prisma.delivery.count({ where: { webhookId: hook.id, status: { in: ["SUCCESS", "FAILED"] } } });
     await waitFor(async () => (await settled()) === EVENTS, boundMs, 200);
 
@@ -94,7 +70,7 @@ describe(`chaos: ${EVENTS} events, 20% failing receiver, service and producer re
     // The receiver saw each delivery exactly as many times as it has recorded attempts: a stop drains
     // attempts in flight (and records them), so no attempt is sent twice or sent unrecorded.
     const receivedPerDelivery = new Map<string, number>();
-    for (const r of receiver.requests) {
+    for (const r of setup.receiver.requests) {
       const id = r.headers["x-service-delivery-id"] as string;
       receivedPerDelivery.set(id, (receivedPerDelivery.get(id) ?? 0) + 1);
     }

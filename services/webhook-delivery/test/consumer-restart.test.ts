@@ -2,21 +2,7 @@
 // once): no event lost, no duplicate delivery record, each event delivered once.
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import {
-  api,
-  inProcessBus,
-  preferredMode,
-  principal,
-  publish,
-  recordEvent,
-  sleep,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, inProcessBus, preferredMode, principal, publish, recordEvent, sleep, type Receiver, setUpDelivery } from "./support/harness";
 
 function eventIdsReceived(receiver: Receiver, business: string): string[] {
   return receiver.requests
@@ -27,28 +13,15 @@ function eventIdsReceived(receiver: Receiver, business: string): string[] {
 
 describe(`consumer restart with the in-process bus on ${preferredMode}`, () => {
   jest.setTimeout(30_000);
-  let db: TestDatabase;
-  let receiver: Receiver;
-  const services: WebhookDeliveryService[] = [];
+  const setup = setUpDelivery(preferredMode, { service: false });
   const bus = inProcessBus();
 
-  beforeAll(async () => {
-    db = await testDatabase(preferredMode);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    for (const s of services) await s.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
-
   it("loses nothing and duplicates nothing", async () => {
-    const first = await startService(db);
-    services.push(first);
+    const first = await setup.start();
     const business = uuidv7();
     const hook = (
       await api(first, principal(business))
-        .post("/api/v1/webhook", { url: receiver.url, events: ["employee.created"] })
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["employee.created"] })
         .expect(201)
     ).body.data;
     const events = Array.from({ length: 20 }, (_, n) => recordEvent(business, "employee.created", { n: String(n) }));
@@ -67,10 +40,9 @@ describe(`consumer restart with the in-process bus on ${preferredMode}`, () => {
       }
     };
     const producing = sendAll(events);
-    await waitFor(() => eventIdsReceived(receiver, business).length >= 6, 10_000, 5);
+    await waitFor(() => eventIdsReceived(setup.receiver, business).length >= 6, 10_000, 5);
     await first.stop(); // mid-stream
-    const second = await startService(db);
-    services.push(second);
+    const second = await setup.start();
     await producing;
     // Re-delivery of events the first consumer already handled.
     await sendAll(events.slice(0, 8));
@@ -78,6 +50,6 @@ describe(`consumer restart with the in-process bus on ${preferredMode}`, () => {
     await waitFor(async () => (await second.prisma.delivery.count({ where: { webhookId: hook.id, status: "SUCCESS" } })) === 20, 10_000, 50);
     await sleep(200);
     expect(await second.prisma.delivery.count({ where: { webhookId: hook.id } })).toBe(20);
-    expect(eventIdsReceived(receiver, business).sort()).toEqual(events.map((e) => String(e.data.n)).sort());
+    expect(eventIdsReceived(setup.receiver, business).sort()).toEqual(events.map((e) => String(e.data.n)).sort());
   });
 });

@@ -4,21 +4,7 @@
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import {
-  api,
-  databaseModes,
-  inProcessBus,
-  principal,
-  publish,
-  recordEvent,
-  sleep,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, sleep, startReceiver, setUpDelivery } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 
 function clientCreated(businessId: string): EventEnvelope {
@@ -30,31 +16,18 @@ function clientCreated(businessId: string): EventEnvelope {
 }
 
 describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mode) => {
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  const setup = setUpDelivery(mode, { service: { WEBHOOK_RETRY_INTERVAL_MS: "100" }, receiver: { kind: "status", status: 200, body: "thanks" } });
   const bus = inProcessBus();
-
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    service = await startService(db, { WEBHOOK_RETRY_INTERVAL_MS: "100" });
-    receiver = await startReceiver({ kind: "status", status: 200, body: "thanks" });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
 
   it("sends exactly the interface §6 request, verifiably signed, and logs SUCCESS", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(201)).body.data;
+    const owner = api(setup.service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"] }).expect(201)).body.data;
     const event = clientCreated(business);
-    const before = receiver.requests.length;
+    const before = setup.receiver.requests.length;
     await publish(bus, [event]);
 
-    const received = await waitFor(() => receiver.requests[before]);
+    const received = await waitFor(() => setup.receiver.requests[before]);
     expect(received.method).toBe("POST");
     expect(received.path).toBe("/hook");
     expect(received.headers["content-type"]).toBe("application/json");
@@ -94,8 +67,8 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
 
   it("carries previousAttributes of an updated event, non-ASCII text included, in the signed bytes as sent", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.updated", "client.created"] }).expect(201)).body.data;
+    const owner = api(setup.service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.updated", "client.created"] }).expect(201)).body.data;
     const created = clientCreated(business);
     const updated: EventEnvelope = {
       ...recordEvent(business, "client.updated"),
@@ -105,7 +78,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
     };
     await publish(bus, [created, updated]);
     const ours = await waitFor(() => {
-      const found = receiver.requests.filter((r) => r.rawBody.includes(business));
+      const found = setup.receiver.requests.filter((r) => r.rawBody.includes(business));
       return found.length >= 2 ? found : undefined;
     });
     const byEvent = new Map(ours.map((r) => [r.headers["x-service-event"], r]));
@@ -120,7 +93,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
     });
     // Sent as UTF-8, unescaped: the bytes on the wire are the bytes signed.
     expect(onUpdate.rawBody).toContain('"lastName":"Lovelace-Byron ✓ 😀"');
-    const stored = await service.prisma.payload.findUnique({ where: { eventId: updated.id } });
+    const stored = await setup.service.prisma.payload.findUnique({ where: { eventId: updated.id } });
     expect(onUpdate.rawBody).toBe(stored!.body);
     // Not on other events.
     expect(JSON.parse(byEvent.get("client.created")!.rawBody)).not.toHaveProperty("previousAttributes");
@@ -128,36 +101,36 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
 
   it("stores an event's payload once, however many webhooks receive it, also when the event comes again", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const hooks = [];
-    for (let i = 0; i < 3; i++) hooks.push((await owner.post("/api/v1/webhook", { url: `${receiver.url}?n=${i}`, events: ["client.created"] }).expect(201)).body.data);
+    for (let i = 0; i < 3; i++) hooks.push((await owner.post("/api/v1/webhook", { url: `${setup.receiver.url}?n=${i}`, events: ["client.created"] }).expect(201)).body.data);
     const event = clientCreated(business);
     await publish(bus, [event]);
-    await waitFor(async () => (await service.prisma.delivery.count({ where: { eventId: event.id, status: "SUCCESS" } })) === 3, 10_000, 20);
+    await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { eventId: event.id, status: "SUCCESS" } })) === 3, 10_000, 20);
     // A fourth webhook subscribes, and the bus re-delivers the event (at least once).
-    hooks.push((await owner.post("/api/v1/webhook", { url: `${receiver.url}?n=3`, events: ["client.created"] }).expect(201)).body.data);
+    hooks.push((await owner.post("/api/v1/webhook", { url: `${setup.receiver.url}?n=3`, events: ["client.created"] }).expect(201)).body.data);
     await publish(bus, [event]);
-    await waitFor(async () => (await service.prisma.delivery.count({ where: { eventId: event.id, status: "SUCCESS" } })) === 4, 10_000, 20);
+    await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { eventId: event.id, status: "SUCCESS" } })) === 4, 10_000, 20);
 
-    const deliveries = await service.prisma.delivery.findMany({ where: { eventId: event.id } });
+    const deliveries = await setup.service.prisma.delivery.findMany({ where: { eventId: event.id } });
     expect(new Set(deliveries.map((d) => d.webhookId))).toEqual(new Set(hooks.map((h) => h.id)));
     expect(new Set(deliveries.map((d) => d.payloadId)).size).toBe(1);
-    const payloads = await service.prisma.payload.findMany({ where: { eventId: event.id } });
+    const payloads = await setup.service.prisma.payload.findMany({ where: { eventId: event.id } });
     expect(payloads).toHaveLength(1);
     // Every receiver got exactly the stored bytes.
-    const bodies = receiver.requests.filter((r) => deliveries.some((d) => d.id === r.headers["x-service-delivery-id"])).map((r) => r.rawBody);
+    const bodies = setup.receiver.requests.filter((r) => deliveries.some((d) => d.id === r.headers["x-service-delivery-id"])).map((r) => r.rawBody);
     expect(bodies).toHaveLength(4);
     expect(new Set(bodies)).toEqual(new Set([payloads[0]!.body]));
   });
 
   it("signs with the new secret after rotate-secret", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created"] }).expect(201)).body.data;
+    const owner = api(setup.service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["invoice.created"] }).expect(201)).body.data;
     const rotated = (await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`).expect(200)).body.data;
-    const before = receiver.requests.length;
+    const before = setup.receiver.requests.length;
     await publish(bus, [recordEvent(business, "invoice.created", { id: uuidv7() })]);
-    const received = await waitFor(() => receiver.requests[before]);
+    const received = await waitFor(() => setup.receiver.requests[before]);
     const header = received.headers["x-service-signature"] as string;
     expect(verifyInterfaceSignature(rotated.secret, received.rawBody, header)).toBe(true);
     expect(verifyInterfaceSignature(hook.secret, received.rawBody, header)).toBe(false);
@@ -165,20 +138,20 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
 
   it("delivers with the real credentials of a URL that readers only see redacted", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const url = receiver.url.replace("://", "://alice:hunter2@");
+    const owner = api(setup.service, principal(business));
+    const url = setup.receiver.url.replace("://", "://alice:hunter2@");
     const hook = (await owner.post("/api/v1/webhook", { url, events: ["invoice.created"] }).expect(201)).body.data;
-    expect(hook.url).toBe(receiver.url.replace("://", "://alice:****@"));
-    const before = receiver.requests.length;
+    expect(hook.url).toBe(setup.receiver.url.replace("://", "://alice:****@"));
+    const before = setup.receiver.requests.length;
     await publish(bus, [recordEvent(business, "invoice.created", { id: uuidv7() })]);
-    const received = await waitFor(() => receiver.requests[before]);
+    const received = await waitFor(() => setup.receiver.requests[before]);
     expect(received.headers.authorization).toBe(`Basic ${Buffer.from("alice:hunter2").toString("base64")}`);
   });
 
   it("sends nothing to inactive webhooks, unsubscribed events or other businesses", async () => {
     const business = uuidv7();
     const stranger = uuidv7();
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const quiet = await startReceiver();
     try {
       const subscribed = (await owner.post("/api/v1/webhook", { url: quiet.url, events: ["product.updated"] }).expect(201)).body.data;
@@ -209,7 +182,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
 
   it("cancels pending retries of a webhook deactivated meanwhile, without sending", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const failing = await startReceiver({ kind: "status", status: 500 });
     try {
       // Long retry delay: the first attempt fails, then the webhook is deactivated before the retry.
@@ -221,7 +194,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
       });
       await owner.delete(`/api/v1/webhook/${hook.id}`).expect(200);
       // Make the retry due now, as the clock would after the configured delay.
-      await service.prisma.delivery.update({ where: { id: first.id }, data: { nextRetryAt: new Date() } });
+      await setup.service.prisma.delivery.update({ where: { id: first.id }, data: { nextRetryAt: new Date() } });
       const cancelled = await waitFor(async () => {
         const d = (await owner.get(`/api/v1/webhook/${hook.id}/deliveries`)).body.data[0];
         return d?.status === "FAILED" ? d : undefined;

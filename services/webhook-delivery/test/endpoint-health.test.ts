@@ -5,46 +5,35 @@
 // it was a peer's bug).
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
 import { INACTIVE_WEBHOOK_MESSAGE } from "../src/scheduling/attempt-executor";
-import { api, databaseModes, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 
 /** Long enough that a test acts (deactivates, re-enables) while a delivery waits for its retry. */
 const RETRY_DELAY_MS = 3000;
 
 describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) => {
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  const setup = setUpDelivery(mode, {
+    service: { WEBHOOK_RETRY_DELAYS_MS: `${RETRY_DELAY_MS},${RETRY_DELAY_MS}`, WEBHOOK_RETRY_INTERVAL_MS: "100" },
+    receiver: (req) => (failing.has(req.path) ? { kind: "status", status: 500, body: "down" } : { kind: "status", status: 200, body: "ok" }),
+  });
   const bus = inProcessBus();
   /** Paths whose requests fail; everything else answers 200. */
   const failing = new Set<string>();
 
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    service = await startService(db, { WEBHOOK_RETRY_DELAYS_MS: `${RETRY_DELAY_MS},${RETRY_DELAY_MS}`, WEBHOOK_RETRY_INTERVAL_MS: "100" });
-    receiver = await startReceiver((req) => (failing.has(req.path) ? { kind: "status", status: 500, body: "down" } : { kind: "status", status: 200, body: "ok" }));
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
-
   async function failingHook(body: Record<string, unknown> = {}) {
     const business = uuidv7();
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const path = `/hook?w=${uuidv7()}`;
     failing.add(path);
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url.replace("/hook", path), events: ["client.created"], ...body }).expect(201)).body.data;
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url.replace("/hook", path), events: ["client.created"], ...body }).expect(201)).body.data;
     const send = (n = 1) =>
       publish(
         bus,
         Array.from({ length: n }, () => recordEvent(business, "client.created", { id: uuidv7() })),
       );
     const read = async () => (await owner.get(`/api/v1/webhook/${hook.id}`).expect(200)).body.data;
-    const deliveries = () => service.prisma.delivery.findMany({ where: { webhookId: hook.id }, orderBy: { id: "asc" } });
+    const deliveries = () => setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id }, orderBy: { id: "asc" } });
     return { business, owner, path, hook, send, read, deliveries };
   }
 
@@ -107,7 +96,7 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
       50,
     );
     expect(cancelled).toMatchObject({ attempt: 1, responseStatus: 0, responseBody: INACTIVE_WEBHOOK_MESSAGE, nextRetryAt: null });
-    expect(receiver.requests.filter((r) => r.path === h.path)).toHaveLength(2);
+    expect(setup.receiver.requests.filter((r) => r.path === h.path)).toHaveLength(2);
     expect(await h.deliveries()).toHaveLength(2);
 
     // Both can still be recovered once the webhook is active again.
@@ -143,7 +132,7 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
       50,
     );
     expect(cancelled).toMatchObject({ id: waiting!.id, attempt: 1, responseBody: INACTIVE_WEBHOOK_MESSAGE });
-    expect(receiver.requests.filter((r) => r.path === h.path)).toHaveLength(1);
+    expect(setup.receiver.requests.filter((r) => r.path === h.path)).toHaveLength(1);
     // Events after the re-enable are delivered.
     await h.send();
     await waitFor(async () => (await h.deliveries()).some((d) => d.status === "SUCCESS"), 10_000, 25);
@@ -158,7 +147,7 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
 
     for (const value of [0, 1001, 2.5, "5", true]) {
       for (const res of [
-        await h.owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], autoDisableAfter: value }),
+        await h.owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], autoDisableAfter: value }),
         await h.owner.put(`/api/v1/webhook/${h.hook.id}`, { autoDisableAfter: value }),
       ]) {
         expect(res.status).toBe(400);

@@ -7,45 +7,34 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { RECORDS_TOPIC, uuidv7, type EventEnvelope } from "@crm/contracts";
 import { KafkaBus } from "@crm/event-bus";
 import { testInfra, uniqueName, waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import { api, preferredMode, principal, recordEvent, silent, sleep, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, preferredMode, principal, recordEvent, silent, sleep, setUpDelivery } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 
 const describeKafka = testInfra.kafkaBrokers ? describe : describe.skip;
 
 describeKafka("delivery through Kafka", () => {
   jest.setTimeout(90_000);
-  let db: TestDatabase;
-  let receiver: Receiver;
+  const setup = setUpDelivery(preferredMode, { service: false });
   let producer: KafkaBus;
-  const services: WebhookDeliveryService[] = [];
 
-  beforeAll(async () => {
-    db = await testDatabase(preferredMode);
-    receiver = await startReceiver();
+  beforeAll(() => {
     producer = new KafkaBus({ brokers: testInfra.kafkaBrokers!.split(","), clientId: uniqueName("producer"), logger: silent });
   });
-  afterAll(async () => {
-    for (const s of services) await s.stop();
-    await producer?.close();
-    await receiver?.close();
-    await db?.drop();
-  });
+  afterAll(() => producer?.close());
 
   it("delivers signed events, and a consumer restart loses and duplicates nothing", async () => {
     const env = { KAFKA_BROKERS: testInfra.kafkaBrokers! };
-    const first = await startService(db, env, { consumerGroupId: uniqueName("webhook-delivery") });
-    services.push(first);
+    const first = await setup.start(env, { consumerGroupId: uniqueName("webhook-delivery") });
     const business = uuidv7();
     const owner = api(first, principal(business));
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["contact.created"] }).expect(201)).body.data;
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["contact.created"] }).expect(201)).body.data;
     const events = Array.from({ length: 10 }, (_, n) => recordEvent(business, "contact.created", { n: String(n) }));
     const send = (batch: EventEnvelope[]) =>
       producer.publish(
         RECORDS_TOPIC,
         batch.map((value) => ({ key: business, value })),
       );
-    const received = () => receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
+    const received = () => setup.receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
 
     await send(events.slice(0, 5));
     await waitFor(() => received().length >= 5, 45_000, 50);
@@ -57,8 +46,7 @@ describeKafka("delivery through Kafka", () => {
     await first.stop();
     // While nobody consumes: new events, and a re-delivery of two handled ones.
     await send([...events.slice(5), ...events.slice(0, 2)]);
-    const second = await startService(db, env, { consumerGroupId: uniqueName("webhook-delivery") });
-    services.push(second);
+    const second = await setup.start(env, { consumerGroupId: uniqueName("webhook-delivery") });
 
     await waitFor(async () => (await second.prisma.delivery.count({ where: { webhookId: hook.id, status: "SUCCESS" } })) === 10, 45_000, 100);
     await sleep(300);
@@ -76,13 +64,12 @@ describeKafka("delivery through Kafka", () => {
   it("a replacement in the same consumer group resumes well before a 30 s session would expire", async () => {
     const env = { KAFKA_BROKERS: testInfra.kafkaBrokers! };
     const group = uniqueName("webhook-delivery");
-    const first = await startService(db, env, { consumerGroupId: group });
-    services.push(first);
+    const first = await setup.start(env, { consumerGroupId: group });
     const business = uuidv7();
     await api(first, principal(business))
-      .post("/api/v1/webhook", { url: receiver.url, events: ["contact.created"] })
+      .post("/api/v1/webhook", { url: setup.receiver.url, events: ["contact.created"] })
       .expect(201);
-    const received = () => receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
+    const received = () => setup.receiver.requests.filter((r) => JSON.parse(r.rawBody).businessId === business);
     const send = (event: EventEnvelope) => producer.publish(RECORDS_TOPIC, [{ key: business, value: event }]);
 
     await send(recordEvent(business, "contact.created", { n: "before" }));
@@ -90,8 +77,7 @@ describeKafka("delivery through Kafka", () => {
     await first.stop();
 
     const restartedAt = Date.now();
-    const second = await startService(db, env, { consumerGroupId: group });
-    services.push(second);
+    const _second = await setup.start(env, { consumerGroupId: group });
     await send(recordEvent(business, "contact.created", { n: "after" }));
     await waitFor(() => received().length >= 2, 20_000, 50);
     expect(Date.now() - restartedAt).toBeLessThan(20_000);

@@ -3,60 +3,36 @@
 // webhook's other deliveries, not its sibling webhooks, and never another business's (Convoy #2116).
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import {
-  api,
-  databaseModes,
-  inProcessBus,
-  principal,
-  publish,
-  recordEvent,
-  sleep,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, sleep, setUpDelivery } from "./support/harness";
 
 const HOUR = 3_600_000;
 
 describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  const setup = setUpDelivery(mode, {
+    service: { WEBHOOK_RETRY_DELAYS_MS: "50,50", WEBHOOK_RETRY_INTERVAL_MS: "50" },
+    receiver: (req) => (failing.has(req.path) ? { kind: "status", status: 500, body: "down" } : { kind: "status", status: 200, body: "ok" }),
+  });
   const bus = inProcessBus();
   /** Paths whose requests fail; everything else answers 200. */
   const failing = new Set<string>();
 
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    service = await startService(db, { WEBHOOK_RETRY_DELAYS_MS: "50,50", WEBHOOK_RETRY_INTERVAL_MS: "50" });
-    receiver = await startReceiver((req) => (failing.has(req.path) ? { kind: "status", status: 500, body: "down" } : { kind: "status", status: 200, body: "ok" }));
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
-
   /** A webhook whose receiver path is down, with `failed` deliveries that used all three attempts. */
   async function hookWithFailures(business: string, failed: number, event = "client.created") {
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const path = `/hook?w=${uuidv7()}`;
     failing.add(path);
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url.replace("/hook", path), events: [event] }).expect(201)).body.data;
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url.replace("/hook", path), events: [event] }).expect(201)).body.data;
     await publish(
       bus,
       Array.from({ length: failed }, () => recordEvent(business, event, { id: uuidv7(), firstName: "Zoë ✓" })),
     );
-    await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: hook.id, status: "FAILED" } })) === failed, 20_000, 25);
+    await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { webhookId: hook.id, status: "FAILED" } })) === failed, 20_000, 25);
     return { hook, path, owner };
   }
 
   const snapshot = (webhookId: string) =>
-    service.prisma.delivery.findMany({ where: { webhookId }, orderBy: { id: "asc" }, select: { id: true, status: true, attempt: true, updatedAt: true, nextRetryAt: true } });
+    setup.service.prisma.delivery.findMany({ where: { webhookId }, orderBy: { id: "asc" }, select: { id: true, status: true, attempt: true, updatedAt: true, nextRetryAt: true } });
 
   it("re-sends each FAILED delivery in the window once, same id and body, and touches nothing else", async () => {
     const businessA = uuidv7();
@@ -68,16 +44,16 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
 
     // One of the target's failures is older than the window; one of its deliveries succeeded.
     const [first] = await snapshot(target.hook.id);
-    await service.prisma.delivery.update({ where: { id: first!.id }, data: { createdAt: new Date(Date.now() - 3 * HOUR) } });
+    await setup.service.prisma.delivery.update({ where: { id: first!.id }, data: { createdAt: new Date(Date.now() - 3 * HOUR) } });
     const old = (await snapshot(target.hook.id)).find((d) => d.id === first!.id);
     failing.delete(target.path);
     await publish(bus, [recordEvent(businessA, "client.created", { id: uuidv7() })]);
-    await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: target.hook.id, status: "SUCCESS" } })) === 1, 10_000, 25);
+    await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { webhookId: target.hook.id, status: "SUCCESS" } })) === 1, 10_000, 25);
     const succeeded = (await snapshot(target.hook.id)).find((d) => d.status === "SUCCESS")!;
     const siblingBefore = await snapshot(sibling.hook.id);
     const foreignBefore = await snapshot(foreign.hook.id);
-    const firstBodies = new Map(receiver.requests.filter((r) => r.path === target.path).map((r) => [r.headers["x-service-delivery-id"], r.rawBody]));
-    const requestsBefore = receiver.requests.length;
+    const firstBodies = new Map(setup.receiver.requests.filter((r) => r.path === target.path).map((r) => [r.headers["x-service-delivery-id"], r.rawBody]));
+    const requestsBefore = setup.receiver.requests.length;
 
     const res = await target.owner.post(`/api/v1/webhook/${target.hook.id}/recover`, { since: new Date(Date.now() - HOUR).toISOString() }).expect(202);
     expect(res.body).toEqual({ success: true, data: { recovered: 2 } });
@@ -92,7 +68,7 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
       25,
     );
     // Exactly one new request per recovered delivery, with the same delivery id and the same bytes.
-    const sent = receiver.requests.slice(requestsBefore);
+    const sent = setup.receiver.requests.slice(requestsBefore);
     expect(sent.map((r) => r.headers["x-service-delivery-id"]).sort()).toEqual(recovered.map((d) => d.id).sort());
     for (const r of sent) {
       expect(r.path).toBe(target.path);
@@ -103,7 +79,7 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     expect(after.find((d) => d.id === succeeded.id)).toEqual(succeeded);
     expect(await snapshot(sibling.hook.id)).toEqual(siblingBefore);
     expect(await snapshot(foreign.hook.id)).toEqual(foreignBefore);
-    const attempts = await service.prisma.deliveryAttempt.findMany({ where: { deliveryId: recovered[0]!.id }, orderBy: { attempt: "asc" } });
+    const attempts = await setup.service.prisma.deliveryAttempt.findMany({ where: { deliveryId: recovered[0]!.id }, orderBy: { attempt: "asc" } });
     expect(attempts.map((a) => [a.attempt, a.manual, a.succeeded])).toEqual([
       [1, false, false],
       [2, false, false],
@@ -119,16 +95,16 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     const victimBefore = await snapshot(victim.hook.id);
     const since = new Date(Date.now() - HOUR).toISOString();
 
-    const denied = await api(service, principal(attackerBusiness)).post(`/api/v1/webhook/${victim.hook.id}/recover`, { since }).expect(404);
+    const denied = await api(setup.service, principal(attackerBusiness)).post(`/api/v1/webhook/${victim.hook.id}/recover`, { since }).expect(404);
     expect(denied.body.error.code).toBe(404001);
     // Its own recovery, over the same window, counts and sends only its own.
     failing.delete(attacker.path);
     const own = await attacker.owner.post(`/api/v1/webhook/${attacker.hook.id}/recover`, { since }).expect(202);
     expect(own.body.data.recovered).toBe(1);
-    await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: attacker.hook.id, status: "SUCCESS" } })) === 1, 10_000, 25);
+    await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { webhookId: attacker.hook.id, status: "SUCCESS" } })) === 1, 10_000, 25);
     expect(await snapshot(victim.hook.id)).toEqual(victimBefore);
     // A key without webhooks.update may not recover even its own webhook.
-    await api(service, principal(attackerBusiness, ["webhooks.read"]))
+    await api(setup.service, principal(attackerBusiness, ["webhooks.read"]))
       .post(`/api/v1/webhook/${attacker.hook.id}/recover`, { since })
       .expect(401);
   });

@@ -5,7 +5,7 @@ import { uuidv7 } from "@crm/contracts";
 import { describePostgres, errorCollectingLogger } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import type { DeliveryStatus } from "../src/generated/prisma/client";
-import { api, databaseModes, principal, startService, testDatabase, type TestDatabase } from "./support/harness";
+import { api, databaseModes, principal, startService, testDatabase, type TestDatabase, setUpDelivery } from "./support/harness";
 
 const DAY = 24 * 3_600_000;
 
@@ -62,56 +62,46 @@ async function newWebhook(service: WebhookDeliveryService): Promise<{ id: string
 
 describe.each(databaseModes)("delivery retention on %s", (mode) => {
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    service = await startService(db, { DELIVERY_RETENTION_MS: String(30 * DAY), RETENTION_BATCH_SIZE: "2" });
-  }, 180_000);
-  afterAll(async () => {
-    await service?.stop();
-    await db?.drop();
-  });
+  const setup = setUpDelivery(mode, { service: { DELIVERY_RETENTION_MS: String(30 * DAY), RETENTION_BATCH_SIZE: "2" }, receiver: false, timeoutMs: 180_000 });
 
   it("deletes final deliveries and their attempts after the window, keeps newer ones and never unfinished ones", async () => {
-    const hook = await newWebhook(service);
+    const hook = await newWebhook(setup.service);
     const gone = [
-      await seedDelivery(service, hook.id, hook.businessId, "SUCCESS", 31 * DAY, 1),
-      await seedDelivery(service, hook.id, hook.businessId, "FAILED", 31 * DAY, 3),
-      await seedDelivery(service, hook.id, hook.businessId, "FAILED", 400 * DAY, 3),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "SUCCESS", 31 * DAY, 1),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "FAILED", 31 * DAY, 3),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "FAILED", 400 * DAY, 3),
     ];
     const kept = [
-      await seedDelivery(service, hook.id, hook.businessId, "SUCCESS", 29 * DAY, 1),
-      await seedDelivery(service, hook.id, hook.businessId, "FAILED", 29 * DAY, 3),
-      await seedDelivery(service, hook.id, hook.businessId, "PENDING", 400 * DAY),
-      await seedDelivery(service, hook.id, hook.businessId, "RETRYING", 400 * DAY, 1),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "SUCCESS", 29 * DAY, 1),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "FAILED", 29 * DAY, 3),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "PENDING", 400 * DAY),
+      await seedDelivery(setup.service, hook.id, hook.businessId, "RETRYING", 400 * DAY, 1),
     ];
 
     // One event's payload shared by a delivery that goes and one that stays: the payload stays.
-    const shared = await seedPayload(service, 40 * DAY);
-    gone.push(await seedDelivery(service, hook.id, hook.businessId, "SUCCESS", 40 * DAY, 1, shared));
-    kept.push(await seedDelivery(service, hook.id, hook.businessId, "RETRYING", 40 * DAY, 1, shared));
-    const keptPayloads = (await service.prisma.delivery.findMany({ where: { id: { in: kept } }, select: { payloadId: true } })).map((d) => d.payloadId);
-    const payloadsBefore = await service.prisma.payload.count();
+    const shared = await seedPayload(setup.service, 40 * DAY);
+    gone.push(await seedDelivery(setup.service, hook.id, hook.businessId, "SUCCESS", 40 * DAY, 1, shared));
+    kept.push(await seedDelivery(setup.service, hook.id, hook.businessId, "RETRYING", 40 * DAY, 1, shared));
+    const keptPayloads = (await setup.service.prisma.delivery.findMany({ where: { id: { in: kept } }, select: { payloadId: true } })).map((d) => d.payloadId);
+    const payloadsBefore = await setup.service.prisma.payload.count();
 
     // Batches of 2: the run loops until a short batch. The payloads of the 3 deleted deliveries that had
     // their own go in this run or the next (the rules run side by side); the shared one stays.
-    const first = await service.retention.runNow();
+    const first = await setup.service.retention.runNow();
     expect(first["deliveries"]).toBe(4);
-    const second = await service.retention.runNow();
+    const second = await setup.service.retention.runNow();
     expect(second["deliveries"]).toBe(0);
     expect(first["payloads"]! + second["payloads"]!).toBe(3);
-    expect(await service.prisma.payload.count()).toBe(payloadsBefore - 3);
-    expect(await service.prisma.payload.count({ where: { id: { in: keptPayloads } } })).toBe(new Set(keptPayloads).size);
-    const left = await service.prisma.delivery.findMany({ where: { webhookId: hook.id }, select: { id: true } });
+    expect(await setup.service.prisma.payload.count()).toBe(payloadsBefore - 3);
+    expect(await setup.service.prisma.payload.count({ where: { id: { in: keptPayloads } } })).toBe(new Set(keptPayloads).size);
+    const left = await setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id }, select: { id: true } });
     expect(left.map((d) => d.id).sort()).toEqual([...kept].sort());
-    expect(await service.prisma.deliveryAttempt.count({ where: { deliveryId: { in: gone } } })).toBe(0);
-    expect(await service.prisma.deliveryAttempt.count({ where: { deliveryId: { in: kept } } })).toBe(1 + 3 + 1 + 1);
+    expect(await setup.service.prisma.deliveryAttempt.count({ where: { deliveryId: { in: gone } } })).toBe(0);
+    expect(await setup.service.prisma.deliveryAttempt.count({ where: { deliveryId: { in: kept } } })).toBe(1 + 3 + 1 + 1);
     // The webhook itself and its log stay readable.
-    const log = await api(service, principal(hook.businessId)).get(`/api/v1/webhook/${hook.id}/deliveries`).expect(200);
+    const log = await api(setup.service, principal(hook.businessId)).get(`/api/v1/webhook/${hook.id}/deliveries`).expect(200);
     expect(log.body.meta.total).toBe(kept.length);
-    expect(await service.retention.runNow()).toEqual({ deliveries: 0, payloads: 0 });
+    expect(await setup.service.retention.runNow()).toEqual({ deliveries: 0, payloads: 0 });
   });
 });
 

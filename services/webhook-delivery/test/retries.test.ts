@@ -2,22 +2,7 @@
 // through the WEBHOOK_* variables: 300 ms time-out, retries after 300 ms then 600 ms, a 100 ms cycle.
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import {
-  api,
-  inProcessBus,
-  preferredMode,
-  principal,
-  publish,
-  recordEvent,
-  sleep,
-  startReceiver,
-  startService,
-  testDatabase,
-  type Behaviour,
-  type Receiver,
-  type TestDatabase,
-} from "./support/harness";
+import { api, inProcessBus, preferredMode, principal, publish, recordEvent, sleep, startReceiver, type Behaviour, type Receiver, setUpDelivery } from "./support/harness";
 
 const DELAYS = [300, 600];
 const TIMEOUT_MS = 300;
@@ -34,23 +19,14 @@ interface DeliveryBody {
 
 describe(`retries on ${preferredMode}`, () => {
   jest.setTimeout(20_000);
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
+  const setup = setUpDelivery(preferredMode, {
+    service: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(","), WEBHOOK_RETRY_INTERVAL_MS: "100" },
+    receiver: false,
+  });
   const bus = inProcessBus();
   const receivers: Receiver[] = [];
-
-  beforeAll(async () => {
-    db = await testDatabase(preferredMode);
-    service = await startService(db, {
-      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-      WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(","),
-      WEBHOOK_RETRY_INTERVAL_MS: "100",
-    });
-  });
   afterAll(async () => {
-    await service?.stop();
     for (const r of receivers) await r.close();
-    await db?.drop();
   });
 
   /** A webhook of a fresh business pointing at a receiver that behaves as told, and one event for it. */
@@ -58,7 +34,7 @@ describe(`retries on ${preferredMode}`, () => {
     const receiver = await startReceiver(behaviour);
     receivers.push(receiver);
     const business = uuidv7();
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.updated"] }).expect(201)).body.data;
     await publish(bus, [recordEvent(business, "client.updated", { id: uuidv7() })]);
     const log = async (): Promise<DeliveryBody | undefined> => (await owner.get(`/api/v1/webhook/${hook.id}/deliveries`).expect(200)).body.data[0];
@@ -101,7 +77,7 @@ describe(`retries on ${preferredMode}`, () => {
     // Every attempt re-sends the same bytes.
     expect(new Set(receiver.requests.map((r) => r.rawBody)).size).toBe(1);
 
-    const history = await service.deliveries.attempts(third.id);
+    const history = await setup.service.deliveries.attempts(third.id);
     expect(history.map((h) => [h.attempt, h.responseStatus, h.succeeded])).toEqual([
       [1, 500, false],
       [2, 500, false],
@@ -170,7 +146,7 @@ describe(`retries on ${preferredMode}`, () => {
     expect(ok.body.data).toMatchObject({ id: failed.id, attempt: 5, status: "SUCCESS", responseStatus: 200, nextRetryAt: null });
     const again = await owner.post(`/api/v1/webhook/${hook.id}/deliveries/${failed.id}/retry`).expect(409);
     expect(again.body).toEqual({ success: false, error: { code: 409004, message: "Delivery is not in a retryable state" } });
-    const history = await service.deliveries.attempts(failed.id);
+    const history = await setup.service.deliveries.attempts(failed.id);
     expect(history.map((h) => [h.attempt, h.manual])).toEqual([
       [1, false],
       [2, false],

@@ -19,8 +19,7 @@ import {
   startService,
   testDatabase,
   type ReceivedRequest,
-  type Receiver,
-  type TestDatabase,
+  setUpDelivery,
 } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 
@@ -53,33 +52,20 @@ async function storedSecrets(service: WebhookDeliveryService, id: string) {
 
 describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) => {
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  // The retry waits long enough for the test to rotate the secret in between, even on a busy machine.
+  const setup = setUpDelivery(mode, { service: { WEBHOOK_SECRET_KEYS: KEY_A, WEBHOOK_RETRY_DELAYS_MS: "4000,4000", WEBHOOK_RETRY_INTERVAL_MS: "100" } });
   const bus = inProcessBus();
 
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    // The retry waits long enough for the test to rotate the secret in between, even on a busy machine.
-    service = await startService(db, { WEBHOOK_SECRET_KEYS: KEY_A, WEBHOOK_RETRY_DELAYS_MS: "4000,4000", WEBHOOK_RETRY_INTERVAL_MS: "100" });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
-
   async function deliverOne(business: string, hookUrl: string): Promise<ReceivedRequest> {
-    const before = receiver.requests.filter((r) => r.path === new URL(hookUrl).pathname + new URL(hookUrl).search).length;
+    const before = setup.receiver.requests.filter((r) => r.path === new URL(hookUrl).pathname + new URL(hookUrl).search).length;
     await publish(bus, [recordEvent(business, "client.created", { id: uuidv7(), firstName: "Zoë ✓" })]);
-    return waitFor(() => receiver.requests.filter((r) => r.path === new URL(hookUrl).pathname + new URL(hookUrl).search)[before]);
+    return waitFor(() => setup.receiver.requests.filter((r) => r.path === new URL(hookUrl).pathname + new URL(hookUrl).search)[before]);
   }
 
   it("without a body (or with 0): one signature, new secret only, previousSecretExpiresAt null", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const url = `${receiver.url}?t=${uuidv7()}`;
+    const owner = api(setup.service, principal(business));
+    const url = `${setup.receiver.url}?t=${uuidv7()}`;
     const hook = (await owner.post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201)).body.data;
     expect(hook.previousSecretExpiresAt).toBeNull();
     const rotated = (await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`).expect(200)).body.data;
@@ -95,11 +81,11 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
 
   it("keeps an in-flight retry verifiable with the old secret: both signatures, new first, then old", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const url = `${receiver.url}?t=${uuidv7()}`;
+    const owner = api(setup.service, principal(business));
+    const url = `${setup.receiver.url}?t=${uuidv7()}`;
     const path = new URL(url).pathname + new URL(url).search;
     let failFirst = true;
-    receiver.behaviour = (req) => {
+    setup.receiver.behaviour = (req) => {
       if (req.path === path && failFirst) {
         failFirst = false;
         return { kind: "status", status: 503 };
@@ -109,7 +95,7 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
     try {
       const hook = (await owner.post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201)).body.data;
       await publish(bus, [recordEvent(business, "client.created", { id: uuidv7(), firstName: "東京 ✓" })]);
-      const first = await waitFor(() => receiver.requests.find((r) => r.path === path));
+      const first = await waitFor(() => setup.receiver.requests.find((r) => r.path === path));
       expect(standardVerifies(hook.secret, first)).toBe(true);
 
       // Rotated while the delivery waits for its retry.
@@ -120,7 +106,7 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
       expect(expiresAt).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1000);
       expect((await owner.get(`/api/v1/webhook/${hook.id}`).expect(200)).body.data.previousSecretExpiresAt).toBe(rotated.previousSecretExpiresAt);
 
-      const retry = await waitFor(() => receiver.requests.filter((r) => r.path === path)[1], 20_000);
+      const retry = await waitFor(() => setup.receiver.requests.filter((r) => r.path === path)[1], 20_000);
       expect(retry.headers["x-service-delivery-id"]).toBe(first.headers["x-service-delivery-id"]);
       expect(retry.rawBody).toBe(first.rawBody);
       expect(signatures(retry)).toHaveLength(2);
@@ -134,14 +120,14 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
       expect(verifyInterfaceSignature(rotated.secret, retry.rawBody, retry.headers["x-service-signature"] as string)).toBe(true);
       expect(verifyInterfaceSignature(hook.secret, retry.rawBody, retry.headers["x-service-signature"] as string)).toBe(false);
     } finally {
-      receiver.behaviour = { kind: "status", status: 200, body: "ok" };
+      setup.receiver.behaviour = { kind: "status", status: 200, body: "ok" };
     }
   });
 
   it("a second rotation replaces the overlap: only the secret rotated away most recently is still valid", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const url = `${receiver.url}?t=${uuidv7()}`;
+    const owner = api(setup.service, principal(business));
+    const url = `${setup.receiver.url}?t=${uuidv7()}`;
     const first = (await owner.post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201)).body.data;
     const second = (await owner.post(`/api/v1/webhook/${first.id}/rotate-secret`, { gracePeriodSeconds: 600 }).expect(200)).body.data;
     const third = (await owner.post(`/api/v1/webhook/${first.id}/rotate-secret`, { gracePeriodSeconds: 600 }).expect(200)).body.data;
@@ -162,8 +148,8 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
 
   it("stops signing with the old secret when the grace period ends", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const url = `${receiver.url}?t=${uuidv7()}`;
+    const owner = api(setup.service, principal(business));
+    const url = `${setup.receiver.url}?t=${uuidv7()}`;
     const hook = (await owner.post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201)).body.data;
     const rotated = (await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`, { gracePeriodSeconds: 1 }).expect(200)).body.data;
     await sleep(Math.max(0, Date.parse(rotated.previousSecretExpiresAt) - Date.now()) + 50);
@@ -176,20 +162,20 @@ describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) =
 
   it("refuses a grace period that is not an integer from 0 to 604800, and unknown fields, changing nothing", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] }).expect(201)).body.data;
-    const stored = await storedSecrets(service, hook.id);
+    const owner = api(setup.service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"] }).expect(201)).body.data;
+    const stored = await storedSecrets(setup.service, hook.id);
     for (const body of [{ gracePeriodSeconds: -1 }, { gracePeriodSeconds: 604_801 }, { gracePeriodSeconds: 1.5 }, { gracePeriodSeconds: "60" }, { gracePeriodSeconds: null }]) {
       const res = await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`, body).expect(400);
       expect(res.body.error).toMatchObject({ code: 400001, details: [expect.objectContaining({ path: "gracePeriodSeconds" })] });
     }
     const unknown = await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`, { graceSeconds: 5 }).expect(400);
     expect(unknown.body.error.details[0].path).toBe("graceSeconds");
-    expect(await storedSecrets(service, hook.id)).toEqual(stored);
+    expect(await storedSecrets(setup.service, hook.id)).toEqual(stored);
     const max = (await owner.post(`/api/v1/webhook/${hook.id}/rotate-secret`, { gracePeriodSeconds: 604_800 }).expect(200)).body.data;
     expect(Date.parse(max.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(604_790_000);
     // Another business's webhook: 404001, as every webhook route.
-    await api(service, principal(uuidv7())).post(`/api/v1/webhook/${hook.id}/rotate-secret`, { gracePeriodSeconds: 60 }).expect(404);
+    await api(setup.service, principal(uuidv7())).post(`/api/v1/webhook/${hook.id}/rotate-secret`, { gracePeriodSeconds: 60 }).expect(404);
   });
 });
 

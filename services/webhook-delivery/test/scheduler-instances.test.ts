@@ -3,33 +3,24 @@
 import { uuidv7 } from "@crm/contracts";
 import { describePostgres, waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
-import { api, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, inProcessBus, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 
 describePostgres("two service instances on one PostgreSQL database", () => {
   jest.setTimeout(30_000);
-  let db: TestDatabase;
+  const setup = setUpDelivery("postgres", { service: false, receiver: { kind: "status", status: 500 } });
   let one: WebhookDeliveryService;
   let two: WebhookDeliveryService;
-  let receiver: Receiver;
   const bus = inProcessBus();
 
   beforeAll(async () => {
-    db = await testDatabase("postgres");
     const env = { WEBHOOK_RETRY_DELAYS_MS: "100,100", WEBHOOK_RETRY_INTERVAL_MS: "50", WEBHOOK_RETRY_BATCH_SIZE: "3" };
-    one = await startService(db, env);
-    two = await startService(db, env);
-    receiver = await startReceiver({ kind: "status", status: 500 });
-  });
-  afterAll(async () => {
-    await one?.stop();
-    await two?.stop();
-    await receiver?.close();
-    await db?.drop();
+    one = await setup.start(env);
+    two = await setup.start(env);
   });
 
   function countPerDelivery(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const r of receiver.requests) {
+    for (const r of setup.receiver.requests) {
       const id = String(r.headers["x-service-delivery-id"]);
       counts.set(id, (counts.get(id) ?? 0) + 1);
     }
@@ -40,7 +31,7 @@ describePostgres("two service instances on one PostgreSQL database", () => {
     const business = uuidv7();
     const owner = api(one, principal(business));
     for (let i = 0; i < 8; i++) {
-      await owner.post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] }).expect(201);
+      await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["quote.created"] }).expect(201);
     }
     // Both instances consume (one consumer group, handlers take turns) and both run retry cycles.
     await publish(
@@ -57,12 +48,12 @@ describePostgres("two service instances on one PostgreSQL database", () => {
   });
 
   it("never lets two racing cycles claim the same due record", async () => {
-    receiver.behaviour = { kind: "status", status: 200 };
-    receiver.requests.length = 0;
+    setup.receiver.behaviour = { kind: "status", status: 200 };
+    setup.receiver.requests.length = 0;
     const business = uuidv7();
     const hook = (
       await api(one, principal(business))
-        .post("/api/v1/webhook", { url: receiver.url, events: ["quote.created"] })
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["quote.created"] })
         .expect(201)
     ).body.data;
     const due = new Date(Date.now() - 1000);

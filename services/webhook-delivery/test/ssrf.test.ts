@@ -2,25 +2,11 @@
 // default: at delivery time, literal or resolved, recorded as a failed attempt with status 0.
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import { api, inProcessBus, preferredMode, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, inProcessBus, preferredMode, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 
 describe(`private targets refused on ${preferredMode}`, () => {
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  const setup = setUpDelivery(preferredMode, { service: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "false" } });
   const bus = inProcessBus();
-
-  beforeAll(async () => {
-    db = await testDatabase(preferredMode);
-    service = await startService(db, { WEBHOOK_ALLOW_PRIVATE_TARGETS: "false" });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
 
   it.each([
     "http://127.0.0.1/hook",
@@ -33,7 +19,7 @@ describe(`private targets refused on ${preferredMode}`, () => {
     "https://192.168.0.10/",
   ])("accepts %s as a URL but refuses to deliver to it: a failed attempt with status 0", async (url) => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
+    const owner = api(setup.service, principal(business));
     const hook = (await owner.post("/api/v1/webhook", { url, events: ["client.created"] }).expect(201)).body.data;
     await publish(bus, [recordEvent(business, "client.created")]);
     const delivery = await waitFor(async () => {
@@ -45,7 +31,7 @@ describe(`private targets refused on ${preferredMode}`, () => {
   });
 
   it.each(["ftp://example.com/hook", "/relative/path", "javascript:alert(1)", "not a url"])("refuses %s at create time with 400001 on url", async (url) => {
-    const res = await api(service, principal(uuidv7()))
+    const res = await api(setup.service, principal(uuidv7()))
       .post("/api/v1/webhook", { url, events: ["client.created"] })
       .expect(400);
     expect(res.body.error).toMatchObject({ code: 400001, message: "Validation failed" });
@@ -54,8 +40,8 @@ describe(`private targets refused on ${preferredMode}`, () => {
 
   it("records a host name resolving to loopback as a failed attempt with status 0, sending nothing", async () => {
     const business = uuidv7();
-    const owner = api(service, principal(business));
-    const url = receiver.url.replace("127.0.0.1", "localhost");
+    const owner = api(setup.service, principal(business));
+    const url = setup.receiver.url.replace("127.0.0.1", "localhost");
     const hook = (await owner.post("/api/v1/webhook", { url, events: ["client.deleted"] }).expect(201)).body.data;
     await publish(bus, [recordEvent(business, "client.deleted")]);
     const delivery = await waitFor(
@@ -63,6 +49,6 @@ describe(`private targets refused on ${preferredMode}`, () => {
     );
     expect(delivery).toMatchObject({ status: "RETRYING", responseStatus: 0 });
     expect(delivery.responseBody).toMatch(/^Target address is not allowed: /);
-    expect(receiver.requests).toHaveLength(0);
+    expect(setup.receiver.requests).toHaveLength(0);
   });
 });

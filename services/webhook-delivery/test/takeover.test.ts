@@ -3,8 +3,7 @@
 // room within a poll interval, not at the next retry cycle, and no attempt is ever sent twice.
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import { api, inProcessBus, preferredMode, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, inProcessBus, preferredMode, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 
 const WEBHOOKS = 20;
 // The retry cycle claims one record per ten minutes: only the takeover can deliver the rest in time.
@@ -12,41 +11,27 @@ const SLOW_CYCLE = { WEBHOOK_RETRY_INTERVAL_MS: "600000", WEBHOOK_RETRY_BATCH_SI
 
 describe(`first attempts taken over by another instance on ${preferredMode}`, () => {
   jest.setTimeout(120_000);
-  let db: TestDatabase;
-  let receiver: Receiver;
-  const services: WebhookDeliveryService[] = [];
+  const setup = setUpDelivery(preferredMode, { service: false });
   const bus = inProcessBus();
-
-  beforeAll(async () => {
-    db = await testDatabase(preferredMode);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    for (const s of services) await s.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
 
   it("delivers what a stopped instance left, each delivery once", async () => {
     // One attempt in flight per business at most: the consumer claims two, the rest stays due.
-    const first = await startService(db, { ...SLOW_CYCLE, WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS: "1" });
-    services.push(first);
+    const first = await setup.start({ ...SLOW_CYCLE, WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS: "1" });
     const business = uuidv7();
     for (let i = 0; i < WEBHOOKS; i++) {
       await api(first, principal(business))
-        .post("/api/v1/webhook", { url: `${receiver.url}?n=${i}`, events: ["invoice.created"] })
+        .post("/api/v1/webhook", { url: `${setup.receiver.url}?n=${i}`, events: ["invoice.created"] })
         .expect(201);
     }
-    receiver.behaviour = { kind: "hang" };
+    setup.receiver.behaviour = { kind: "hang" };
     await publish(bus, [recordEvent(business, "invoice.created")]);
-    await waitFor(() => receiver.requests.length >= 1, 10_000, 10);
+    await waitFor(() => setup.receiver.requests.length >= 1, 10_000, 10);
     // Its in-flight attempt is cut short by the stop (time-out), its queued claims are given back.
     const stopping = first.stop();
-    receiver.behaviour = { kind: "status", status: 200 };
+    setup.receiver.behaviour = { kind: "status", status: 200 };
     await stopping;
 
-    const second = await startService(db, SLOW_CYCLE);
-    services.push(second);
+    const second = await setup.start(SLOW_CYCLE);
     await waitFor(async () => (await second.prisma.delivery.count({ where: { businessId: business, attempt: { gte: 1 } } })) === WEBHOOKS, 45_000, 50);
     await waitFor(async () => (await second.prisma.delivery.count({ where: { businessId: business, status: "SUCCESS" } })) >= WEBHOOKS - 1, 45_000, 50);
 
@@ -55,7 +40,7 @@ describe(`first attempts taken over by another instance on ${preferredMode}`, ()
     const perDeliveryAndAttempt = new Map<string, number>();
     for (const a of attempts) perDeliveryAndAttempt.set(`${a.deliveryId}#${a.attempt}`, (perDeliveryAndAttempt.get(`${a.deliveryId}#${a.attempt}`) ?? 0) + 1);
     expect([...perDeliveryAndAttempt.values()].every((n) => n === 1)).toBe(true);
-    const sentIds = receiver.requests.map((r) => r.headers["x-service-delivery-id"] as string);
+    const sentIds = setup.receiver.requests.map((r) => r.headers["x-service-delivery-id"] as string);
     const deliveries = await second.prisma.delivery.findMany({ where: { businessId: business } });
     expect(new Set(sentIds)).toEqual(new Set(deliveries.map((d) => d.id)));
     expect(sentIds.length).toBe(WEBHOOKS);

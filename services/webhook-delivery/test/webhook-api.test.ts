@@ -1,8 +1,7 @@
 // The webhooks API over HTTP (interface §2-§4, decisions §6-§8): every endpoint's happy path, every
 // error it documents, tenancy and permissions, on PGlite and on PostgreSQL.
 import { allPermissions, eventCatalogue, uuidv7 } from "@crm/contracts";
-import type { WebhookDeliveryService } from "../src";
-import { api, databaseModes, principal, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, databaseModes, principal, setUpDelivery } from "./support/harness";
 
 const ERRORS = {
   validation: { code: 400001, message: "Validation failed" },
@@ -13,28 +12,15 @@ const ERRORS = {
 };
 
 describe.each(databaseModes)("webhooks API on %s", (mode) => {
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  const setup = setUpDelivery(mode);
   const businessA = uuidv7();
   const businessB = uuidv7();
   const owner = principal(businessA);
   const other = principal(businessB);
-  const a = () => api(service, owner);
-
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    service = await startService(db);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
+  const a = () => api(setup.service, owner);
 
   async function createWebhook(body: object = {}) {
-    const res = await a().post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], ...body });
+    const res = await a().post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], ...body });
     expect(res.status).toBe(201);
     return res.body.data as { id: string; secret: string; secretPrefix: string };
   }
@@ -42,12 +28,12 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
   describe("POST /api/v1/webhook", () => {
     it("creates a webhook and shows its secret once", async () => {
       const res = await a()
-        .post("/api/v1/webhook", { url: receiver.url, events: ["client.created", "invoice.updated"], description: "CRM sync" })
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created", "invoice.updated"], description: "CRM sync" })
         .expect(201);
       expect(res.body.success).toBe(true);
       const hook = res.body.data;
       expect(hook).toMatchObject({
-        url: receiver.url,
+        url: setup.receiver.url,
         events: ["client.created", "invoice.updated"],
         description: "CRM sync",
         isActive: true,
@@ -69,7 +55,7 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
 
     it("accepts every one of the 21 event names", async () => {
       const res = await a()
-        .post("/api/v1/webhook", { url: receiver.url, events: [...eventCatalogue] })
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: [...eventCatalogue] })
         .expect(201);
       expect(res.body.data.events).toHaveLength(21);
     });
@@ -102,8 +88,8 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
         businessA,
         allPermissions.filter((p) => p !== "webhooks.create"),
       );
-      const res = await api(service, member)
-        .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] })
+      const res = await api(setup.service, member)
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"] })
         .expect(401);
       expect(res.body).toEqual({ success: false, error: ERRORS.forbidden });
     });
@@ -115,22 +101,22 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       const who = principal(business);
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
-        const res = await api(service, who)
-          .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], description: `n${i}` })
+        const res = await api(setup.service, who)
+          .post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], description: `n${i}` })
           .expect(201);
         ids.push(res.body.data.id);
       }
-      const page1 = await api(service, who).get("/api/v1/webhook?perPage=2").expect(200);
+      const page1 = await api(setup.service, who).get("/api/v1/webhook?perPage=2").expect(200);
       expect(page1.body.meta).toEqual({ total: 3, lastPage: 2, currentPage: 1, perPage: 2, prev: null, next: 2 });
       expect(page1.body.data.map((h: { id: string }) => h.id)).toEqual([ids[2], ids[1]]);
-      const page2 = await api(service, who).get("/api/v1/webhook?page=2&perPage=2").expect(200);
+      const page2 = await api(setup.service, who).get("/api/v1/webhook?page=2&perPage=2").expect(200);
       expect(page2.body.meta).toEqual({ total: 3, lastPage: 2, currentPage: 2, perPage: 2, prev: 1, next: null });
       expect(page2.body.data.map((h: { id: string }) => h.id)).toEqual([ids[0]]);
       for (const hook of [...page1.body.data, ...page2.body.data]) {
         expect(hook).not.toHaveProperty("secret");
         expect(hook.secretPrefix).toMatch(/^whsec_/);
       }
-      const empty = await api(service, principal(uuidv7())).get("/api/v1/webhook").expect(200);
+      const empty = await api(setup.service, principal(uuidv7())).get("/api/v1/webhook").expect(200);
       expect(empty.body).toEqual({ success: true, data: [], meta: { total: 0, lastPage: 0, currentPage: 1, perPage: 10, prev: null, next: null } });
     });
 
@@ -156,18 +142,18 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
         [owner, "not-a-uuid"],
         [other, created.id],
       ] as const) {
-        const res = await api(service, who).get(`/api/v1/webhook/${id}`).expect(404);
+        const res = await api(setup.service, who).get(`/api/v1/webhook/${id}`).expect(404);
         expect(res.body).toEqual({ success: false, error: ERRORS.notFound });
       }
-      const list = await api(service, other).get("/api/v1/webhook").expect(200);
+      const list = await api(setup.service, other).get("/api/v1/webhook").expect(200);
       expect(list.body.data.map((h: { id: string }) => h.id)).not.toContain(created.id);
     });
 
     it("needs webhooks.read", async () => {
       const created = await createWebhook();
       const none = principal(businessA, []);
-      await api(service, none).get("/api/v1/webhook").expect(401);
-      const res = await api(service, none).get(`/api/v1/webhook/${created.id}`).expect(401);
+      await api(setup.service, none).get("/api/v1/webhook").expect(401);
+      const res = await api(setup.service, none).get(`/api/v1/webhook/${created.id}`).expect(401);
       expect(res.body.error).toEqual(ERRORS.forbidden);
     });
   });
@@ -201,8 +187,8 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
 
     it("answers 404001 for another business's webhook and leaves it unchanged; 401014 without webhooks.update", async () => {
       const created = await createWebhook();
-      await api(service, other).put(`/api/v1/webhook/${created.id}`, { isActive: false }).expect(404);
-      await api(service, principal(businessA, ["webhooks.read"]))
+      await api(setup.service, other).put(`/api/v1/webhook/${created.id}`, { isActive: false }).expect(404);
+      await api(setup.service, principal(businessA, ["webhooks.read"]))
         .put(`/api/v1/webhook/${created.id}`, { isActive: false })
         .expect(401);
       const read = await a().get(`/api/v1/webhook/${created.id}`).expect(200);
@@ -223,7 +209,7 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
         await a().get(`/api/v1/webhook/${id}`).expect(200),
         await a().post(`/api/v1/webhook/${id}/rotate-secret`).expect(200),
         await a().put(`/api/v1/webhook/${id}`, { url: shown, description: "round trip" }).expect(200),
-        await api(service, principal(businessA, ["webhooks.read"]))
+        await api(setup.service, principal(businessA, ["webhooks.read"]))
           .get(`/api/v1/webhook/${id}`)
           .expect(200),
         await a().delete(`/api/v1/webhook/${id}`).expect(200),
@@ -235,7 +221,7 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       const list = await a().get("/api/v1/webhook?perPage=100").expect(200);
       expect(list.body.data.find((w: { id: string }) => w.id === id).url).toBe(shown);
       expect(JSON.stringify(list.body)).not.toContain("hunter2");
-      const stored = await service.prisma.webhook.findUniqueOrThrow({ where: { id } });
+      const stored = await setup.service.prisma.webhook.findUniqueOrThrow({ where: { id } });
       expect(stored.url).toBe(url);
 
       const token = await a()
@@ -244,7 +230,7 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       expect(token.body.data.url).toBe("https://****@example.com/h");
       const replaced = await a().put(`/api/v1/webhook/${id}`, { url: "https://bob:new@example.com/x" }).expect(200);
       expect(replaced.body.data.url).toBe("https://bob:****@example.com/x");
-      expect((await service.prisma.webhook.findUniqueOrThrow({ where: { id } })).url).toBe("https://bob:new@example.com/x");
+      expect((await setup.service.prisma.webhook.findUniqueOrThrow({ where: { id } })).url).toBe("https://bob:new@example.com/x");
     });
   });
 
@@ -261,9 +247,9 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
 
     it("answers 404001 for another business's webhook, 401014 without webhooks.delete", async () => {
       const created = await createWebhook();
-      const res = await api(service, other).delete(`/api/v1/webhook/${created.id}`).expect(404);
+      const res = await api(setup.service, other).delete(`/api/v1/webhook/${created.id}`).expect(404);
       expect(res.body.error).toEqual(ERRORS.notFound);
-      await api(service, principal(businessA, ["webhooks.read", "webhooks.update"]))
+      await api(setup.service, principal(businessA, ["webhooks.read", "webhooks.update"]))
         .delete(`/api/v1/webhook/${created.id}`)
         .expect(401);
       expect((await a().get(`/api/v1/webhook/${created.id}`)).body.data.isActive).toBe(true);
@@ -273,21 +259,21 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
   describe("POST /api/v1/webhook/{id}/test", () => {
     it("creates a PENDING webhook.test record and makes no HTTP call", async () => {
       const created = await createWebhook();
-      const before = receiver.requests.length;
+      const before = setup.receiver.requests.length;
       const res = await a().post(`/api/v1/webhook/${created.id}/test`).expect(201);
       expect(res.body.data).toMatchObject({ event: "webhook.test", status: "PENDING", attempt: 0, nextRetryAt: null, responseStatus: null, responseBody: null });
       const list = await a().get(`/api/v1/webhook/${created.id}/deliveries`).expect(200);
       expect(list.body.data[0]).toMatchObject({ id: res.body.data.id, status: "PENDING" });
       // A retry cycle finds nothing due: a test record is never sent.
-      await service.scheduler.runOnce();
+      await setup.service.scheduler.runOnce();
       await new Promise((r) => setTimeout(r, 200));
-      expect(receiver.requests.length).toBe(before);
+      expect(setup.receiver.requests.length).toBe(before);
       expect((await a().get(`/api/v1/webhook/${created.id}/deliveries`)).body.data[0]).toMatchObject({ status: "PENDING", attempt: 0 });
     });
 
     it("answers 404001 for another business's webhook", async () => {
       const created = await createWebhook();
-      const res = await api(service, other).post(`/api/v1/webhook/${created.id}/test`).expect(404);
+      const res = await api(setup.service, other).post(`/api/v1/webhook/${created.id}/test`).expect(404);
       expect(res.body.error).toEqual(ERRORS.notFound);
     });
   });
@@ -306,8 +292,8 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
 
     it("answers 404001 for another business's webhook and 401014 without webhooks.update", async () => {
       const created = await createWebhook();
-      await api(service, other).post(`/api/v1/webhook/${created.id}/rotate-secret`).expect(404);
-      await api(service, principal(businessA, ["webhooks.read"]))
+      await api(setup.service, other).post(`/api/v1/webhook/${created.id}/rotate-secret`).expect(404);
+      await api(setup.service, principal(businessA, ["webhooks.read"]))
         .post(`/api/v1/webhook/${created.id}/rotate-secret`)
         .expect(401);
     });
@@ -331,7 +317,7 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
     it("answers 404001 for another business's webhook, 400001 for a bad page", async () => {
       const created = await createWebhook();
       await a().post(`/api/v1/webhook/${created.id}/test`).expect(201);
-      const res = await api(service, other).get(`/api/v1/webhook/${created.id}/deliveries`).expect(404);
+      const res = await api(setup.service, other).get(`/api/v1/webhook/${created.id}/deliveries`).expect(404);
       expect(res.body.error).toEqual(ERRORS.notFound);
       await a().get(`/api/v1/webhook/${created.id}/deliveries?page=-1`).expect(400);
     });
@@ -352,22 +338,22 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       await a().post(`/api/v1/webhook/${one.id}/deliveries/${uuidv7()}/retry`).expect(404);
       await a().post(`/api/v1/webhook/${one.id}/deliveries/nope/retry`).expect(404);
       await a().post(`/api/v1/webhook/${two.id}/deliveries/${test.id}/retry`).expect(404);
-      const res = await api(service, other).post(`/api/v1/webhook/${one.id}/deliveries/${test.id}/retry`).expect(404);
+      const res = await api(setup.service, other).post(`/api/v1/webhook/${one.id}/deliveries/${test.id}/retry`).expect(404);
       expect(res.body.error).toEqual(ERRORS.notFound);
-      await api(service, principal(businessA, ["webhooks.read"]))
+      await api(setup.service, principal(businessA, ["webhooks.read"]))
         .post(`/api/v1/webhook/${one.id}/deliveries/${test.id}/retry`)
         .expect(401);
     });
   });
 
   it("is ready when the database and the bus are", async () => {
-    const res = await fetch(`${service.url}/readyz`);
+    const res = await fetch(`${setup.service.url}/readyz`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "ready", checks: { database: "ok", bus: "ok" } });
   });
 
   it("answers 401000 without an internal token", async () => {
-    const res = await fetch(`${service.url}/api/v1/webhook`);
+    const res = await fetch(`${setup.service.url}/api/v1/webhook`);
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(401000);
   });

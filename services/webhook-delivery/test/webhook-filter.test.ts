@@ -4,8 +4,7 @@
 // all deliveries (Twenty #6664) is as wrong as one that lets everything through.
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import type { WebhookDeliveryService } from "../src";
-import { api, databaseModes, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 
 function invoiceEvent(businessId: string, type: string, data: Record<string, unknown>, previousAttributes?: Record<string, unknown>): EventEnvelope {
@@ -34,37 +33,24 @@ function invoiceEvent(businessId: string, type: string, data: Record<string, unk
 describe.each(databaseModes)("webhook filters on %s", (mode) => {
   // Opening PGlite takes seconds on a loaded machine; the deliveries themselves are waited for in bounded loops.
   jest.setTimeout(60_000);
-  let db: TestDatabase;
-  let service: WebhookDeliveryService;
-  let receiver: Receiver;
+  const setup = setUpDelivery(mode);
   const bus = inProcessBus();
-
-  beforeAll(async () => {
-    db = await testDatabase(mode);
-    service = await startService(db);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
-    await db?.drop();
-  });
 
   describe("writing a filter", () => {
     const business = uuidv7();
-    const owner = () => api(service, principal(business));
+    const owner = () => api(setup.service, principal(business));
 
     it("is stored and shown on create, GET and list; null by default", async () => {
       const plain = (
         await owner()
-          .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"] })
+          .post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"] })
           .expect(201)
       ).body.data;
       expect(plain.filter).toBeNull();
       const filter = "OR:[status:PAID,totalAmount:gte:float(1000.5)],NOT:currency:USD";
       const hook = (
         await owner()
-          .post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created", "invoice.updated"], filter })
+          .post("/api/v1/webhook", { url: setup.receiver.url, events: ["invoice.created", "invoice.updated"], filter })
           .expect(201)
       ).body.data;
       expect(hook.filter).toBe(filter);
@@ -85,13 +71,13 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
       ["longer than 2,000 characters", ["client.created"], `firstName:${"a".repeat(2000)}`, /longer than 2000/],
       ["nesting deeper than 5", ["client.created"], "NOT:NOT:NOT:NOT:NOT:NOT:firstName:a", /deeper than 5/],
     ])("refuses %s: 400001 at filter", async (_name, events, filter, reason) => {
-      const res = await owner().post("/api/v1/webhook", { url: receiver.url, events, filter }).expect(400);
+      const res = await owner().post("/api/v1/webhook", { url: setup.receiver.url, events, filter }).expect(400);
       expect(res.body.error).toMatchObject({ code: 400001, message: "Validation failed", details: [{ path: "filter", message: expect.stringMatching(reason) }] });
     });
 
     it("refuses a filter that is not a string or null", async () => {
       const res = await owner()
-        .post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], filter: 5 })
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], filter: 5 })
         .expect(400);
       expect(res.body.error.details[0].path).toBe("filter");
     });
@@ -99,7 +85,7 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
     it("PUT re-checks the filter when the events or the filter change, and null removes it", async () => {
       const hook = (
         await owner()
-          .post("/api/v1/webhook", { url: receiver.url, events: ["invoice.created"], filter: "totalAmount:gt:100" })
+          .post("/api/v1/webhook", { url: setup.receiver.url, events: ["invoice.created"], filter: "totalAmount:gt:100" })
           .expect(201)
       ).body.data;
       const widened = await owner()
@@ -125,13 +111,13 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
   describe("delivering", () => {
     it("delivers the events whose data matches, and creates no delivery record for the others", async () => {
       const business = uuidv7();
-      const owner = api(service, principal(business));
+      const owner = api(setup.service, principal(business));
       const filtered = (
         await owner
-          .post("/api/v1/webhook", { url: `${receiver.url}?filtered`, events: ["invoice.created", "invoice.updated"], filter: "status:PAID,totalAmount:gte:1000" })
+          .post("/api/v1/webhook", { url: `${setup.receiver.url}?filtered`, events: ["invoice.created", "invoice.updated"], filter: "status:PAID,totalAmount:gte:1000" })
           .expect(201)
       ).body.data;
-      const unfiltered = (await owner.post("/api/v1/webhook", { url: `${receiver.url}?all`, events: ["invoice.created", "invoice.updated"] }).expect(201)).body.data;
+      const unfiltered = (await owner.post("/api/v1/webhook", { url: `${setup.receiver.url}?all`, events: ["invoice.created", "invoice.updated"] }).expect(201)).body.data;
 
       const matching = invoiceEvent(business, "invoice.created", { notes: "Grüße" });
       const tooSmall = invoiceEvent(business, "invoice.created", { totalAmount: 999.99 });
@@ -140,12 +126,12 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
       await publish(bus, [matching, tooSmall, notPaid, nowPaid]);
 
       // The unfiltered webhook gets all four: the bus and the consumer are working.
-      await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: unfiltered.id, status: "SUCCESS" } })) === 4, 30_000, 20);
-      await waitFor(async () => (await service.prisma.delivery.count({ where: { webhookId: filtered.id, status: "SUCCESS" } })) === 2, 30_000, 20);
-      const records = await service.prisma.delivery.findMany({ where: { webhookId: filtered.id } });
+      await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { webhookId: unfiltered.id, status: "SUCCESS" } })) === 4, 30_000, 20);
+      await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { webhookId: filtered.id, status: "SUCCESS" } })) === 2, 30_000, 20);
+      const records = await setup.service.prisma.delivery.findMany({ where: { webhookId: filtered.id } });
       expect(new Set(records.map((d) => d.eventId))).toEqual(new Set([matching.id, nowPaid.id]));
 
-      const received = receiver.requests.filter((r) => r.path === "/hook?filtered" && r.rawBody.includes(business));
+      const received = setup.receiver.requests.filter((r) => r.path === "/hook?filtered" && r.rawBody.includes(business));
       expect(received).toHaveLength(2);
       for (const r of received) expect(verifyInterfaceSignature(filtered.secret, r.rawBody, r.headers["x-service-signature"] as string)).toBe(true);
       const log = (await owner.get(`/api/v1/webhook/${filtered.id}/deliveries`).expect(200)).body;
@@ -154,10 +140,10 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
 
     it("applies a filter changed by PUT to the next event, and delivers everything again once it is removed", async () => {
       const business = uuidv7();
-      const owner = api(service, principal(business));
-      const hook = (await owner.post("/api/v1/webhook", { url: receiver.url, events: ["client.created"], filter: "lastName:startsWith:lo" }).expect(201)).body.data;
+      const owner = api(setup.service, principal(business));
+      const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], filter: "lastName:startsWith:lo" }).expect(201)).body.data;
       const client = (lastName: string) => recordEvent(business, "client.created", { id: uuidv7(), businessId: business, firstName: "A", lastName, email: null, isActive: true });
-      const count = () => service.prisma.delivery.count({ where: { webhookId: hook.id } });
+      const count = () => setup.service.prisma.delivery.count({ where: { webhookId: hook.id } });
 
       await publish(bus, [client("Lovelace"), client("Hopper")]);
       await waitFor(async () => (await count()) === 1, 30_000, 20);
@@ -167,7 +153,7 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
       await owner.put(`/api/v1/webhook/${hook.id}`, { filter: null }).expect(200);
       await publish(bus, [client("Lovelace"), client("Hopper")]);
       await waitFor(async () => (await count()) === 5, 30_000, 20);
-      const events = await service.prisma.delivery.findMany({ where: { webhookId: hook.id }, include: { payload: true } });
+      const events = await setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id }, include: { payload: true } });
       const lastNames = events.map((d) => (JSON.parse(d.payload.body) as { data: { lastName: string } }).data.lastName).sort();
       expect(lastNames).toEqual(["Hopper", "Hopper", "Lovelace", "Lovelace", "Turing"]);
     });
