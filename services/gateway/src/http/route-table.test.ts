@@ -34,4 +34,9 @@ describe("route table", () => {
     expect(pathExists("/api/v1/client/abc")).toBe(true);
     expect(pathExists("/api/v1/nope")).toBe(false);
   });
+
+  it("offers PUT, not PATCH, for a webhook (interface: PUT /api/v1/webhook/{id}; webhook-delivery serves no PATCH)", () => {
+    expect(matchRoute("PUT", "/api/v1/webhook/abc")).toMatchObject({ service: "webhook-delivery", permission: "webhooks.update" });
+    expect(matchRoute("PATCH", "/api/v1/webhook/abc")).toBeUndefined();
+  });
 });

@@ -49,7 +49,6 @@ const defs: RouteDef[] = [
   { method: "POST", pattern: "/webhook", service: "webhook-delivery", public: false, permission: "webhooks.create" },
   { method: "GET", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.read" },
   { method: "PUT", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.update" },
-  { method: "PATCH", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.update" },
   { method: "DELETE", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.delete" },
   { method: "POST", pattern: "/webhook/:id/test", service: "webhook-delivery", public: false, permission: "webhooks.update" },
   { method: "POST", pattern: "/webhook/:id/rotate-secret", service: "webhook-delivery", public: false, permission: "webhooks.update" },
