@@ -11,12 +11,12 @@ import { authRouter, publicAuthRouter, type AuthRouterDeps } from "./http/auth.r
 import { internalRouter } from "./http/internal.router";
 import { userRouter } from "./http/user.router";
 import type { PrismaClient } from "./persistence/prisma";
-import { AccountService } from "./services/account.service";
-import { ApiKeyService } from "./services/api-key.service";
-import { AuthStateService } from "./services/auth-state.service";
-import { SessionService } from "./services/session.service";
-import { SignInThrottle } from "./services/sign-in-throttle";
-import { UserService } from "./services/user.service";
+import { AccountService } from "./application/account.service";
+import { ApiKeyService } from "./application/api-key.service";
+import { AuthStateService } from "./application/auth-state.service";
+import { SessionService } from "./application/session.service";
+import { SignInThrottle } from "./application/sign-in-throttle";
+import { UserService } from "./application/user.service";
 
 export interface AppDeps {
   config: Pick<

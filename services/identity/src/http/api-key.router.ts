@@ -3,8 +3,8 @@ import { apiKeyCreateSchema, apiKeyRevokeSchema, apiKeyRollSchema, ok, okList } 
 import { parseOrThrow } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
-import { apiKeyView } from "../domain/views";
-import type { ApiKeyService } from "../services/api-key.service";
+import { apiKeyView } from "./identity.presenter";
+import type { ApiKeyService } from "../application/api-key.service";
 
 /** /api/v1/api-key (decisions §5). */
 export function apiKeyRouter(keys: ApiKeyService): Router {

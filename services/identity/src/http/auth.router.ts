@@ -4,10 +4,10 @@ import { Router, type Request, type Response } from "express";
 import { ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
 import { errors, parseOrThrow } from "@crm/errors";
 import { principalOf } from "@crm/service-kit";
-import { businessView, userView } from "../domain/views";
+import { businessView, userView } from "./identity.presenter";
 import type { PrismaClient } from "../persistence/prisma";
-import type { AccountService, SignedIn } from "../services/account.service";
-import type { SessionService } from "../services/session.service";
+import type { AccountService, SignedIn } from "../application/account.service";
+import type { SessionService } from "../application/session.service";
 import { clearRefreshCookie, REFRESH_COOKIE, setRefreshCookie } from "./refresh-cookie";
 import { clientAddress, readCookie } from "./request-meta";
 

@@ -4,8 +4,8 @@ import { API_KEY_USE_REPORT_MAX } from "@crm/auth-cache";
 import { z } from "@crm/contracts";
 import { isUuid } from "@crm/contracts";
 import { parseOrThrow } from "@crm/errors";
-import type { ApiKeyService } from "../services/api-key.service";
-import type { AuthStateService } from "../services/auth-state.service";
+import type { ApiKeyService } from "../application/api-key.service";
+import type { AuthStateService } from "../application/auth-state.service";
 
 const resolveKeySchema = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
 const keyUseSchema = z.object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }) }).strict()).max(API_KEY_USE_REPORT_MAX) }).strict();

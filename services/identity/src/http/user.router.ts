@@ -3,8 +3,8 @@ import { ok, okList, userCreateSchema, userUpdateSchema } from "@crm/contracts";
 import { parseOrThrow } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
-import { userView } from "../domain/views";
-import type { UserService } from "../services/user.service";
+import { userView } from "./identity.presenter";
+import type { UserService } from "../application/user.service";
 
 /** /api/v1/user: the users of the caller's business. */
 export function userRouter(users: UserService): Router {
