@@ -1,22 +1,17 @@
 // Builds the identity app in-process on PGlite (temp DATA_DIR) or on a fresh PostgreSQL database,
 // with an in-memory key-value store (or the one a test brings: Redis, a store whose writes fail) and
 // a logger whose lines the tests can search for secrets.
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import supertest from "supertest";
+import type supertest from "supertest";
 import { AccessTokenCodec, AuthCache } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
-import { openDatabase, type Database } from "@crm/database";
 import { MemoryKvStore, type KvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { signInternalToken } from "@crm/service-kit";
-import { createTestDatabase } from "@crm/testing";
+import { INTERNAL_TOKEN_SECRET, internalCaller, openTestDatabase, type DatabaseMode, type HttpMethod } from "@crm/testing";
 import { createApp, loadConfig } from "../src";
 import { PrismaClient } from "../src/persistence/prisma";
 import { MIGRATIONS_DIR } from "../src/start";
 
-export type Mode = "pglite" | "postgres";
+export type Mode = DatabaseMode;
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
@@ -30,14 +25,13 @@ export interface Harness {
   /** A public auth route as the gateway forwards it: internal token without principal, X-Forwarded-*. */
   pub(path: string, opts?: { address?: string; proto?: string; cookie?: string }): supertest.Test;
   /** A request carrying the given principal. */
-  as(principal: Principal, method: "get" | "post" | "patch" | "put" | "delete", path: string): supertest.Test;
+  as(principal: Principal, method: HttpMethod, path: string): supertest.Test;
   /** The principal the gateway would build for this access token (throws when it would refuse it). */
   principalOf(accessToken: string): Promise<Principal>;
   close(): Promise<void>;
 }
 
 export const JWT_SECRET = "test-jwt-secret-that-is-long-enough-0123456789";
-const INTERNAL_SECRET = "test-internal-secret-long-enough-0123456789abc";
 
 export interface HarnessOptions {
   /** The key-value store the app uses; an in-memory one when omitted. */
@@ -45,25 +39,16 @@ export interface HarnessOptions {
 }
 
 export async function openHarness(mode: Mode, env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "identity-test-"));
-  let db: Database;
-  let drop: (() => Promise<void>) | undefined;
-  if (mode === "postgres") {
-    const created = await createTestDatabase("identity_test");
-    drop = created.drop;
-    db = await openDatabase({ url: created.url, dataDir, schema: "identity", migrationsDir: MIGRATIONS_DIR, migrate: true });
-  } else {
-    db = await openDatabase({ dataDir, schema: "identity", migrationsDir: MIGRATIONS_DIR });
-  }
+  const opened = await openTestDatabase(mode, { prefix: "identity_test", schema: "identity", migrationsDir: MIGRATIONS_DIR });
+  const db = opened.database;
   const config = loadConfig({ PASSWORD_HASH_COST: "10", ...env });
   const prisma = new PrismaClient({ adapter: db.adapter });
   const kv = options.kv ?? new MemoryKvStore();
   const logs: string[] = [];
   const logger = createLogger({ service: "identity", level: "debug", destination: { write: (line: string) => void logs.push(line) } });
-  const app = createApp({ config, logger, prisma, kv, jwtSecret: JWT_SECRET, internalTokenSecret: INTERNAL_SECRET, readiness: [] });
+  const app = createApp({ config, logger, prisma, kv, jwtSecret: JWT_SECRET, internalTokenSecret: INTERNAL_TOKEN_SECRET, readiness: [] });
   const cache = new AuthCache(kv);
   const codec = new AccessTokenCodec(JWT_SECRET);
-  const agent = supertest(app);
 
   return {
     app,
@@ -72,16 +57,15 @@ export async function openHarness(mode: Mode, env: Record<string, string> = {}, 
     cache,
     codec,
     logs,
-    internalSecret: INTERNAL_SECRET,
+    internalSecret: INTERNAL_TOKEN_SECRET,
     pub: (p, opts = {}) => {
-      const test = agent
+      const test = internalCaller(app, undefined)
         .post(p)
-        .set("x-internal-token", signInternalToken({}, INTERNAL_SECRET))
         .set("x-forwarded-for", opts.address ?? "127.0.0.1")
         .set("x-forwarded-proto", opts.proto ?? "http");
       return opts.cookie ? test.set("cookie", opts.cookie) : test;
     },
-    as: (principal, method, p) => agent[method](p).set("x-internal-token", signInternalToken({ principal }, INTERNAL_SECRET)),
+    as: (principal, method, p) => internalCaller(app, principal)[method](p),
     principalOf: async (accessToken) => {
       const claims = codec.verify(accessToken);
       if (!claims) throw new Error("401010");
@@ -102,9 +86,7 @@ export async function openHarness(mode: Mode, env: Record<string, string> = {}, 
     close: async () => {
       await prisma.$disconnect();
       await kv.close();
-      await db.close();
-      await drop?.();
-      rmSync(dataDir, { recursive: true, force: true });
+      await opened.close();
     },
   };
 }

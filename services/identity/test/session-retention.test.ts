@@ -4,14 +4,13 @@
 import { randomBytes } from "node:crypto";
 import { uuidv7 } from "@crm/contracts";
 import { startRetention } from "@crm/service-kit";
-import { errorCollectingLogger, testInfra } from "@crm/testing";
+import { databaseModes, errorCollectingLogger } from "@crm/testing";
 import type { PrismaClient } from "../src/persistence/prisma";
 import { sessionRetentionRules } from "../src/persistence/session-retention";
-import { openHarness, type Harness, type Mode } from "./harness";
+import { openHarness, type Harness } from "./harness";
 
 const HOUR = 3_600_000;
 const GRACE = 24 * HOUR;
-const modes: Mode[] = testInfra.databaseUrl ? ["pglite", "postgres"] : ["pglite"];
 
 const ago = (ms: number) => new Date(Date.now() - ms);
 const digest = () => randomBytes(32).toString("hex");
@@ -40,7 +39,7 @@ async function newSession(prisma: PrismaClient, userId: string, session: { expir
   return { id, digests };
 }
 
-describe.each(modes)("session retention on %s", (mode) => {
+describe.each(databaseModes)("session retention on %s", (mode) => {
   jest.setTimeout(60_000);
   let h: Harness;
 

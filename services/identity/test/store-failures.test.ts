@@ -2,7 +2,7 @@
 // client is told to retry (503000) instead of 200, and the retry publishes the revoked state even
 // though the database already says revoked, so the gateways refuse the key (or session) from then on.
 import { digestApiKey } from "@crm/auth-cache";
-import { testInfra } from "@crm/testing";
+import { preferredMode } from "@crm/testing";
 import { FlakyKvStore } from "./flaky-kv-store";
 import { openHarness, PASSWORD, uniqueEmail, type Harness } from "./harness";
 
@@ -16,7 +16,7 @@ describe("API key revocation when the store fails", () => {
 
   beforeAll(async () => {
     kv = new FlakyKvStore();
-    h = await openHarness(testInfra.databaseUrl ? "postgres" : "pglite", {}, { kv });
+    h = await openHarness(preferredMode, {}, { kv });
   });
   afterAll(async () => {
     await h?.close();
