@@ -9,7 +9,7 @@ import { openDatabase } from "../../packages/database/src";
 import { createTestDatabase, startInfra, testInfra } from "@crm/testing";
 import { entityDefinitions } from "../../services/crm-records/src/entities";
 import { createPrismaClient } from "../../services/crm-records/src/persistence/prisma";
-import { RecordService } from "../../services/crm-records/src/persistence/record.service";
+import { RecordService } from "../../services/crm-records/src/application/record.service";
 import { MIGRATIONS_DIR } from "../../services/crm-records/src/start";
 import { seedClients } from "./records-seed";
 

@@ -5,7 +5,7 @@ import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
 import { entityDefinitions } from "./entities";
 import { createRecordsRouter } from "./http/records.router";
 import type { PrismaClient } from "./persistence/prisma";
-import { RecordService } from "./persistence/record.service";
+import { RecordService } from "./application/record.service";
 
 export interface AppDeps {
   logger: Logger;

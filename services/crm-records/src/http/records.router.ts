@@ -4,7 +4,7 @@ import { isUuid, ok, okList, permission, type RecordEntity } from "@crm/contract
 import { errors } from "@crm/errors";
 import { principalOf, requirePermission } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
-import type { RecordService } from "../persistence/record.service";
+import type { RecordService } from "../application/record.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 

@@ -24,12 +24,12 @@ import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
-import { nextDocumentNumber, nextDocumentNumbers } from "./document-number";
-import { appendEvents, buildEnvelope } from "./outbox.writer";
-import { adjustRecordCount, recordCount } from "./record-count";
-import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "./prisma";
-import { insertedRow, insertRecordsStatement, insertRecordStatement } from "./record-insert";
-import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
+import { nextDocumentNumber, nextDocumentNumbers } from "../persistence/document-number";
+import { appendEvents, buildEnvelope } from "../persistence/outbox.writer";
+import { adjustRecordCount, recordCount } from "../persistence/record-count";
+import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "../persistence/prisma";
+import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
+import { listWhereSql, orderBySql, SqlParams } from "../persistence/list-sql";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
