@@ -1,4 +1,6 @@
-// One autocannon run, reduced to the figures the benchmarks print.
+// One autocannon run, reduced to the figures the benchmarks print, and the CPU a process spent
+// (from /proc), which a busy machine disturbs far less than throughput.
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import autocannon from "autocannon";
 
 export interface LoadOptions {
@@ -94,4 +96,51 @@ export async function runPaced(options: PacedOptions): Promise<LoadResult> {
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
   return { rps: latencies.length / elapsedS, p50: at(0.5), p99: at(0.99), failures };
+}
+
+/** User + system CPU of a process so far, in ms (from /proc/<pid>/stat; clock ticks are 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * The process listening on a loopback TCP port (Linux: the socket's inode from /proc/net/tcp, then
+ * the process holding it), so a benchmark can read the CPU of a server it did not spawn itself
+ * (the harness starts services through a shell script; tsx runs the peer in a child process).
+ */
+export function pidListeningOn(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = readFileSync(table, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN; column 9 is the inode.
+      if (cols[1]?.endsWith(`:${hexPort}`) && cols[3] === "0A") inodes.add(cols[9]!);
+    }
+  }
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${entry}/fd/${fd}`);
+        if (target.startsWith("socket:[") && inodes.has(target.slice(8, -1))) return Number(entry);
+      } catch {
+        /* closed meanwhile */
+      }
+    }
+  }
+  throw new Error(`no process of this user listens on port ${port}`);
 }

@@ -8,7 +8,12 @@
 // crm-records with a signed internal token, and the peer (same SQL, same rows, its own indexes).
 //
 // Settings (environment): BENCH_SIZES=1000,10000,100000  BENCH_DURATION_S=3  BENCH_ROUNDS=2
-// BENCH_CONNECTIONS=20  BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there).
+// BENCH_CONNECTIONS=20  BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
+// BENCH_SCENARIOS=<keys> (only the rows whose key starts with one of these, e.g. `create` or
+// `default-1000,hop`; `hop` is the paced half-rate run, `deep` the four deep-page rows; only the sizes
+// those rows need are seeded), so one row can be measured and profiled alone.
+// Besides req/s it prints each process's CPU per request (user + system from /proc), which a busy
+// machine disturbs far less than throughput.
 // It prints figures; nothing is asserted. Figures and the machine they came from: docs/performance.md.
 import { spawnSync } from "node:child_process";
 import os from "node:os";
@@ -18,7 +23,7 @@ import { permission, type Principal } from "@crm/contracts";
 import { signInternalToken } from "@crm/service-kit";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
-import { median, runLoad, runPaced, type LoadResult } from "./load";
+import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult } from "./load";
 import { spawnPeer } from "./peer-process";
 import { preparePeerTables, seedClients } from "./records-seed";
 
@@ -27,6 +32,11 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const POOL_SIZE = 10; // the product's default pool per service; the peer gets the same
+const SELECTED = process.env.BENCH_SCENARIOS?.split(",")
+  .map((k) => k.trim())
+  .filter(Boolean);
+/** Whether a row (or `hop`, `deep`) was asked for: every row when BENCH_SCENARIOS is unset. */
+const wanted = (key: string, group?: string) => !SELECTED || SELECTED.some((k) => key.startsWith(k) || k === group);
 
 const FILTERED = "/api/v1/client?where=isActive:bool(true)&orderBy=lastName:asc&perPage=20&include=-contacts";
 const DEFAULT = "/api/v1/client?perPage=20&include=-contacts";
@@ -110,7 +120,13 @@ async function main(): Promise<void> {
   try {
     await db.connect();
     const callers = new Map<number, Caller>();
-    for (const size of SIZES) {
+    const deepSize = Math.max(...SIZES);
+    const deepPage = Math.floor(deepSize / 20);
+    const hopKey = `default-${Math.min(...SIZES)}`;
+    const deepWanted = !SELECTED || SELECTED.some((k) => k === "deep" || ["offset-page", "cursor-page"].some((row) => row.startsWith(k) || k.startsWith(row)));
+    const needed = (size: number) =>
+      wanted(`filtered-${size}`) || wanted(`default-${size}`) || (size === deepSize && deepPage >= 2 && deepWanted) || (`default-${size}` === hopKey && wanted("hop"));
+    for (const size of SIZES.filter(needed)) {
       const caller = await signUp(product.baseUrl, String(size), product.internalTokenSecret);
       const t0 = Date.now();
       await seedClients(db, caller.businessId, size);
@@ -123,7 +139,7 @@ async function main(): Promise<void> {
     const base: Record<Way, string> = { gateway: product.baseUrl, direct: records.url, peer: peer.url };
 
     const scenarios: Scenario[] = [];
-    for (const size of SIZES) {
+    for (const size of SIZES.filter(needed)) {
       const caller = callers.get(size)!;
       const n = size.toLocaleString("en-US");
       if (size <= 10_000) scenarios.push({ key: `filtered-${size}`, label: `filtered, ${n}`, method: "GET", path: FILTERED, caller, ways: WAYS });
@@ -133,9 +149,7 @@ async function main(): Promise<void> {
 
     // Deep pages of the largest business: the offset page costs more the deeper it is (PostgreSQL
     // reads and discards the rows before it), the cursor page the same at any depth.
-    const deepSize = Math.max(...SIZES);
-    const deepPage = Math.floor(deepSize / 20);
-    if (deepPage >= 2) {
+    if (deepPage >= 2 && callers.has(deepSize)) {
       const caller = callers.get(deepSize)!;
       const cursorAfter = async (page: number) => {
         const res = await fetch(`${product.baseUrl}/api/v1/client?perPage=20&include=-contacts&page=${page}`, { headers: caller.headers.gateway });
@@ -150,6 +164,10 @@ async function main(): Promise<void> {
       scenarios.push(deep("cursor-page-2", "cursor page 2", await cursorAfter(1)));
       scenarios.push(deep(`cursor-page-${deepPage}`, `cursor page ${n}`, await cursorAfter(deepPage - 1)));
     }
+
+    const hop = scenarios.find((s) => s.key === hopKey && wanted("hop"));
+    for (let i = scenarios.length - 1; i >= 0; i--) if (!wanted(scenarios[i]!.key, scenarios[i]!.deep ? "deep" : undefined)) scenarios.splice(i, 1);
+    if (scenarios.length === 0 && !hop) throw new Error(`BENCH_SCENARIOS=${process.env.BENCH_SCENARIOS} selects nothing`);
 
     // Same answers before any load: same page, same order, same exact total.
     for (const s of scenarios.filter((x) => x.method === "GET")) {
@@ -167,6 +185,22 @@ async function main(): Promise<void> {
 
     const results = new Map<string, LoadResult[]>();
     const record = (key: string, r: LoadResult) => results.set(key, [...(results.get(key) ?? []), r]);
+    // CPU per request of each server process, per row and way (ms; medians over rounds).
+    const pids = {
+      gateway: pidListeningOn(Number(new URL(product.baseUrl).port)),
+      records: pidListeningOn(Number(new URL(records.url).port)),
+      peer: pidListeningOn(Number(new URL(peer.url).port)),
+    };
+    type Proc = keyof typeof pids;
+    const cpu = new Map<string, number[]>();
+    const measured = async (key: string, procs: Proc[], load: () => Promise<LoadResult>) => {
+      const before = procs.map((p) => cpuMs(pids[p]));
+      const r = await load();
+      const requests = r.rps * DURATION_S;
+      procs.forEach((p, i) => cpu.set(`${key}/${p}`, [...(cpu.get(`${key}/${p}`) ?? []), (cpuMs(pids[p]) - before[i]!) / requests]));
+      record(key, r);
+    };
+    const procsOf: Record<Way, Proc[]> = { gateway: ["gateway", "records"], direct: ["records"], peer: ["peer"] };
     const run = (s: Scenario, way: Way, durationS: number, overallRate?: number) =>
       runLoad({
         url: base[way] + s.path,
@@ -181,18 +215,20 @@ async function main(): Promise<void> {
     console.log(`warming up ...`);
     for (const s of scenarios) for (const way of s.ways) await run(s, way, 1);
 
-    const hop = scenarios.find((s) => s.key === `default-${Math.min(...SIZES)}`)!;
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of scenarios) {
         // Alternate who goes first, so neither side always runs on a warmer (or busier) machine.
         const ways = round % 2 ? [...s.ways].reverse() : s.ways;
-        for (const way of ways) record(`${s.key}/${way}`, await run(s, way, DURATION_S));
+        for (const way of ways) await measured(`${s.key}/${way}`, procsOf[way], () => run(s, way, DURATION_S));
       }
-      // The hop at a fixed rate: half of what the gateway sustained on the cheapest list, evenly
-      // paced (autocannon's overallRate sends each second's quota back to back, at saturation).
-      const rate = Math.max(1, Math.round(median(results.get(`${hop.key}/gateway`)!.map((r) => r.rps)) / 2));
-      for (const way of round % 2 ? (["direct", "gateway"] as Way[]) : (["gateway", "direct"] as Way[])) {
-        record(`half-rate/${way}`, await runPaced({ url: base[way] + hop.path, headers: hop.caller.headers[way], connections: CONNECTIONS, durationS: DURATION_S, rate }));
+      if (hop) {
+        // The hop at a fixed rate: half of what the gateway sustained on the cheapest list, evenly
+        // paced (autocannon's overallRate sends each second's quota back to back, at saturation).
+        if (!results.has(`${hop.key}/gateway`)) await measured(`${hop.key}/gateway`, procsOf.gateway, () => run(hop, "gateway", DURATION_S));
+        const rate = Math.max(1, Math.round(median(results.get(`${hop.key}/gateway`)!.map((r) => r.rps)) / 2));
+        for (const way of round % 2 ? (["direct", "gateway"] as Way[]) : (["gateway", "direct"] as Way[])) {
+          record(`half-rate/${way}`, await runPaced({ url: base[way] + hop.path, headers: hop.caller.headers[way], connections: CONNECTIONS, durationS: DURATION_S, rate }));
+        }
       }
       console.log(`round ${round + 1}/${ROUNDS} done`);
     }
@@ -210,21 +246,34 @@ async function main(): Promise<void> {
 
     console.log("");
     console.log(
-      `records benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s per run, medians; ${os.cpus().length} cores, Node ${process.version}, ${new Date().toISOString()}`,
+      `records benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s per run, medians; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, ${new Date().toISOString()}`,
     );
     console.log(`${"request, clients".padEnd(22)}${"through the gateway".padEnd(34)}${"straight to crm-records".padEnd(34)}${"hand-written peer".padEnd(34)}gw/peer  gw/direct`);
     for (const s of scenarios) {
       const [g, d, p] = WAYS.map((way) => summary(`${s.key}/${way}`));
       console.log(`${s.label.padEnd(22)}${fmt(g)}${fmt(d)}${fmt(p)}${ratio(g?.rps, p?.rps).padStart(7)}  ${ratio(g?.rps, d?.rps).padStart(9)}`);
     }
-    const halfG = summary("half-rate/gateway")!;
-    const halfD = summary("half-rate/direct")!;
-    console.log(`${`${hop.label} @ ${Math.round(halfG.rps)}/s`.padEnd(22)}${fmt(halfG)}${fmt(halfD)}`);
+    const halfG = summary("half-rate/gateway");
+    const halfD = summary("half-rate/direct");
+    if (hop && halfG && halfD) console.log(`${`${hop.label} @ ${Math.round(halfG.rps)}/s`.padEnd(22)}${fmt(halfG)}${fmt(halfD)}`);
+
+    // What each request cost the processes that served it, in ms of CPU (user + system).
+    const cpuOf = (key: string, proc: Proc) => {
+      const runs = cpu.get(`${key}/${proc}`);
+      return runs ? median(runs).toFixed(3).padStart(8) : "       -";
+    };
+    console.log(`\nCPU per request, ms (from /proc; medians over rounds)`);
+    console.log(`${"request, clients".padEnd(22)}${"through the gateway: gateway + crm-records".padEnd(46)}${"straight: crm-records".padEnd(24)}peer`);
+    for (const s of scenarios) {
+      console.log(
+        `${s.label.padEnd(22)}${`${cpuOf(`${s.key}/gateway`, "gateway")} + ${cpuOf(`${s.key}/gateway`, "records")}`.padEnd(46)}${cpuOf(`${s.key}/direct`, "records").padEnd(24)}${cpuOf(`${s.key}/peer`, "peer")}`,
+      );
+    }
 
     const goals: Array<[string, string, boolean]> = [];
     const rps = (key: string) => summary(key)?.rps ?? NaN;
     const listGoal = (key: string, min: number) => {
-      if (!results.has(`${key}/gateway`)) return;
+      if (!results.has(`${key}/gateway`) || !results.has(`${key}/peer`)) return;
       const r = rps(`${key}/gateway`) / rps(`${key}/peer`);
       goals.push([`${key}: gateway / peer >= ${min}`, r.toFixed(2), r >= min]);
     };
@@ -232,18 +281,22 @@ async function main(): Promise<void> {
     listGoal("default-10000", 0.5);
     listGoal("filtered-1000", 0.4);
     listGoal("default-1000", 0.4);
-    for (const s of scenarios.filter((x) => x.method === "GET" && !x.deep)) {
+    for (const s of scenarios.filter((x) => x.method === "GET" && !x.deep && results.has(`${x.key}/direct`))) {
       const r = rps(`${s.key}/gateway`) / rps(`${s.key}/direct`);
       goals.push([`${s.key}: gateway / direct >= 0.85`, r.toFixed(2), r >= 0.85]);
     }
-    const added = halfG.p50 - halfD.p50;
-    goals.push([`hop at half saturation (${hop.key}): added p50 <= 1 ms`, `${added.toFixed(2)} ms`, added <= 1]);
+    if (hop && halfG && halfD) {
+      const added = halfG.p50 - halfD.p50;
+      goals.push([`hop at half saturation (${hop.key}): added p50 <= 1 ms`, `${added.toFixed(2)} ms`, added <= 1]);
+    }
     if (results.has("default-100000/gateway") && results.has("default-1000/gateway")) {
       const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
       goals.push(["default list cost, 100,000 vs 1,000 clients <= 2", cost.toFixed(2), cost <= 2]);
     }
-    const w = rps("create/gateway") / rps("create/peer");
-    goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
+    if (results.has("create/gateway")) {
+      const w = rps("create/gateway") / rps("create/peer");
+      goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
+    }
     console.log("\ngoals (issue 9)");
     for (const [name, value, met] of goals) console.log(`  ${met ? "met   " : "MISSED"}  ${name.padEnd(52)} ${value}`);
     const deepRows = scenarios.filter((x) => x.deep);
