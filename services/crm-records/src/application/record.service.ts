@@ -44,8 +44,9 @@ export interface RecordServiceOptions {
   cursorSecret: string;
   /**
    * The database driver itself (pg's pool, or PGlite, which queues it behind any open transaction),
-   * for the list's statements: Prisma's raw query path cost ~0.9 ms CPU per list call more than the
-   * driver (docs/performance.md). Absent: the same statements through Prisma.
+   * for the list's statements and the one-statement creates: Prisma's raw query path cost ~0.9 ms
+   * CPU per list call and ~0.5 ms per create more than the driver (docs/performance.md). Absent:
+   * the same statements through Prisma.
    */
   sql?: Pick<SqlRunner, "query">;
 }
@@ -71,7 +72,7 @@ function cursorValue(value: unknown): unknown {
 
 export class RecordService {
   private readonly cursors: CursorCodec;
-  /** Runs one list statement with bound parameters (see RecordServiceOptions.sql). */
+  /** Runs one statement with bound parameters: the lists' and the one-statement creates' (see RecordServiceOptions.sql). */
   private readonly read: (text: string, params: unknown[]) => Promise<Row[]>;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
 
@@ -239,7 +240,7 @@ export class RecordService {
     const event = buildEnvelope(definition.entity, "created", businessId, view);
     const statement = insertRecordStatement(definition, data, row, event);
     try {
-      await this.options.prisma.$executeRawUnsafe(statement.sql, ...statement.params);
+      await this.read(statement.sql, statement.params);
     } catch (err) {
       if (isForeignKeyViolation(err)) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
       throw err;
@@ -269,7 +270,7 @@ export class RecordService {
       });
       const statement = insertRecordsStatement(definition, entries);
       try {
-        await this.options.prisma.$executeRawUnsafe(statement.sql, ...statement.params);
+        await this.read(statement.sql, statement.params);
       } catch (err) {
         // A client deleted since the check: name it as the check would have.
         if (isForeignKeyViolation(err)) {

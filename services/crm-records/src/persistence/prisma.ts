@@ -35,8 +35,12 @@ export function isPrismaError(err: unknown, code: string): boolean {
   return err instanceof Prisma.PrismaClientKnownRequestError && err.code === code;
 }
 
-/** A foreign key refused a raw statement (Prisma reports raw statements' errors as P2010 with the driver's cause). */
+/**
+ * A foreign key refused a raw statement: sent through the driver (pg and PGlite report SQLSTATE
+ * 23503 as `code`), or through Prisma (P2003, or P2010 with the driver's cause).
+ */
 export function isForeignKeyViolation(err: unknown): boolean {
+  if ((err as { code?: unknown } | null)?.code === "23503") return true;
   if (isPrismaError(err, "P2003")) return true;
   if (!isPrismaError(err, "P2010")) return false;
   const cause = ((err as InstanceType<typeof Prisma.PrismaClientKnownRequestError>).meta?.["driverAdapterError"] as { cause?: { kind?: string } } | undefined)?.cause;
