@@ -10,3 +10,4 @@ export * from "./identity";
 export * from "./capabilities";
 export * from "./event-types";
 export * from "./record-fields";
+export * from "./routes";

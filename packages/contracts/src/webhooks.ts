@@ -1,9 +1,6 @@
 // Request and response schemas of the webhooks context (interface §2, §4, §6; decisions §6, §8).
-// The webhook-delivery service validates with these, and the gateway's OpenAPI document is built from them.
-import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
+// The webhook-delivery service validates with these; its routes (routes/webhooks.routes.ts) document them.
 import { z } from "./zod";
-import { dataEnvelope, listEnvelope, paginationQuerySchema } from "./envelope";
-import { errorResponses, jsonContent } from "./openapi-responses";
 import { eventCatalogue, isEventName } from "./events";
 
 /** Longest accepted webhook URL; longer ones are not real receivers. */
@@ -160,10 +157,6 @@ export const deliverySchema = z
   .openapi("WebhookDelivery");
 export type DeliveryView = z.infer<typeof deliverySchema>;
 
-const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
-const deliveryParams = idParams.extend({ deliveryId: z.string().openapi({ param: { name: "deliveryId", in: "path" } }) });
-
-/** Registers every endpoint the webhook-delivery service serves. */
 /** The body of every delivery POSTed to a webhook's url (interface §6). */
 export const webhookEventPayloadSchema = z
   .object({
@@ -185,118 +178,3 @@ export const webhookEventPayloadSchema = z
     timestamp: z.string().openapi({ description: "When the event happened, ISO 8601 with milliseconds", example: "2026-01-01T12:00:00.000Z" }),
   })
   .openapi("WebhookEventPayload");
-
-const deliveryHeader = (name: string, description: string) => ({ name, in: "header" as const, required: true, description, schema: { type: "string" as const } });
-
-/** A delivery, described as an OpenAPI callback of webhook creation: what the receiver gets and must answer. */
-const deliveryCallback = {
-  delivery: {
-    "{$request.body#/url}": {
-      post: {
-        summary: "One event, signed: verify X-Service-Signature over the raw body before parsing it",
-        parameters: [
-          deliveryHeader("X-Service-Signature", "sha256=<hex HMAC-SHA256 of the raw body, keyed by the lowercase hex SHA-256 of the webhook secret>"),
-          deliveryHeader("X-Service-Event", "The event name"),
-          deliveryHeader("X-Service-Delivery-Id", "The delivery id, the same on every attempt: de-duplicate on it"),
-          deliveryHeader("webhook-id", "Standard Webhooks: the delivery id"),
-          deliveryHeader("webhook-timestamp", "Standard Webhooks: seconds since the epoch when the attempt was sent"),
-          deliveryHeader(
-            "webhook-signature",
-            "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>; during a rotation's grace period two space-separated signatures, the new secret's first, then the old one's",
-          ),
-        ],
-        requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/WebhookEventPayload" } } } },
-        responses: {
-          "200": { description: "Any 2xx within 10 seconds counts as delivered; anything else (or no answer) is retried after about 60 s, then 300 s, then marked FAILED" },
-        },
-      },
-    },
-  },
-};
-
-export function registerWebhooksOpenApi(registry: OpenAPIRegistry, options: { security?: RouteConfig["security"] } = {}): void {
-  const base = { tags: ["Webhooks"], ...(options.security ? { security: options.security } : {}) };
-  const route = (config: Omit<RouteConfig, "tags">) => registry.registerPath({ ...base, ...config });
-  const one = dataEnvelope(webhookSchema);
-  registry.register("WebhookEventPayload", webhookEventPayloadSchema);
-
-  route({
-    method: "post",
-    path: "/api/v1/webhook",
-    summary: "Create a webhook (permission webhooks.create); the secret is shown only here",
-    callbacks: deliveryCallback,
-    request: { body: { required: true, ...jsonContent(webhookCreateSchema) } },
-    responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) }, ...errorResponses([400001, 400002, 413000, 415000]) },
-  });
-  route({
-    method: "get",
-    path: "/api/v1/webhook",
-    summary: "List webhooks, newest first (permission webhooks.read)",
-    request: { query: paginationQuerySchema },
-    responses: { 200: { description: "OK", ...jsonContent(listEnvelope(webhookSchema)) }, ...errorResponses([400001]) },
-  });
-  route({
-    method: "get",
-    path: "/api/v1/webhook/{id}",
-    summary: "Get a webhook (permission webhooks.read)",
-    request: { params: idParams },
-    responses: { 200: { description: "OK", ...jsonContent(one) }, ...errorResponses([404001]) },
-  });
-  route({
-    method: "put",
-    path: "/api/v1/webhook/{id}",
-    summary: "Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update)",
-    request: { params: idParams, body: { required: true, ...jsonContent(webhookUpdateSchema) } },
-    responses: { 200: { description: "The updated webhook", ...jsonContent(one) }, ...errorResponses([400001, 400002, 404001, 413000, 415000]) },
-  });
-  route({
-    method: "delete",
-    path: "/api/v1/webhook/{id}",
-    summary: "Deactivate a webhook; the record is kept (permission webhooks.delete)",
-    request: { params: idParams },
-    responses: { 200: { description: "The webhook, isActive false", ...jsonContent(one) }, ...errorResponses([404001]) },
-  });
-  route({
-    method: "post",
-    path: "/api/v1/webhook/{id}/test",
-    summary: "Create a PENDING webhook.test delivery record; no HTTP call is made (permission webhooks.update)",
-    request: { params: idParams },
-    responses: { 201: { description: "The new delivery record", ...jsonContent(dataEnvelope(deliverySchema)) }, ...errorResponses([404001]) },
-  });
-  route({
-    method: "post",
-    path: "/api/v1/webhook/{id}/rotate-secret",
-    summary:
-      "Replace the signing secret; the new one is shown only here. With gracePeriodSeconds, the old one keeps signing beside it (second webhook-signature) until previousSecretExpiresAt (permission webhooks.update)",
-    request: { params: idParams, body: { required: false, ...jsonContent(webhookRotateSecretSchema) } },
-    responses: {
-      200: { description: "The webhook with its new secret", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) },
-      ...errorResponses([400001, 400002, 404001, 413000, 415000]),
-    },
-  });
-  route({
-    method: "get",
-    path: "/api/v1/webhook/{id}/deliveries",
-    summary: "Delivery log of a webhook, newest first (permission webhooks.read)",
-    request: { params: idParams, query: paginationQuerySchema },
-    responses: { 200: { description: "OK", ...jsonContent(listEnvelope(deliverySchema)) }, ...errorResponses([400001, 404001]) },
-  });
-  route({
-    method: "post",
-    path: "/api/v1/webhook/{id}/deliveries/{deliveryId}/retry",
-    summary: "Re-send a FAILED delivery now, as a new attempt on the same record (permission webhooks.update)",
-    request: { params: deliveryParams },
-    responses: { 202: { description: "Accepted; the delivery record", ...jsonContent(dataEnvelope(deliverySchema)) }, ...errorResponses([404001, 409004]) },
-  });
-  route({
-    method: "post",
-    path: "/api/v1/webhook/{id}/recover",
-    summary:
-      "Give every FAILED delivery of this webhook created in [since, until) one new attempt now, like a manual retry (same record and X-Service-Delivery-Id, no automatic retries after it); an inactive webhook answers 409004 (permission webhooks.update)",
-    request: { params: idParams, body: { required: true, ...jsonContent(webhookRecoverSchema) } },
-    responses: {
-      202: { description: "Accepted; how many deliveries were recovered", ...jsonContent(dataEnvelope(webhookRecoverResultSchema)) },
-      ...errorResponses([400001, 400002, 404001, 409004, 413000, 415000]),
-    },
-  });
-}

@@ -1,7 +1,7 @@
 // The OpenAPI 3.0.3 document, generated from the zod schemas that validate requests (each context
-// registers its own endpoints in @crm/contracts); built once at start.
+// declares its own routes in @crm/contracts, the gateway's documents included); built once at start.
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from "@asteasolutions/zod-to-openapi";
-import { dataEnvelope, errorEnvelopeSchema, eventTypeSchema, z } from "@crm/contracts";
+import { errorEnvelopeSchema } from "@crm/contracts";
 
 export function buildOpenApiDocument(registrations: Array<(registry: OpenAPIRegistry) => void>, serverUrl = "/"): object {
   const registry = new OpenAPIRegistry();
@@ -14,41 +14,6 @@ export function buildOpenApiDocument(registrations: Array<(registry: OpenAPIRegi
   registry.registerComponent("securitySchemes", "apiKeyAuth", { type: "apiKey", in: "header", name: "X-Api-Key" });
   registry.register("ErrorEnvelope", errorEnvelopeSchema);
 
-  registry.registerPath({
-    method: "get",
-    path: "/api/v1/openapi.json",
-    summary: "This OpenAPI document",
-    tags: ["Meta"],
-    security: [],
-    responses: { 200: { description: "The OpenAPI 3.0.3 document (not enveloped)", content: { "application/json": { schema: z.object({}).passthrough() } } } },
-  });
-  registry.registerPath({
-    method: "get",
-    path: "/api/v1/capabilities",
-    summary: "What this deployment offers: entities, events, scopes, filter operators, casts, limits",
-    tags: ["Meta"],
-    security: [],
-    responses: {
-      200: {
-        description: "Capabilities",
-        content: { "application/json": { schema: z.object({ success: z.literal(true), data: z.object({}).passthrough() }) } },
-      },
-    },
-  });
-  registry.registerPath({
-    method: "get",
-    path: "/api/v1/event-types",
-    summary: "The event catalogue: every event with a JSON Schema (draft-07) of its delivery body",
-    description:
-      "Public, no credentials. The 21 events, each {name, entity, action, description, schema}; every real delivery body validates " +
-      "against its schema. Origin: null is refused (403000), as on every endpoint but capabilities.",
-    tags: ["Meta"],
-    security: [],
-    responses: {
-      200: { description: "The catalogue", content: { "application/json": { schema: dataEnvelope(z.array(eventTypeSchema)) } } },
-      403: { description: "403000 Forbidden resource (Origin: null)", content: { "application/json": { schema: errorEnvelopeSchema } } },
-    },
-  });
   for (const register of registrations) register(registry);
 
   const generator = new OpenApiGeneratorV3(registry.definitions);

@@ -1,9 +1,5 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
-import { registerIdentityOpenApi, registerRecordsOpenApi, registerWebhooksOpenApi } from "@crm/contracts";
+import { registerApiOpenApi } from "@crm/contracts";
 
-/** Each bounded context describes its own endpoints in @crm/contracts; the gateway serves them all. */
-export const openApiRegistrations: Array<(registry: OpenAPIRegistry) => void> = [
-  (registry) => registerIdentityOpenApi(registry),
-  (registry) => registerRecordsOpenApi(registry),
-  (registry) => registerWebhooksOpenApi(registry),
-];
+/** Every route is declared in @crm/contracts (the gateway's documents too); the gateway serves the document of them all. */
+export const openApiRegistrations: Array<(registry: OpenAPIRegistry) => void> = [(registry) => registerApiOpenApi(registry)];

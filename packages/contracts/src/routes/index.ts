@@ -1,0 +1,45 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { gatewayRoutes } from "./gateway.routes";
+import { identityRoutes } from "./identity.routes";
+import { registerRoutesOpenApi } from "./openapi";
+import { recordRoutes } from "./records.routes";
+import type { Route } from "./route";
+import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
+
+export { API_PREFIX, defineRoute, expressPath, httpMethods, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
+export { openApiOperation, registerRoutesOpenApi } from "./openapi";
+export { gatewayRoutes } from "./gateway.routes";
+export { identityRoutes } from "./identity.routes";
+export { recordRoutes, type RecordRoutes } from "./records.routes";
+export { webhookRoutes, registerWebhooksOpenApi } from "./webhooks.routes";
+
+function recordRouteList(): Route[] {
+  return Object.values(recordRoutes).flatMap((routes): Route[] => Object.values(routes));
+}
+
+/** Every public route, in the order the OpenAPI document lists them. */
+export const apiRoutes: readonly Route[] = [...Object.values(gatewayRoutes), ...Object.values(identityRoutes), ...recordRouteList(), ...Object.values(webhookRoutes)];
+
+/** The routes one service serves. */
+export function routesOf(service: Route["service"]): Route[] {
+  return apiRoutes.filter((route) => route.service === service);
+}
+
+export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
+  registerRoutesOpenApi(registry, Object.values(identityRoutes));
+}
+
+export function registerRecordsOpenApi(registry: OpenAPIRegistry): void {
+  registerRoutesOpenApi(
+    registry,
+    Object.values(recordRoutes).flatMap((routes) => Object.values(routes)),
+  );
+}
+
+/** The whole public API: the gateway's documents, then each context's routes (and the schemas they refer to). */
+export function registerApiOpenApi(registry: OpenAPIRegistry): void {
+  registerRoutesOpenApi(registry, Object.values(gatewayRoutes));
+  registerIdentityOpenApi(registry);
+  registerRecordsOpenApi(registry);
+  registerWebhooksOpenApi(registry);
+}

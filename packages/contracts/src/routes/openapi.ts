@@ -1,0 +1,34 @@
+// Route declarations -> OpenAPI operations: what a declaration says once (method, path, security,
+// error codes) is spelled out here for the document.
+import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { AUTHENTICATED_ROUTE_ERRORS, errorResponses, PUBLIC_ROUTE_ERRORS } from "../openapi-responses";
+import { API_PREFIX, type Route } from "./route";
+
+/** Public routes need nothing; JWT-only ones accept the bearer scheme alone; the rest use the document's default (both schemes). */
+function securityOf(route: Route): RouteConfig["security"] {
+  if (route.public) return [];
+  if (route.jwtOnly) return [{ bearerAuth: [] }];
+  return undefined;
+}
+
+/** The operation of a declared route, or undefined when it is not documented. */
+export function openApiOperation(route: Route): RouteConfig | undefined {
+  if (!route.docs) return undefined;
+  const security = securityOf(route);
+  const errors = route.errors ? errorResponses(route.errors, route.public ? PUBLIC_ROUTE_ERRORS : AUTHENTICATED_ROUTE_ERRORS) : {};
+  return {
+    ...(security ? { security } : {}),
+    ...route.docs,
+    method: route.method.toLowerCase() as RouteConfig["method"],
+    path: `${API_PREFIX}${route.path}`,
+    responses: { ...route.docs.responses, ...errors },
+  };
+}
+
+/** Registers the documented routes, in order. */
+export function registerRoutesOpenApi(registry: OpenAPIRegistry, routes: Iterable<Route>): void {
+  for (const route of routes) {
+    const operation = openApiOperation(route);
+    if (operation) registry.registerPath(operation);
+  }
+}

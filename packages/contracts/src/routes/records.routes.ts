@@ -1,0 +1,203 @@
+// The crm-records service's routes: seven per entity, the same for every entity (interface §2, §4;
+// decisions §2, §3; extensions §E2.2, §E2.3).
+import type { ErrorCode } from "@crm/errors";
+import { dataEnvelope, paginationQuerySchema, recordListEnvelope } from "../envelope";
+import type { RecordEntity } from "../events";
+import { jsonContent } from "../openapi-responses";
+import { permission } from "../permissions";
+import { RECORD_BATCH_MAX_ITEMS, recordContracts, recordResourceOf } from "../records";
+import { z } from "../zod";
+import { defineRoute, type Route } from "./route";
+
+const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Record id (UUID); anything else is 404001" }) });
+const param = (name: string, description: string, example?: string) =>
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "query" }, description, ...(example ? { example } : {}) });
+const includeParam = (relations: Record<string, boolean>) => {
+  const names = Object.entries(relations).map(([name, isDefault]) => (isDefault ? `${name} (default)` : name));
+  return param("include", `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019.`);
+};
+const listQuery = (relations: Record<string, boolean>) =>
+  paginationQuerySchema.extend({
+    where: param(
+      "where",
+      "Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); " +
+        "comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019.",
+      "isActive:true,createdAt:gte:date(2025-01-01)",
+    ),
+    orderBy: param("orderBy", "Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011.", "createdAt:desc"),
+    include: includeParam(relations),
+    cursor: param(
+      "cursor",
+      "meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same " +
+        "and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); " +
+        "a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}.",
+    ),
+  });
+
+/** Extensions §E2.3: the record's entity tag, on every single-record answer. */
+const etagHeader = {
+  ETag: {
+    description:
+      "Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it.",
+    schema: { type: "string" as const, example: '"3q2-7wEhZx0dYgkX2sL9aQ"' },
+  },
+};
+const ifNoneMatchHeader = z.object({
+  "If-None-Match": z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "If-None-Match", in: "header" },
+      description: "ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body",
+      example: '"3q2-7wEhZx0dYgkX2sL9aQ"',
+    }),
+});
+const ifMatchHeader = z.object({
+  "If-Match": z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "If-Match", in: "header" },
+      description:
+        "Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted",
+      example: '"3q2-7wEhZx0dYgkX2sL9aQ"',
+    }),
+});
+
+const titles: Record<RecordEntity, string> = {
+  client: "client",
+  contact: "contact",
+  invoice: "invoice",
+  quote: "quote",
+  product: "product",
+  service: "service",
+  employee: "employee",
+};
+
+/** The routes of one entity, in the order the document lists them. */
+function entityRoutes<E extends RecordEntity>(entity: E) {
+  const contract = recordContracts[entity];
+  const resource = recordResourceOf[entity];
+  const name = titles[entity];
+  const tags = [`${name[0]!.toUpperCase()}${name.slice(1)}s`];
+  const base = { service: "crm-records" as const };
+  const one = dataEnvelope(contract.view);
+  const writeErrors: ErrorCode[] = [400001, 400002, 413000, 415000];
+  const hasClientRef = entity === "contact" || entity === "invoice" || entity === "quote";
+  const writeNote = hasClientRef ? " An unknown clientId or one of another business: 400001 with details[0].path clientId." : "";
+  const update: Omit<Route, "method"> = {
+    ...base,
+    path: `/${entity}/{id}`,
+    permission: permission(resource, "update"),
+    errors: [...writeErrors, 404001, 412000],
+    docs: {
+      tags,
+      summary: `Update any subset of a ${name}'s writable fields (permission ${resource}.update); emits ${entity}.updated`,
+      description: `PATCH and PUT are both partial updates.${writeNote}`,
+      request: { params: idParams, headers: ifMatchHeader, body: { required: true, ...jsonContent(contract.update) } },
+      responses: { 200: { description: "The updated record (without relations), with its new ETag", headers: etagHeader, ...jsonContent(one) } },
+    },
+  };
+
+  return {
+    list: defineRoute({
+      ...base,
+      method: "GET",
+      path: `/${entity}`,
+      permission: permission(resource, "read"),
+      errors: [400001, 400011, 400019],
+      docs: {
+        tags,
+        summary: `List ${name}s of the caller's business (permission ${resource}.read)`,
+        description:
+          "An answer larger than the gateway relays (UPSTREAM_MAX_RESPONSE_BYTES, 32 MiB by default) is 500000 rather than a partial page: " +
+          "ask for a smaller perPage or fewer relations.",
+        request: { query: listQuery(contract.relations) },
+        responses: { 200: { description: "A page of records with pagination meta", ...jsonContent(recordListEnvelope(contract.view)) } },
+      },
+    }),
+    get: defineRoute({
+      ...base,
+      method: "GET",
+      path: `/${entity}/{id}`,
+      permission: permission(resource, "read"),
+      errors: [400019, 404001],
+      docs: {
+        tags,
+        summary: `Get one ${name} (permission ${resource}.read)`,
+        request: { params: idParams, query: z.object({ include: includeParam(contract.relations) }), headers: ifNoneMatchHeader },
+        responses: {
+          200: { description: "The record", headers: etagHeader, ...jsonContent(one) },
+          304: { description: "Not modified: If-None-Match named the current ETag; no body", headers: etagHeader },
+        },
+      },
+    }),
+    create: defineRoute({
+      ...base,
+      method: "POST",
+      path: `/${entity}`,
+      permission: permission(resource, "create"),
+      errors: writeErrors,
+      docs: {
+        tags,
+        summary: `Create a ${name} (permission ${resource}.create); emits ${entity}.created`,
+        description: `Unknown and read-only fields (id, businessId, number, totalAmount, createdAt, updatedAt) are rejected with 400001.${writeNote}`,
+        request: { body: { required: true, ...jsonContent(contract.create) } },
+        responses: { 201: { description: "The created record (without relations)", headers: etagHeader, ...jsonContent(dataEnvelope(contract.view)) } },
+      },
+    }),
+    createBatch: defineRoute({
+      ...base,
+      method: "POST",
+      path: `/${entity}/batch`,
+      permission: permission(resource, "create"),
+      errors: writeErrors,
+      docs: {
+        tags,
+        summary: `Create 1 to ${RECORD_BATCH_MAX_ITEMS} ${name}s at once, all or nothing (permission ${resource}.create); emits one ${entity}.created per record, in order`,
+        description:
+          `Each item is a ${name} create body, validated as POST /api/v1/${entity} validates it. Any invalid item (or unknown client) is 400001 with details naming it ` +
+          "(items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. " +
+          "The whole request is at most 1 MiB (413000).",
+        request: {
+          body: {
+            required: true,
+            ...jsonContent(
+              z
+                .object({ items: z.array(contract.create).min(1).max(RECORD_BATCH_MAX_ITEMS) })
+                .strict()
+                .openapi(`${tags[0]!.slice(0, -1)}BatchCreate`),
+            ),
+          },
+        },
+        responses: { 201: { description: "The created records (without relations), in the order of the items", ...jsonContent(dataEnvelope(z.array(contract.view))) } },
+      },
+    }),
+    patch: defineRoute({ ...update, method: "PATCH" }),
+    put: defineRoute({ ...update, method: "PUT" }),
+    delete: defineRoute({
+      ...base,
+      method: "DELETE",
+      path: `/${entity}/{id}`,
+      permission: permission(resource, "delete"),
+      errors: entity === "client" ? [404001, 409003, 412000] : [404001, 412000],
+      docs: {
+        tags,
+        summary: `Delete a ${name} (permission ${resource}.delete); emits ${entity}.deleted`,
+        description: entity === "client" ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003." : undefined,
+        request: { params: idParams, headers: ifMatchHeader },
+        responses: { 200: { description: "The record as it was (without relations), with the ETag it had", headers: etagHeader, ...jsonContent(one) } },
+      },
+    }),
+  };
+}
+
+export type RecordRoutes = ReturnType<typeof entityRoutes>;
+
+/** Per entity, its routes: what crm-records mounts for each entity definition. */
+export const recordRoutes = Object.fromEntries(Object.keys(recordContracts).map((entity) => [entity, entityRoutes(entity as RecordEntity)])) as Readonly<
+  Record<RecordEntity, RecordRoutes>
+>;

@@ -1,0 +1,54 @@
+// One declaration per public operation (method, path, owning service, permission, JWT-only, request
+// and response schemas, error codes). The gateway's route table, the OpenAPI document and each
+// service's mounting are all derived from these; nothing else names a route.
+import type { RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type { ErrorCode } from "@crm/errors";
+import type { Permission } from "../permissions";
+
+/** Every public path starts with this; declarations name the rest. */
+export const API_PREFIX = "/api/v1";
+
+export type ServiceName = "identity" | "crm-records" | "webhook-delivery" | "gateway";
+
+export const httpMethods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type HttpMethod = (typeof httpMethods)[number];
+
+/** The OpenAPI operation, less what the declaration itself says (method, path, security, error answers). */
+export type RouteDocs = Omit<RouteConfig, "method" | "path" | "security">;
+
+export interface Route {
+  method: HttpMethod;
+  /** Under API_PREFIX, with `{name}` for a path parameter, as the contract and OpenAPI write it. */
+  path: string;
+  /** The service that serves it; "gateway" for the gateway's own documents. */
+  service: ServiceName;
+  /** No credentials needed. */
+  public?: boolean;
+  /** Needed permission; none = any authenticated caller (or nobody, when public). */
+  permission?: Permission;
+  /** Refused to API keys (401014): actions only a signed-in user may take. */
+  jwtOnly?: boolean;
+  /**
+   * The route's own error codes. The document adds those the gateway can answer on any route of its
+   * kind (public or authenticated); none at all when undefined (the gateway's documents describe
+   * their few answers in `docs.responses`).
+   */
+  errors?: readonly ErrorCode[];
+  /** Its OpenAPI operation: tags, summary, request schemas, success responses. None: not in the document. */
+  docs?: RouteDocs;
+}
+
+/** Declares a route; the literal type is kept, so a service mounts exactly what was declared. */
+export function defineRoute<const R extends Route>(route: R): R {
+  return route;
+}
+
+/** "/webhook/{id}" -> "/webhook/:id": the form Express and the gateway's matcher read. */
+export function expressPath(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, ":$1");
+}
+
+/** "GET /client/:id": a stable name for logs and metrics. */
+export function routeName(route: Pick<Route, "method" | "path">): string {
+  return `${route.method} ${expressPath(route.path)}`;
+}
