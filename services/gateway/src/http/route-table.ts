@@ -1,8 +1,9 @@
-// Which service owns each public route and which permission it needs. The gateway checks the
-// permission before forwarding; the service checks it again (defence in depth).
-import { recordEntities, recordResourceOf, type Permission } from "@crm/contracts";
+// Which service owns each public route and which permission it needs, derived from the route
+// declarations in @crm/contracts. The gateway checks the permission before forwarding; the service
+// checks it again (defence in depth).
+import { API_PREFIX, apiRoutes, expressPath, httpMethods, routeName, type Permission, type ServiceName } from "@crm/contracts";
 
-export type ServiceName = "identity" | "crm-records" | "webhook-delivery" | "gateway";
+export { API_PREFIX, type ServiceName };
 
 export interface RouteMatch {
   service: ServiceName;
@@ -16,79 +17,23 @@ export interface RouteMatch {
   name: string;
 }
 
-type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-interface RouteDef extends Omit<RouteMatch, "name"> {
-  method: Method;
-  pattern: string;
-}
-
-const defs: RouteDef[] = [
-  { method: "GET", pattern: "/capabilities", service: "gateway", public: true },
-  { method: "GET", pattern: "/openapi.json", service: "gateway", public: true },
-  { method: "GET", pattern: "/event-types", service: "gateway", public: true },
-  { method: "GET", pattern: "/docs", service: "gateway", public: true },
-  { method: "GET", pattern: "/docs/:asset", service: "gateway", public: true },
-  { method: "POST", pattern: "/auth/sign-up", service: "identity", public: true },
-  { method: "POST", pattern: "/auth/sign-in", service: "identity", public: true },
-  { method: "POST", pattern: "/auth/token/refresh", service: "identity", public: true },
-  { method: "POST", pattern: "/auth/logout", service: "identity", public: false },
-  { method: "GET", pattern: "/auth/me", service: "identity", public: false },
-  { method: "GET", pattern: "/user", service: "identity", public: false, permission: "users.read" },
-  { method: "POST", pattern: "/user", service: "identity", public: false, permission: "users.create" },
-  { method: "GET", pattern: "/user/:id", service: "identity", public: false, permission: "users.read" },
-  { method: "PATCH", pattern: "/user/:id", service: "identity", public: false, permission: "users.update" },
-  { method: "PUT", pattern: "/user/:id", service: "identity", public: false, permission: "users.update" },
-  { method: "DELETE", pattern: "/user/:id", service: "identity", public: false, permission: "users.delete" },
-  { method: "POST", pattern: "/api-key", service: "identity", public: false, permission: "apiKeys.create", jwtOnly: true },
-  { method: "GET", pattern: "/api-key", service: "identity", public: false, permission: "apiKeys.read" },
-  { method: "DELETE", pattern: "/api-key", service: "identity", public: false, permission: "apiKeys.delete" },
-  { method: "GET", pattern: "/api-key/:id", service: "identity", public: false, permission: "apiKeys.read" },
-  { method: "DELETE", pattern: "/api-key/:id", service: "identity", public: false, permission: "apiKeys.delete" },
-  { method: "POST", pattern: "/api-key/:id/roll", service: "identity", public: false, permission: "apiKeys.create", jwtOnly: true },
-  { method: "GET", pattern: "/webhook", service: "webhook-delivery", public: false, permission: "webhooks.read" },
-  { method: "POST", pattern: "/webhook", service: "webhook-delivery", public: false, permission: "webhooks.create" },
-  { method: "GET", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.read" },
-  { method: "PUT", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.update" },
-  { method: "DELETE", pattern: "/webhook/:id", service: "webhook-delivery", public: false, permission: "webhooks.delete" },
-  { method: "POST", pattern: "/webhook/:id/test", service: "webhook-delivery", public: false, permission: "webhooks.update" },
-  { method: "POST", pattern: "/webhook/:id/rotate-secret", service: "webhook-delivery", public: false, permission: "webhooks.update" },
-  { method: "GET", pattern: "/webhook/:id/deliveries", service: "webhook-delivery", public: false, permission: "webhooks.read" },
-  { method: "POST", pattern: "/webhook/:id/recover", service: "webhook-delivery", public: false, permission: "webhooks.update" },
-  {
-    method: "POST",
-    pattern: "/webhook/:id/deliveries/:deliveryId/retry",
-    service: "webhook-delivery",
-    public: false,
-    permission: "webhooks.update",
-  },
-  ...recordEntities.flatMap((entity): RouteDef[] => {
-    const resource = recordResourceOf[entity];
-    const base = { service: "crm-records" as const, public: false };
-    return [
-      { ...base, method: "GET", pattern: `/${entity}`, permission: `${resource}.read` },
-      { ...base, method: "POST", pattern: `/${entity}`, permission: `${resource}.create` },
-      { ...base, method: "POST", pattern: `/${entity}/batch`, permission: `${resource}.create` },
-      { ...base, method: "GET", pattern: `/${entity}/:id`, permission: `${resource}.read` },
-      { ...base, method: "PATCH", pattern: `/${entity}/:id`, permission: `${resource}.update` },
-      { ...base, method: "PUT", pattern: `/${entity}/:id`, permission: `${resource}.update` },
-      { ...base, method: "DELETE", pattern: `/${entity}/:id`, permission: `${resource}.delete` },
-    ];
-  }),
-];
-
 interface Compiled {
-  method: Method;
+  method: string;
   segments: string[];
   match: RouteMatch;
 }
 
-const compiled: Compiled[] = defs.map(({ method, pattern, ...rest }) => ({
-  method,
-  segments: pattern.split("/").filter(Boolean),
-  match: { ...rest, name: `${method} ${pattern}` },
+const compiled: Compiled[] = apiRoutes.map((route) => ({
+  method: route.method,
+  segments: expressPath(route.path).split("/").filter(Boolean),
+  match: {
+    service: route.service,
+    public: route.public ?? false,
+    ...(route.permission ? { permission: route.permission } : {}),
+    ...(route.jwtOnly ? { jwtOnly: true } : {}),
+    name: routeName(route),
+  },
 }));
-
-export const API_PREFIX = "/api/v1";
 
 /** The route for a method and a path under /api/v1, or undefined (404000). */
 export function matchRoute(method: string, path: string): RouteMatch | undefined {
@@ -104,5 +49,5 @@ export function matchRoute(method: string, path: string): RouteMatch | undefined
 
 /** Whether any method serves this path (for CORS preflights, which name the method separately). */
 export function pathExists(path: string): boolean {
-  return ["GET", "POST", "PUT", "PATCH", "DELETE"].some((m) => matchRoute(m, path) !== undefined);
+  return httpMethods.some((m) => matchRoute(m, path) !== undefined);
 }
