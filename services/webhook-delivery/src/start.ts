@@ -8,8 +8,8 @@ import { deliveryBacklog, deliveryLoad } from "@crm/telemetry";
 import { listen, startPeriodicJob, startRetention, startService, startServiceTracing, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { WebhookDeliveryConfig } from "./config";
-import { createConcurrencyLimiter } from "./delivery/concurrency";
-import { createDispatcher } from "./delivery/dispatcher";
+import { createConcurrencyLimiter } from "./outbound/concurrency";
+import { createDispatcher } from "./outbound/dispatcher";
 import { SecretKeyring } from "./domain/secret-keyring";
 import { createRecordsConsumer } from "./events/records.consumer";
 import { PrismaClient } from "./generated/prisma/client";
@@ -17,9 +17,9 @@ import { DeliveryRepository } from "./persistence/delivery.repository";
 import { deliveryRetentionRules } from "./persistence/delivery-retention";
 import { SecretReencryption } from "./persistence/secret-reencryption";
 import { WebhookRepository } from "./persistence/webhook.repository";
-import { AttemptExecutor } from "./scheduling/attempt-executor";
-import { FirstAttemptPoller } from "./scheduling/first-attempt-poller";
-import { RetryScheduler } from "./scheduling/retry-scheduler";
+import { AttemptExecutor } from "./application/attempt-executor";
+import { FirstAttemptPoller } from "./jobs/first-attempt-poller";
+import { RetryScheduler } from "./jobs/retry-scheduler";
 
 export const SERVICE_NAME = "webhook-delivery";
 /** The consumer group of this service on the records topic. */

@@ -5,7 +5,7 @@
 // it was a peer's bug).
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import { INACTIVE_WEBHOOK_MESSAGE } from "../src/scheduling/attempt-executor";
+import { INACTIVE_WEBHOOK_MESSAGE } from "../src/application/attempt-executor";
 import { api, databaseModes, inProcessBus, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 
 /** Long enough that a test acts (deactivates, re-enables) while a delivery waits for its retry. */

@@ -11,7 +11,7 @@ import { describePostgres, waitFor } from "@crm/testing";
 import { keyFromText, SecretKeyring } from "../src/domain/secret-keyring";
 import type { WebhookDeliveryService } from "../src";
 import { loadConfig } from "../src";
-import { UNREADABLE_SECRET_MESSAGE } from "../src/scheduling/attempt-executor";
+import { UNREADABLE_SECRET_MESSAGE } from "../src/application/attempt-executor";
 import { api, databaseModes, inProcessBus, principal, publish, recordEvent, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 

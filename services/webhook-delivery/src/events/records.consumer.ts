@@ -5,7 +5,7 @@ import { serializePayload } from "../domain/payload";
 import { WebhookFilters } from "../domain/webhook-filter";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookRepository } from "../persistence/webhook.repository";
-import type { AttemptExecutor } from "../scheduling/attempt-executor";
+import type { AttemptExecutor } from "../application/attempt-executor";
 
 export interface RecordsConsumerDeps {
   webhooks: WebhookRepository;

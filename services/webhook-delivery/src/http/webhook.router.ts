@@ -12,7 +12,7 @@ import {
 import { errors, parseOrThrow, validationError } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { principalOf, requirePermission } from "@crm/service-kit";
-import { checkTargetUrl } from "../delivery/ssrf-guard";
+import { checkTargetUrl } from "../outbound/ssrf-guard";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret, secretPrefix } from "../domain/secret";
 import { checkWebhookFilter } from "../domain/webhook-filter";
@@ -20,7 +20,7 @@ import { isRedactedFormOf } from "../domain/url-credentials";
 import type { Webhook } from "../generated/prisma/client";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookChanges, WebhookRepository } from "../persistence/webhook.repository";
-import type { AttemptExecutor } from "../scheduling/attempt-executor";
+import type { AttemptExecutor } from "../application/attempt-executor";
 import { deliveryView, webhookView, webhookWithSecretView } from "./webhook.presenter";
 
 export interface WebhookRouterDeps {

@@ -1,6 +1,6 @@
 import type { Logger } from "@crm/logger";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
-import type { AttemptExecutor } from "./attempt-executor";
+import type { AttemptExecutor } from "../application/attempt-executor";
 
 export interface RetrySchedulerOptions {
   deliveries: DeliveryRepository;

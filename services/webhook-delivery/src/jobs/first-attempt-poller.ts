@@ -1,5 +1,5 @@
 import type { Logger } from "@crm/logger";
-import type { AttemptExecutor } from "./attempt-executor";
+import type { AttemptExecutor } from "../application/attempt-executor";
 
 export interface FirstAttemptPollerOptions {
   executor: Pick<AttemptExecutor, "pullFirstAttempts" | "canPull">;

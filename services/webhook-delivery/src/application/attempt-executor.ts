@@ -1,7 +1,7 @@
 import type { Logger } from "@crm/logger";
 import { activeTraceHeaders, deliveryMetrics, startSpan, type TraceCarrier } from "@crm/telemetry";
-import type { ConcurrencyLimiter } from "../delivery/concurrency";
-import type { Dispatcher } from "../delivery/dispatcher";
+import type { ConcurrencyLimiter } from "../outbound/concurrency";
+import type { Dispatcher } from "../outbound/dispatcher";
 import { decideAfterAttempt } from "../domain/retry-policy";
 import { UnreadableSecretError, type SecretKeyring } from "../domain/secret-keyring";
 import { buildDeliveryHeaders } from "../domain/signature";
