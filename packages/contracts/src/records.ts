@@ -3,6 +3,7 @@
 import { z } from "./zod";
 import type { RecordEntity } from "./events";
 import type { Resource } from "./permissions";
+import { enumField, recordField, type RecordField } from "./record-fields";
 
 export const contactTypes = ["EMAIL", "PHONE", "MOBILE", "WEBSITE", "OTHER"] as const;
 export const invoiceStatuses = ["DRAFT", "SENT", "PAID", "OVERDUE", "VOID"] as const;
@@ -10,17 +11,6 @@ export const quoteStatuses = ["DRAFT", "SENT", "ACCEPTED", "DECLINED", "EXPIRED"
 
 /** Fields no body may set: the server owns them (decisions §8). */
 export const readOnlyRecordFields = ["id", "businessId", "number", "totalAmount", "createdAt", "updatedAt"] as const;
-
-/** Permission resource of each entity (`clients.read`, ...). */
-export const recordResourceOf: Readonly<Record<RecordEntity, Resource>> = {
-  client: "clients",
-  contact: "contacts",
-  invoice: "invoices",
-  quote: "quotes",
-  product: "products",
-  service: "services",
-  employee: "employees",
-};
 
 /** Most decimal places an item quantity, unit price or product price may carry. */
 export const MONEY_MAX_DECIMALS = 4;
@@ -350,13 +340,173 @@ export const employeeSchema = z
   })
   .openapi("Employee");
 
-/** Per entity: request schemas, response schema and the relations `include` may name (default marked). */
+// ---------------------------------------------------------------------------------------------
+// The entities: each one declared once. crm-records' generic service, the gateway's routes and
+// /capabilities, the OpenAPI document, the event catalogue and webhook filters all derive from this.
+
+/** A relation `include` may name. */
+export interface RecordRelation {
+  /** The entity the relation holds. */
+  target: RecordEntity;
+  /** `many`: the target's client reference points here; `one`: this record's client reference points to the target. */
+  kind: "many" | "one";
+  /** Loaded unless removed with `include=-name`. */
+  default: boolean;
+  /**
+   * `many` relations: what deleting this record does to the records pointing here. `cascade` deletes
+   * them first, each with its own event; `restrict` refuses the delete while any exists (409003).
+   */
+  onDelete?: "cascade" | "restrict";
+}
+
+export interface RecordContract {
+  /** Permission resource: `clients` in `clients.read`. */
+  resource: Resource;
+  create: z.ZodType;
+  update: z.ZodType;
+  /** What GET returns, relations included when asked for. */
+  view: z.ZodType;
+  /** Every scalar field of the record, in response order: what `where`, `orderBy` and webhook filters name. */
+  fields: Readonly<Record<string, RecordField>>;
+  relations: Readonly<Record<string, RecordRelation>>;
+  /** Body field naming a client of the caller's business (an unknown one is 400001 at this path). */
+  clientReference?: "clientId";
+}
+
+const hasMany = (target: RecordEntity, onDelete: "cascade" | "restrict", isDefault = false) => ({ target, kind: "many", default: isDefault, onDelete }) as const;
+/** The relation and reference of every record that belongs to a client. */
+const ofClient = { relations: { client: { target: "client", kind: "one", default: false } }, clientReference: "clientId" } as const;
+const idFields = { id: recordField("uuid"), businessId: recordField("uuid") };
+const timeFields = { createdAt: recordField("datetime"), updatedAt: recordField("datetime") };
+
+/** Per entity: permission resource, request and response schemas, fields, relations and client reference. */
 export const recordContracts = {
-  client: { create: clientCreateSchema, update: clientUpdateSchema, view: clientSchema, relations: { contacts: true, invoices: false, quotes: false } },
-  contact: { create: contactCreateSchema, update: contactUpdateSchema, view: contactWithClientSchema, relations: { client: false } },
-  invoice: { create: invoiceCreateSchema, update: invoiceUpdateSchema, view: invoiceSchema, relations: { client: false } },
-  quote: { create: quoteCreateSchema, update: quoteUpdateSchema, view: quoteSchema, relations: { client: false } },
-  product: { create: productCreateSchema, update: productUpdateSchema, view: productSchema, relations: {} },
-  service: { create: serviceCreateSchema, update: serviceUpdateSchema, view: serviceSchema, relations: {} },
-  employee: { create: employeeCreateSchema, update: employeeUpdateSchema, view: employeeSchema, relations: {} },
-} as const satisfies Record<RecordEntity, { create: z.ZodType; update: z.ZodType; view: z.ZodType; relations: Record<string, boolean> }>;
+  client: {
+    resource: "clients",
+    create: clientCreateSchema,
+    update: clientUpdateSchema,
+    view: clientSchema,
+    fields: {
+      ...idFields,
+      firstName: recordField("string"),
+      lastName: recordField("string"),
+      email: recordField("string", true),
+      phone: recordField("string", true),
+      companyName: recordField("string", true),
+      notes: recordField("string", true),
+      isActive: recordField("boolean"),
+      ...timeFields,
+    },
+    // Contacts belong to the client; invoices and quotes are business documents that must not vanish.
+    relations: { contacts: hasMany("contact", "cascade", true), invoices: hasMany("invoice", "restrict"), quotes: hasMany("quote", "restrict") },
+  },
+  contact: {
+    resource: "contacts",
+    create: contactCreateSchema,
+    update: contactUpdateSchema,
+    view: contactWithClientSchema,
+    fields: { ...idFields, clientId: recordField("uuid"), type: enumField(contactTypes), value: recordField("string"), isPrimary: recordField("boolean"), ...timeFields },
+    ...ofClient,
+  },
+  invoice: {
+    resource: "invoices",
+    create: invoiceCreateSchema,
+    update: invoiceUpdateSchema,
+    view: invoiceSchema,
+    fields: {
+      ...idFields,
+      number: recordField("string"),
+      clientId: recordField("uuid"),
+      status: enumField(invoiceStatuses),
+      currency: recordField("string"),
+      issueDate: recordField("datetime", true),
+      dueDate: recordField("datetime", true),
+      notes: recordField("string", true),
+      totalAmount: recordField("decimal"),
+      ...timeFields,
+    },
+    ...ofClient,
+  },
+  quote: {
+    resource: "quotes",
+    create: quoteCreateSchema,
+    update: quoteUpdateSchema,
+    view: quoteSchema,
+    fields: {
+      ...idFields,
+      number: recordField("string"),
+      clientId: recordField("uuid"),
+      status: enumField(quoteStatuses),
+      currency: recordField("string"),
+      validUntil: recordField("datetime", true),
+      notes: recordField("string", true),
+      totalAmount: recordField("decimal"),
+      ...timeFields,
+    },
+    ...ofClient,
+  },
+  product: {
+    resource: "products",
+    create: productCreateSchema,
+    update: productUpdateSchema,
+    view: productSchema,
+    fields: {
+      ...idFields,
+      name: recordField("string"),
+      description: recordField("string", true),
+      sku: recordField("string", true),
+      unitPrice: recordField("decimal"),
+      currency: recordField("string"),
+      isActive: recordField("boolean"),
+      ...timeFields,
+    },
+    relations: {},
+  },
+  service: {
+    resource: "services",
+    create: serviceCreateSchema,
+    update: serviceUpdateSchema,
+    view: serviceSchema,
+    fields: {
+      ...idFields,
+      name: recordField("string"),
+      description: recordField("string", true),
+      unitPrice: recordField("decimal"),
+      unit: recordField("string", true),
+      isActive: recordField("boolean"),
+      ...timeFields,
+    },
+    relations: {},
+  },
+  employee: {
+    resource: "employees",
+    create: employeeCreateSchema,
+    update: employeeUpdateSchema,
+    view: employeeSchema,
+    fields: {
+      ...idFields,
+      firstName: recordField("string"),
+      lastName: recordField("string"),
+      email: recordField("string", true),
+      phone: recordField("string", true),
+      position: recordField("string", true),
+      isActive: recordField("boolean"),
+      ...timeFields,
+    },
+    relations: {},
+  },
+} as const satisfies Record<RecordEntity, RecordContract>;
+
+function perEntity<T>(pick: (contract: RecordContract) => T): Readonly<Record<RecordEntity, T>> {
+  return Object.fromEntries(Object.entries(recordContracts).map(([entity, contract]) => [entity, pick(contract)])) as Record<RecordEntity, T>;
+}
+
+/** Permission resource of each entity (`clients.read`, ...). */
+export const recordResourceOf = perEntity((contract) => contract.resource);
+
+/**
+ * The scalar fields of each entity's record as events carry it, typed for the `where` language:
+ * what a webhook filter (extensions §E1.5) may name and how it compares them. The same fields a
+ * list's `where` accepts: crm-records' columns are these (ids being PostgreSQL uuid columns there).
+ */
+export const recordFields = perEntity((contract) => contract.fields);

@@ -5,7 +5,7 @@ import { dataEnvelope, paginationQuerySchema, recordListEnvelope } from "../enve
 import type { RecordEntity } from "../events";
 import { jsonContent } from "../openapi-responses";
 import { permission } from "../permissions";
-import { RECORD_BATCH_MAX_ITEMS, recordContracts, recordResourceOf } from "../records";
+import { RECORD_BATCH_MAX_ITEMS, recordContracts, recordResourceOf, type RecordContract } from "../records";
 import { z } from "../zod";
 import { defineRoute, type Route } from "./route";
 
@@ -15,11 +15,11 @@ const param = (name: string, description: string, example?: string) =>
     .string()
     .optional()
     .openapi({ param: { name, in: "query" }, description, ...(example ? { example } : {}) });
-const includeParam = (relations: Record<string, boolean>) => {
-  const names = Object.entries(relations).map(([name, isDefault]) => (isDefault ? `${name} (default)` : name));
+const includeParam = (relations: RecordContract["relations"]) => {
+  const names = Object.entries(relations).map(([name, relation]) => (relation.default ? `${name} (default)` : name));
   return param("include", `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019.`);
 };
-const listQuery = (relations: Record<string, boolean>) =>
+const listQuery = (relations: RecordContract["relations"]) =>
   paginationQuerySchema.extend({
     where: param(
       "where",
@@ -86,8 +86,8 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
   const base = { service: "crm-records" as const };
   const one = dataEnvelope(contract.view);
   const writeErrors: ErrorCode[] = [400001, 400002, 413000, 415000];
-  const hasClientRef = entity === "contact" || entity === "invoice" || entity === "quote";
-  const writeNote = hasClientRef ? " An unknown clientId or one of another business: 400001 with details[0].path clientId." : "";
+  const clientReference = (contract as RecordContract).clientReference;
+  const writeNote = clientReference ? ` An unknown ${clientReference} or one of another business: 400001 with details[0].path ${clientReference}.` : "";
   const update: Omit<Route, "method"> = {
     ...base,
     path: `/${entity}/{id}`,

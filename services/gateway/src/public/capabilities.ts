@@ -28,7 +28,7 @@ export function buildCapabilities(config: GatewayPart, identity: IdentityCapabil
     entities: recordEntities.map((name) => ({
       name,
       path: `/api/v1/${name}`,
-      relations: Object.entries(recordContracts[name].relations).map(([relation, isDefault]) => ({ name: relation, default: isDefault })),
+      relations: Object.entries(recordContracts[name].relations).map(([relation, spec]) => ({ name: relation, default: spec.default })),
     })),
     events: eventCatalogue,
     scopes: allPermissions,
