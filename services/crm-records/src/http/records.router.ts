@@ -1,8 +1,8 @@
-// One router for every entity: five routes per definition, permission-checked, business-scoped.
+// One router for every entity: the seven routes declared per entity, permission-checked, business-scoped.
 import { Router, type Request } from "express";
-import { isUuid, ok, okList, permission, type RecordEntity } from "@crm/contracts";
+import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
-import { principalOf, requirePermission } from "@crm/service-kit";
+import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
@@ -22,16 +22,15 @@ function idParam(req: Request): string {
 export function createRecordsRouter(service: RecordService, definitions: Readonly<Record<RecordEntity, EntityDefinition>>): Router {
   const router = Router();
   for (const definition of Object.values(definitions)) {
-    const path = `/${definition.entity}`;
-    const can = (action: "read" | "create" | "update" | "delete") => requirePermission(permission(definition.resource, action));
+    const routes = recordRoutes[definition.entity];
 
-    router.get(path, can("read"), async (req, res) => {
+    mountRoute(router, routes.list, async (req, res) => {
       const { data, meta } = await service.list(definition, businessOf(req), req.query as Record<string, unknown>);
       res.json(okList(data, meta));
     });
 
     // Conditional requests (extensions §E2.3): every single-record answer carries the record's ETag.
-    router.get(`${path}/:id`, can("read"), async (req, res) => {
+    mountRoute(router, routes.get, async (req, res) => {
       const view = await service.get(definition, businessOf(req), idParam(req), req.query["include"]);
       const etag = recordEtag(definition, view);
       res.setHeader("ETag", etag);
@@ -39,14 +38,14 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       res.json(ok(view));
     });
 
-    router.post(path, can("create"), async (req, res) => {
+    mountRoute(router, routes.create, async (req, res) => {
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
       const view = await service.create(definition, businessId, input);
       res.status(201).setHeader("ETag", recordEtag(definition, view)).json(ok(view));
     });
 
-    router.post(`${path}/batch`, can("create"), async (req, res) => {
+    mountRoute(router, routes.createBatch, async (req, res) => {
       const businessId = businessOf(req);
       const inputs = parseBatchBody(definition.createSchema, req.body);
       res.status(201).json(ok(await service.createMany(definition, businessId, inputs)));
@@ -61,10 +60,10 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       const view = await service.update(definition, businessId, id, input, req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view)).json(ok(view));
     };
-    router.patch(`${path}/:id`, can("update"), update);
-    router.put(`${path}/:id`, can("update"), update);
+    mountRoute(router, routes.patch, update);
+    mountRoute(router, routes.put, update);
 
-    router.delete(`${path}/:id`, can("delete"), async (req, res) => {
+    mountRoute(router, routes.delete, async (req, res) => {
       const view = await service.remove(definition, businessOf(req), idParam(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view)).json(ok(view));
     });

@@ -1,9 +1,9 @@
 // /api/v1/auth/*. sign-up, sign-in and token/refresh are public: the gateway forwards them with an
 // internal token that names no principal. logout and me need the caller.
 import { Router, type Request, type Response } from "express";
-import { ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
+import { identityRoutes, ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
 import { errors, parseOrThrow } from "@crm/errors";
-import { principalOf } from "@crm/service-kit";
+import { mountRoute, principalOf } from "@crm/service-kit";
 import { businessView, userView } from "./identity.presenter";
 import type { PrismaClient } from "../persistence/prisma";
 import type { AccountService, SignedIn } from "../application/account.service";
@@ -19,9 +19,6 @@ export interface AuthRouterDeps {
   refreshTokenTtlS: number;
 }
 
-/** Paths of the routes that need no principal. */
-export const PUBLIC_AUTH_PATHS = ["/api/v1/auth/sign-up", "/api/v1/auth/sign-in", "/api/v1/auth/token/refresh"];
-
 /** Routes that need no principal (mounted as the service app's publicApi: internal token required, no caller). */
 export function publicAuthRouter(deps: AuthRouterDeps): Router {
   const router = Router();
@@ -30,14 +27,14 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
     res.status(status).json(ok({ accessToken: result.accessToken, user: userView(result.user), business: businessView(result.business) }));
   };
 
-  router.post("/auth/sign-up", async (req, res) => {
+  mountRoute(router, identityRoutes.signUp, async (req, res) => {
     // ALLOW_SIGN_UP=false: the route exists but is closed.
     if (!deps.allowSignUp) throw errors.forbidden();
     const input = parseOrThrow(signUpSchema, req.body ?? {});
     signedIn(req, res, 201, await deps.accounts.signUp(input));
   });
 
-  router.post("/auth/sign-in", async (req, res) => {
+  mountRoute(router, identityRoutes.signIn, async (req, res) => {
     const input = parseOrThrow(signInSchema, req.body ?? {});
     const result = await deps.accounts.signIn(input, clientAddress(req));
     if ("lockedForMs" in result) {
@@ -47,7 +44,7 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
     signedIn(req, res, 200, result);
   });
 
-  router.post("/auth/token/refresh", async (req, res) => {
+  mountRoute(router, identityRoutes.refreshToken, async (req, res) => {
     const result = await deps.sessions.refresh(readCookie(req, REFRESH_COOKIE));
     setRefreshCookie(req, res, result.refreshToken, deps.refreshTokenTtlS);
     res.json(ok({ accessToken: result.accessToken }));
@@ -60,14 +57,14 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
 export function authRouter(deps: AuthRouterDeps): Router {
   const router = Router();
 
-  router.post("/auth/logout", async (req, res) => {
+  mountRoute(router, identityRoutes.logout, async (req, res) => {
     const principal = jwtPrincipal(req);
     await deps.sessions.revoke(principal.sessionId);
     clearRefreshCookie(req, res);
     res.status(204).end();
   });
 
-  router.get("/auth/me", async (req, res) => {
+  mountRoute(router, identityRoutes.me, async (req, res) => {
     const principal = principalOf(req);
     const business = await deps.prisma.business.findUnique({ where: { id: principal.businessId } });
     if (!business) throw errors.businessRequired();

@@ -5,13 +5,14 @@ import {
   webhookCreateSchema,
   webhookRecoverSchema,
   webhookRotateSecretSchema,
+  webhookRoutes,
   webhookUpdateSchema,
   WEBHOOK_RECOVER_MAX_WINDOW_MS,
   WEBHOOK_TEST_EVENT,
 } from "@crm/contracts";
 import { errors, parseOrThrow, validationError } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
-import { principalOf, requirePermission } from "@crm/service-kit";
+import { mountRoute, principalOf } from "@crm/service-kit";
 import { checkTargetUrl } from "../outbound/ssrf-guard";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret, secretPrefix } from "../domain/secret";
@@ -70,7 +71,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   const router = Router();
   const now = deps.now ?? (() => new Date());
 
-  router.post("/webhook", requirePermission("webhooks.create"), async (req, res) => {
+  mountRoute(router, webhookRoutes.create, async (req, res) => {
     const input = parseOrThrow(webhookCreateSchema, req.body ?? {});
     const filter = input.filter ?? null;
     if (filter !== null) checkWebhookFilter(filter, input.events);
@@ -88,7 +89,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     res.status(201).json(ok(webhookWithSecretView(webhook, secret)));
   });
 
-  router.get("/webhook", requirePermission("webhooks.read"), async (req, res) => {
+  mountRoute(router, webhookRoutes.list, async (req, res) => {
     const page = parsePagination(req.query);
     const { rows, total } = await deps.webhooks.list(principalOf(req).businessId, page);
     res.json(
@@ -99,11 +100,11 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     );
   });
 
-  router.get("/webhook/:id", requirePermission("webhooks.read"), async (req, res) => {
+  mountRoute(router, webhookRoutes.get, async (req, res) => {
     res.json(ok(webhookView(await webhookOf(deps, req))));
   });
 
-  router.put("/webhook/:id", requirePermission("webhooks.update"), async (req, res) => {
+  mountRoute(router, webhookRoutes.update, async (req, res) => {
     const current = await webhookOf(deps, req);
     const input = parseOrThrow(webhookUpdateSchema, req.body ?? {});
     // The filter must suit the events it will apply to: checked when either of them changes.
@@ -122,14 +123,14 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   });
 
   // Deactivates, keeps the record (interface §3); deleting twice answers the same.
-  router.delete("/webhook/:id", requirePermission("webhooks.delete"), async (req, res) => {
+  mountRoute(router, webhookRoutes.deactivate, async (req, res) => {
     const current = await webhookOf(deps, req);
     const updated = await deps.webhooks.update(current.businessId, current.id, activityChanges(current, false, now()));
     if (!updated) throw errors.notFound();
     res.json(ok(webhookView(updated)));
   });
 
-  router.post("/webhook/:id/test", requirePermission("webhooks.update"), async (req, res) => {
+  mountRoute(router, webhookRoutes.test, async (req, res) => {
     const webhook = await webhookOf(deps, req);
     const at = now();
     const delivery = await deps.deliveries.createTest({
@@ -142,7 +143,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     res.status(201).json(ok(deliveryView(delivery)));
   });
 
-  router.post("/webhook/:id/rotate-secret", requirePermission("webhooks.update"), async (req, res) => {
+  mountRoute(router, webhookRoutes.rotateSecret, async (req, res) => {
     const current = await webhookOf(deps, req);
     // No body means no grace period (extensions §E1.1).
     const input = parseOrThrow(webhookRotateSecretSchema, req.body ?? {});
@@ -158,14 +159,14 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     res.json(ok(webhookWithSecretView(updated, secret, at)));
   });
 
-  router.get("/webhook/:id/deliveries", requirePermission("webhooks.read"), async (req, res) => {
+  mountRoute(router, webhookRoutes.deliveries, async (req, res) => {
     const page = parsePagination(req.query);
     const webhook = await webhookOf(deps, req);
     const { rows, total } = await deps.deliveries.list(webhook.id, page);
     res.json(okList(rows.map(deliveryView), paginationMeta(total, page.page, page.perPage)));
   });
 
-  router.post("/webhook/:id/deliveries/:deliveryId/retry", requirePermission("webhooks.update"), async (req, res) => {
+  mountRoute(router, webhookRoutes.retryDelivery, async (req, res) => {
     const webhook = await webhookOf(deps, req);
     const deliveryId = String(req.params["deliveryId"]);
     const result = await deps.deliveries.requestManualRetry(webhook.businessId, webhook.id, deliveryId, now());
@@ -179,7 +180,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     res.status(202).json(ok(deliveryView(delivery)));
   });
 
-  router.post("/webhook/:id/recover", requirePermission("webhooks.update"), async (req, res) => {
+  mountRoute(router, webhookRoutes.recover, async (req, res) => {
     const webhook = await webhookOf(deps, req);
     const input = parseOrThrow(webhookRecoverSchema, req.body ?? {});
     const at = now();
