@@ -20,3 +20,4 @@ export {
   type HttpMethod,
 } from "./service-harness";
 export { SuiteResources } from "./suite-resources";
+export { checkDeclaredRoutes } from "./declared-routes";
