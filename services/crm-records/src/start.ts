@@ -11,7 +11,7 @@ import { createApp } from "./app";
 import type { RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
-import { PrismaOutboxStore } from "./persistence/prisma-outbox.store";
+import { SqlOutboxStore } from "./persistence/outbox.store";
 
 export const SERVICE_NAME = "crm-records";
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
@@ -37,7 +37,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     );
     const prisma = undo.add(createPrismaClient(db.adapter), (prisma) => prisma.$disconnect());
     const bus = undo.add(openEventBus({ brokers: config.KAFKA_BROKERS, clientId: SERVICE_NAME, logger }), (bus) => bus.close());
-    const outboxStore = new PrismaOutboxStore(prisma);
+    const outboxStore = new SqlOutboxStore(db.sql);
     const relay = new OutboxRelay({
       store: outboxStore,
       bus,

@@ -4,7 +4,7 @@
 import { isUuid, RECORDS_TOPIC, uuidv7, type EventEnvelope, type RecordEntity } from "@crm/contracts";
 import { InProcessBus, KafkaBus, OutboxRelay, type EventBus, type Subscription } from "@crm/event-bus";
 import { describeDistributed, testInfra, uniqueName, waitFor } from "@crm/testing";
-import { PrismaOutboxStore } from "../src/persistence/prisma-outbox.store";
+import { SqlOutboxStore } from "../src/persistence/outbox.store";
 import { createClient, logger, openHarness, type Caller, type Harness } from "./harness";
 
 const item = { description: "Work", quantity: 1.5, unitPrice: 10 };
@@ -35,13 +35,13 @@ async function outboxRows(h: Harness, businessId: string) {
 describe("events through the outbox (PGlite, in-process bus)", () => {
   let h: Harness;
   let relay: OutboxRelay;
-  let store: PrismaOutboxStore;
+  let store: SqlOutboxStore;
   const bus = new InProcessBus();
   const received: EventEnvelope[] = [];
 
   beforeAll(async () => {
     h = await openHarness("pglite", { onCommitted: () => relay?.kick() });
-    store = new PrismaOutboxStore(h.prisma);
+    store = new SqlOutboxStore(h.db.sql);
     await bus.subscribe({ topic: RECORDS_TOPIC, groupId: "test", handler: async (event) => void received.push(event) });
     relay = new OutboxRelay({ store, bus, logger, holder: "relay-1", intervalMs: 50 });
     relay.start();
@@ -184,7 +184,7 @@ describeDistributed("events through the outbox (PostgreSQL, Kafka)", () => {
   jest.setTimeout(60_000);
   let h: Harness;
   let relay: OutboxRelay;
-  let store: PrismaOutboxStore;
+  let store: SqlOutboxStore;
   let kafka: EventBus;
   let subscription: Subscription;
   let caller: Caller;
@@ -194,7 +194,7 @@ describeDistributed("events through the outbox (PostgreSQL, Kafka)", () => {
     h = await openHarness("postgres", { onCommitted: () => relay?.kick() });
     caller = h.caller({ businessId: uuidv7() });
     kafka = new KafkaBus({ brokers: testInfra.kafkaBrokers!.split(","), clientId: uniqueName("crm-records-test"), logger });
-    store = new PrismaOutboxStore(h.prisma);
+    store = new SqlOutboxStore(h.db.sql);
     subscription = await kafka.subscribe({
       topic: RECORDS_TOPIC,
       groupId: uniqueName("crm-records-test"),

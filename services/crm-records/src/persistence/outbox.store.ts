@@ -1,0 +1,95 @@
+// The relay's view of the outbox table: pending rows in sequence order, marking them sent or
+// dead-lettered, and a lease row so only one relay per database publishes at a time (events stay in
+// order per business).
+//
+// Every statement goes through the database driver (pg's pool, or PGlite), not Prisma: the relay
+// runs a round per burst of writes, and Prisma's query path cost more CPU than the statement itself
+// (docs/performance.md, "Writes: where POST /client waits").
+import type { EventEnvelope } from "@crm/contracts";
+import type { SqlRunner } from "@crm/database";
+import type { OutboxRow, OutboxStore } from "@crm/event-bus";
+
+const LEASE_NAME = "records-outbox-relay";
+const OUTBOX = `"records"."OutboxEvent"`;
+
+interface PendingRow {
+  sequence: string | number | bigint;
+  topic: string;
+  key: string;
+  payload: EventEnvelope;
+  traceparent: string | null;
+}
+
+export class SqlOutboxStore implements OutboxStore {
+  /**
+   * When this store last took or renewed the lease (performance.now() before the statement was
+   * sent) and for how long. The database set the lease's expiry to its own now() + ttl after that
+   * moment, so until half the ttl has passed here the lease is certainly still ours: the relay asks
+   * for it every round (every burst of writes), and renewing it once per half-ttl is enough.
+   */
+  private held: { holder: string; since: number; ttlMs: number } | undefined;
+
+  constructor(private readonly sql: Pick<SqlRunner, "query">) {}
+
+  async pending(limit: number): Promise<OutboxRow[]> {
+    const { rows } = await this.sql.query<PendingRow>(
+      `SELECT "sequence", "topic", "key", "payload", "traceparent" FROM ${OUTBOX}
+       WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL ORDER BY "sequence" ASC LIMIT $1`,
+      [Math.trunc(limit)],
+    );
+    return rows.map((row) => ({
+      // int8 arrives as text from pg, as a bigint or number from PGlite.
+      sequence: BigInt(row.sequence),
+      topic: row.topic,
+      key: row.key,
+      payload: row.payload,
+      ...(row.traceparent ? { traceparent: row.traceparent } : {}),
+    }));
+  }
+
+  async markSent(sequences: readonly bigint[]): Promise<void> {
+    if (sequences.length === 0) return;
+    await this.sql.query(`UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL`, [new Date(), sequences.map(String)]);
+  }
+
+  async deadLetter(sequence: bigint, reason: string): Promise<void> {
+    await this.sql.query(`UPDATE ${OUTBOX} SET "deadLetteredAt" = $1, "deadLetterError" = $2 WHERE "sequence" = $3 AND "sentAt" IS NULL AND "deadLetteredAt" IS NULL`, [
+      new Date(),
+      reason,
+      String(sequence),
+    ]);
+  }
+
+  /** Takes the lease when free or expired, renews it when already held; the database clock decides expiry. */
+  async acquireLease(holder: string, ttlMs: number): Promise<boolean> {
+    const now = performance.now();
+    if (this.held?.holder === holder && this.held.ttlMs === ttlMs && now - this.held.since < ttlMs / 2) return true;
+    this.held = undefined;
+    const { rows } = await this.sql.query<{ holder: string }>(
+      `INSERT INTO "records"."OutboxLease" ("name", "holder", "expiresAt")
+       VALUES ($1, $2, now() + ($3::int * interval '1 millisecond'))
+       ON CONFLICT ("name") DO UPDATE SET "holder" = EXCLUDED."holder", "expiresAt" = EXCLUDED."expiresAt"
+       WHERE "OutboxLease"."holder" = EXCLUDED."holder" OR "OutboxLease"."expiresAt" < now()
+       RETURNING "holder"`,
+      [LEASE_NAME, holder, Math.round(ttlMs)],
+    );
+    if (rows.length !== 1) return false;
+    this.held = { holder, since: now, ttlMs };
+    return true;
+  }
+
+  async releaseLease(holder: string): Promise<void> {
+    this.held = undefined;
+    await this.sql.query(`UPDATE "records"."OutboxLease" SET "expiresAt" = now() - interval '1 second' WHERE "name" = $1 AND "holder" = $2`, [LEASE_NAME, holder]);
+  }
+
+  /** Unsent rows (dead-lettered ones excluded) and the age of the oldest, for the outbox metrics. */
+  async backlog(): Promise<{ unsent: number; oldestAgeSeconds: number }> {
+    const { rows } = await this.sql.query<{ unsent: number; oldest_age_s: number | null }>(
+      `SELECT count(*)::int AS unsent, extract(epoch FROM now() - min("createdAt"))::float8 AS oldest_age_s
+       FROM ${OUTBOX} WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL`,
+    );
+    const row = rows[0];
+    return { unsent: row?.unsent ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest_age_s ?? 0) };
+  }
+}
