@@ -193,11 +193,24 @@ async function main(): Promise<void> {
     };
     type Proc = keyof typeof pids;
     const cpu = new Map<string, number[]>();
-    const measured = async (key: string, procs: Proc[], load: () => Promise<LoadResult>) => {
+    // The outbox relay's publish batches (crm-records' /metrics): one round of relay statements and
+    // one Kafka request each, so batches per create says how much of that a create pays for.
+    const relayBatches = async () => {
+      const text = await (await fetch(`${records.url}/metrics`)).text();
+      return Number(/^crm_outbox_publish_batches_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN);
+    };
+    const batches = new Map<string, number[]>();
+    const measured = async (key: string, procs: Proc[], load: () => Promise<LoadResult>, writes = false) => {
       const before = procs.map((p) => cpuMs(pids[p]));
+      const batches0 = writes && procs.includes("records") ? await relayBatches() : undefined;
       const r = await load();
       const requests = r.rps * DURATION_S;
       procs.forEach((p, i) => cpu.set(`${key}/${p}`, [...(cpu.get(`${key}/${p}`) ?? []), (cpuMs(pids[p]) - before[i]!) / requests]));
+      if (batches0 !== undefined) {
+        // Let the relay finish the run's last round before reading.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        batches.set(key, [...(batches.get(key) ?? []), ((await relayBatches()) - batches0) / requests]);
+      }
       record(key, r);
     };
     const procsOf: Record<Way, Proc[]> = { gateway: ["gateway", "records"], direct: ["records"], peer: ["peer"] };
@@ -212,6 +225,13 @@ async function main(): Promise<void> {
         overallRate,
       });
 
+    // What each process spends with no requests at all (timers, the relay's poll, Kafka's heartbeats),
+    // so a low-throughput row's CPU per request can be read against it.
+    const idleMs = 2000;
+    const idle0 = Object.fromEntries(Object.entries(pids).map(([p, pid]) => [p, cpuMs(pid)])) as Record<Proc, number>;
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    const idlePerS = Object.fromEntries(Object.entries(pids).map(([p, pid]) => [p, ((cpuMs(pid) - idle0[p as Proc]) * 1000) / idleMs])) as Record<Proc, number>;
+
     console.log(`warming up ...`);
     for (const s of scenarios) for (const way of s.ways) await run(s, way, 1);
 
@@ -219,7 +239,7 @@ async function main(): Promise<void> {
       for (const s of scenarios) {
         // Alternate who goes first, so neither side always runs on a warmer (or busier) machine.
         const ways = round % 2 ? [...s.ways].reverse() : s.ways;
-        for (const way of ways) await measured(`${s.key}/${way}`, procsOf[way], () => run(s, way, DURATION_S));
+        for (const way of ways) await measured(`${s.key}/${way}`, procsOf[way], () => run(s, way, DURATION_S), s.method === "POST");
       }
       if (hop) {
         // The hop at a fixed rate: half of what the gateway sustained on the cheapest list, evenly
@@ -262,11 +282,17 @@ async function main(): Promise<void> {
       const runs = cpu.get(`${key}/${proc}`);
       return runs ? median(runs).toFixed(3).padStart(8) : "       -";
     };
-    console.log(`\nCPU per request, ms (from /proc; medians over rounds)`);
+    console.log(
+      `\nCPU per request, ms (from /proc; medians over rounds; idle, ms of CPU per s: gateway ${idlePerS.gateway.toFixed(0)}, crm-records ${idlePerS.records.toFixed(0)}, peer ${idlePerS.peer.toFixed(0)})`,
+    );
     console.log(`${"request, clients".padEnd(22)}${"through the gateway: gateway + crm-records".padEnd(46)}${"straight: crm-records".padEnd(24)}peer`);
     for (const s of scenarios) {
+      const relay = (way: Way) => {
+        const runs = batches.get(`${s.key}/${way}`);
+        return runs ? median(runs).toFixed(2) : "-";
+      };
       console.log(
-        `${s.label.padEnd(22)}${`${cpuOf(`${s.key}/gateway`, "gateway")} + ${cpuOf(`${s.key}/gateway`, "records")}`.padEnd(46)}${cpuOf(`${s.key}/direct`, "records").padEnd(24)}${cpuOf(`${s.key}/peer`, "peer")}`,
+        `${s.label.padEnd(22)}${`${cpuOf(`${s.key}/gateway`, "gateway")} + ${cpuOf(`${s.key}/gateway`, "records")}`.padEnd(46)}${cpuOf(`${s.key}/direct`, "records").padEnd(24)}${cpuOf(`${s.key}/peer`, "peer")}${s.method === "POST" ? `   (relay publish batches per create: through the gateway ${relay("gateway")}, straight ${relay("direct")})` : ""}`,
       );
     }
 
