@@ -1,5 +1,9 @@
 /** Permissions are `resource.action`; roles map to fixed sets of them (decisions §4). */
-export const recordResources = ["clients", "contacts", "invoices", "quotes", "products", "services", "employees"] as const;
+import { recordEntities } from "./events";
+import { recordContracts, type RecordResource } from "./records";
+
+/** The record entities' resources, in entity order; each is declared with its entity's contract (records.ts). */
+export const recordResources: readonly RecordResource[] = recordEntities.map((entity) => recordContracts[entity].resource);
 export const resources = [...recordResources, "webhooks", "apiKeys", "users"] as const;
 export const actions = ["read", "create", "update", "delete"] as const;
 

@@ -2,7 +2,6 @@
 // crm-records validates request bodies with these; its routes (routes/records.routes.ts) document them.
 import { z } from "./zod";
 import type { RecordEntity } from "./events";
-import type { Resource } from "./permissions";
 import { enumField, recordField, type RecordField } from "./record-fields";
 
 export const contactTypes = ["EMAIL", "PHONE", "MOBILE", "WEBSITE", "OTHER"] as const;
@@ -360,8 +359,8 @@ export interface RecordRelation {
 }
 
 export interface RecordContract {
-  /** Permission resource: `clients` in `clients.read`. */
-  resource: Resource;
+  /** Permission resource: `clients` in `clients.read` (permissions.ts derives `recordResources` from these). */
+  resource: string;
   create: z.ZodType;
   update: z.ZodType;
   /** What GET returns, relations included when asked for. */
@@ -501,8 +500,10 @@ function perEntity<T>(pick: (contract: RecordContract) => T): Readonly<Record<Re
   return Object.fromEntries(Object.entries(recordContracts).map(([entity, contract]) => [entity, pick(contract)])) as Record<RecordEntity, T>;
 }
 
+export type RecordResource = (typeof recordContracts)[RecordEntity]["resource"];
+
 /** Permission resource of each entity (`clients.read`, ...). */
-export const recordResourceOf = perEntity((contract) => contract.resource);
+export const recordResourceOf = perEntity((contract) => contract.resource) as { readonly [E in RecordEntity]: (typeof recordContracts)[E]["resource"] };
 
 /**
  * The scalar fields of each entity's record as events carry it, typed for the `where` language:

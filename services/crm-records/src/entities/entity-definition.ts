@@ -4,7 +4,7 @@
 // an entity. Everything public (resource, schemas, fields, relations, client reference) comes from
 // the entity's contract in @crm/contracts (records.ts); a definition adds only what persistence
 // needs, and is built once at start-up, never per request.
-import { recordContracts, type RecordContract, type RecordEntity, type RecordRelation, type Resource } from "@crm/contracts";
+import { recordContracts, recordResourceOf, type RecordContract, type RecordEntity, type RecordRelation, type Resource } from "@crm/contracts";
 import type { FieldSpec, QuerySpec } from "@crm/query-language";
 import type { ZodObject, ZodRawShape, ZodType } from "zod";
 
@@ -96,7 +96,7 @@ export function defineEntity(entity: RecordEntity, persistence: PersistenceSpec 
 
   return withoutEmpty({
     entity,
-    resource: contract.resource,
+    resource: recordResourceOf[entity],
     delegate: entity,
     table: `"records"."${modelNameOf(entity)}"`,
     createSchema: contract.create,
