@@ -1,10 +1,8 @@
-// Authenticated encryption of what the gateway keeps at rest (stored idempotent answers): AES-256-GCM
+// Authenticated encryption of what the gateway keeps at rest (stored idempotent answers): AES-256-GCM (@crm/crypto)
 // under a key derived from configuration, with associated data binding each value to where it is
 // stored, so a value copied under another business's or another key's entry does not open.
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+import { createHash, createHmac } from "node:crypto";
+import { deriveKey, GCM_IV_BYTES, GCM_TAG_BYTES, gcmOpen, gcmSeal } from "@crm/crypto";
 
 export class SealedBox {
   private readonly key: Buffer;
@@ -14,32 +12,24 @@ export class SealedBox {
 
   /** `secret` is the configured string (IDEMPOTENCY_ENCRYPTION_KEY); keys are derived per purpose with HKDF. */
   constructor(secret: string, purpose: string) {
-    this.key = Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), `${purpose} aes-256-gcm`, 32));
-    this.macKey = Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), `${purpose} hmac-sha256`, 32));
+    this.key = deriveKey(secret, `${purpose} aes-256-gcm`);
+    this.macKey = deriveKey(secret, `${purpose} hmac-sha256`);
     this.keyId = createHash("sha256").update(this.key).digest("hex").slice(0, 16);
   }
 
   /** base64(iv | tag | ciphertext) */
   seal(plaintext: Buffer, associatedData: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
-    cipher.setAAD(Buffer.from(associatedData, "utf8"));
-    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString("base64");
+    const { iv, tag, ciphertext } = gcmSeal(this.key, plaintext, associatedData);
+    return Buffer.concat([iv, tag, ciphertext]).toString("base64");
   }
 
   /** The plaintext, or undefined when the value was not sealed by this key for this associated data. */
   open(sealed: string, associatedData: string): Buffer | undefined {
     const bytes = Buffer.from(sealed, "base64");
-    if (bytes.length < IV_BYTES + TAG_BYTES) return undefined;
-    try {
-      const decipher = createDecipheriv("aes-256-gcm", this.key, bytes.subarray(0, IV_BYTES));
-      decipher.setAAD(Buffer.from(associatedData, "utf8"));
-      decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-      return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
-    } catch {
-      return undefined;
-    }
+    if (bytes.length < GCM_IV_BYTES + GCM_TAG_BYTES) return undefined;
+    const iv = bytes.subarray(0, GCM_IV_BYTES);
+    const tag = bytes.subarray(GCM_IV_BYTES, GCM_IV_BYTES + GCM_TAG_BYTES);
+    return gcmOpen(this.key, { iv, tag, ciphertext: bytes.subarray(GCM_IV_BYTES + GCM_TAG_BYTES) }, associatedData);
   }
 
   /** A keyed digest: stored fingerprints of request bodies (which may hold passwords) are not plain hashes. */

@@ -1,16 +1,14 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { deriveKey, GCM_IV_BYTES, GCM_TAG_BYTES, gcmOpen, gcmSeal } from "@crm/crypto";
 import { WEBHOOK_SECRET_PREFIX } from "./secret";
 
 /**
- * Signing secrets at rest: AES-256-GCM under a key from configuration (WEBHOOK_SECRET_KEYS), with the
+ * Signing secrets at rest: AES-256-GCM (@crm/crypto) under a key from configuration (WEBHOOK_SECRET_KEYS), with the
  * webhook id as associated data, so a stored value is useless without the key and cannot be copied
  * onto another webhook. Stored form: `v1:<keyId>:<iv>:<ciphertext>:<tag>` (base64url parts), where
  * keyId names the key (a fingerprint of it, never enough to recover it). A value that still starts with
  * `whsec_` is a row from before encryption: readable, and re-encrypted by the re-encryption job.
  */
 const FORMAT_VERSION = "v1";
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 /** Key text shorter than this has too little entropy to derive a 256-bit key from. */
 export const MIN_KEY_LENGTH = 32;
 
@@ -33,8 +31,8 @@ export class UnreadableSecretError extends Error {
 
 /** Derives the AES key (and its id) from configured key text; HKDF spreads any text's entropy over 32 bytes. */
 export function keyFromText(text: string): KeyringKey {
-  const key = Buffer.from(hkdfSync("sha256", Buffer.from(text, "utf8"), Buffer.alloc(0), "crm webhook-delivery secret encryption", 32));
-  const id = Buffer.from(hkdfSync("sha256", key, Buffer.alloc(0), "crm webhook-delivery key id", 4)).toString("hex");
+  const key = deriveKey(text, "crm webhook-delivery secret encryption");
+  const id = deriveKey(key, "crm webhook-delivery key id", 4).toString("hex");
   return { id, key };
 }
 
@@ -67,11 +65,8 @@ export class SecretKeyring {
   }
 
   seal(webhookId: string, secret: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", this.current.key, iv, { authTagLength: TAG_BYTES });
-    cipher.setAAD(associatedData(this.current.id, webhookId));
-    const ciphertext = Buffer.concat([cipher.update(secret, "utf8"), cipher.final()]);
-    return [FORMAT_VERSION, this.current.id, b64(iv), b64(ciphertext), b64(cipher.getAuthTag())].join(":");
+    const { iv, ciphertext, tag } = gcmSeal(this.current.key, secret, associatedData(this.current.id, webhookId));
+    return [FORMAT_VERSION, this.current.id, b64(iv), b64(ciphertext), b64(tag)].join(":");
   }
 
   /** The secret itself, only to sign with. Throws UnreadableSecretError for an unknown key or any tampering. */
@@ -86,16 +81,11 @@ export class SecretKeyring {
     if (!key) throw new UnreadableSecretError("unknown-key", keyId);
     const ivBytes = unb64(iv);
     const tagBytes = unb64(tag);
-    if (ivBytes.length !== IV_BYTES || tagBytes.length !== TAG_BYTES) throw new UnreadableSecretError("malformed", keyId);
-    try {
-      const decipher = createDecipheriv("aes-256-gcm", key, ivBytes, { authTagLength: TAG_BYTES });
-      decipher.setAAD(associatedData(keyId, webhookId));
-      decipher.setAuthTag(tagBytes);
-      return Buffer.concat([decipher.update(unb64(ciphertext)), decipher.final()]).toString("utf8");
-    } catch {
-      // GCM's tag check: another webhook's value, a flipped bit, or the wrong key under a colliding id.
-      throw new UnreadableSecretError("tampered", keyId);
-    }
+    if (ivBytes.length !== GCM_IV_BYTES || tagBytes.length !== GCM_TAG_BYTES) throw new UnreadableSecretError("malformed", keyId);
+    const opened = gcmOpen(key, { iv: ivBytes, ciphertext: unb64(ciphertext), tag: tagBytes }, associatedData(keyId, webhookId));
+    // GCM's tag check: another webhook's value, a flipped bit, or the wrong key under a colliding id.
+    if (!opened) throw new UnreadableSecretError("tampered", keyId);
+    return opened.toString("utf8");
   }
 }
 
