@@ -2,16 +2,19 @@
 // that answers a fixed 20-record list page, beside the stub reached directly. It isolates what the
 // hop costs from everything behind it, and prints the figures a busy machine disturbs least:
 // - the gateway's own CPU per forwarded request (user + system time from /proc, over a saturation run),
+//   for the list (GET) and for `POST /client` (a small JSON body, answered 201 by the stub),
 // - req/s at saturation through the gateway and straight to the stub (20 connections),
-// - p50/p99 at a fixed, evenly paced rate (`runPaced`), through the gateway and straight, and the
-//   p50 the hop adds.
+// - p50/p99 of the list at a fixed, evenly paced rate (`runPaced`), through the gateway and straight,
+//   and the p50 the hop adds.
 // The gateway runs as in distributed mode: Redis for the auth state and the rate limiter (DB index
 // BENCH_REDIS_DB, default 11, flushed at start and end), a JWT caller whose allow-list entry and user
 // state are in Redis as identity writes them. Settings: BENCH_DURATION_S=5 BENCH_ROUNDS=3
 // BENCH_CONNECTIONS=20 BENCH_RATE (default: half of the gateway's measured saturation)
 // BENCH_NODE_OPTIONS (extra flags for the gateway process, e.g. `--max-semi-space-size=2`);
 // MALLOC_ARENA_MAX is passed on to the gateway when set; BENCH_GATEWAY_SCRIPT runs another build
-// of the gateway (e.g. another checkout's services/gateway/dist/main.js) for an A/B comparison.
+// of the gateway (e.g. another checkout's services/gateway/dist/main.js); BENCH_GATEWAY_SCRIPT_B
+// starts a second build beside it and alternates the two in every round (an A/B comparison in one
+// run: both see the same machine load); BENCH_SCENARIOS=list,create picks the requests.
 // It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -30,6 +33,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const REDIS_URL = `redis://127.0.0.1:6379/${process.env.BENCH_REDIS_DB ?? 11}`;
 const ROOT = path.resolve(__dirname, "../..");
 const PATH = "/api/v1/client?perPage=20&include=-contacts";
+const CREATE_PATH = "/api/v1/client";
+const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
 
 /** A 20-record page shaped like crm-records' answer (~8 KB). */
 function listPage(): Buffer {
@@ -49,10 +54,27 @@ function listPage(): Buffer {
   return Buffer.from(JSON.stringify({ data, meta: { page: 1, perPage: 20, total: 1000, totalPages: 50 } }));
 }
 
-function startStub(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": body.length });
-    res.end(body);
+/** The created record as crm-records answers a create (~400 bytes). */
+function createdRecord(): Buffer {
+  const now = new Date().toISOString();
+  return Buffer.from(
+    JSON.stringify({ data: { id: uuidv7(), ...JSON.parse(NEW_CLIENT), phone: null, isActive: true, address: null, notes: null, createdAt: now, updatedAt: now } }),
+  );
+}
+
+function startStub(list: Buffer, created: Buffer): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== "POST") {
+      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": list.length });
+      res.end(list);
+      return;
+    }
+    // Read the whole body, as a service does before answering.
+    req.on("data", () => undefined);
+    req.on("end", () => {
+      res.writeHead(201, { "content-type": "application/json; charset=utf-8", "content-length": created.length, location: "/api/v1/client/1" });
+      res.end(created);
+    });
   });
   server.keepAliveTimeout = 60_000;
   return new Promise((resolve) =>
@@ -76,25 +98,21 @@ function rssMb(pid: number): number {
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
 }
 
-async function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+async function startGateway(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [...(process.env.BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean), process.env.BENCH_GATEWAY_SCRIPT ?? path.join(ROOT, "services/gateway/dist/main.js")],
-    {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
-        NODE_ENV: "production",
-        LOG_LEVEL: "warn",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        ...env,
-      },
-      stdio: ["ignore", "inherit", "inherit"],
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean), script], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ...env,
     },
-  );
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
@@ -108,12 +126,27 @@ async function startGateway(env: Record<string, string>): Promise<{ child: Child
   throw new Error("gateway did not start");
 }
 
+interface Scenario {
+  key: "list" | "create";
+  label: string;
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+}
+
+const SCENARIOS: Scenario[] = [
+  { key: "list", label: "GET list", method: "GET", path: PATH },
+  { key: "create", label: "POST /client", method: "POST", path: CREATE_PATH, body: NEW_CLIENT },
+];
+
 async function main(): Promise<void> {
   const build = spawnSync(process.execPath, [path.join(ROOT, "scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
   if (build.status !== 0) throw new Error("pnpm build failed");
+  const picked = (process.env.BENCH_SCENARIOS ?? "list,create").split(",");
+  const scenarios = SCENARIOS.filter((s) => picked.includes(s.key));
   const kv = new RedisKvStore(REDIS_URL);
   await kv.redis.flushdb();
-  const stub = await startStub(listPage());
+  const stub = await startStub(listPage(), createdRecord());
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gateway-hop-"));
   const jwtSecret = "bench-jwt-secret-0123456789abcdef0123456789";
   const codec = new AccessTokenCodec(jwtSecret);
@@ -126,7 +159,7 @@ async function main(): Promise<void> {
   await cache.allowAccessToken(jti, sid, 3_600_000);
   await cache.writeUser({ v: 1, userId, deleted: false, businessId, role: "OWNER" });
   const token = codec.sign({ sub: userId, businessId, jti, sid }, 3600);
-  const gateway = await startGateway({
+  const env = {
     REDIS_URL,
     CRM_RECORDS_URL: stub.url,
     IDENTITY_URL: stub.url,
@@ -136,54 +169,83 @@ async function main(): Promise<void> {
     IDEMPOTENCY_ENCRYPTION_KEY: "bench-idempotency-key-0123456789abcdef01234",
     DATA_DIR: dataDir,
     RATE_LIMIT_MAX: "1000000000",
-  });
-  const pid = gateway.child.pid!;
+  };
+  const scripts: Array<[string, string]> = [["gateway", process.env.BENCH_GATEWAY_SCRIPT ?? path.join(ROOT, "services/gateway/dist/main.js")]];
+  if (process.env.BENCH_GATEWAY_SCRIPT_B) scripts.push(["gateway B", process.env.BENCH_GATEWAY_SCRIPT_B]);
+  const gateways: Array<{ name: string; script: string; child: ChildProcess; url: string }> = [];
   const headers = { authorization: `Bearer ${token}` };
+  const postHeaders = { ...headers, "content-type": "application/json" };
   try {
-    const check = await fetch(gateway.url + PATH, { headers });
-    if (check.status !== 200) throw new Error(`gateway answered ${check.status}: ${await check.text()}`);
-    const ways = { gateway: gateway.url + PATH, direct: stub.url + PATH };
+    for (const [name, script] of scripts) gateways.push({ name, script, ...(await startGateway(script, env)) });
+    for (const g of gateways) {
+      for (const s of scenarios) {
+        const check = await fetch(g.url + s.path, { method: s.method, headers: s.body ? postHeaders : headers, body: s.body });
+        if (check.status >= 300) throw new Error(`${g.name} answered ${check.status} to ${s.label}: ${await check.text()}`);
+      }
+    }
     // Idle as after start (one request answered), before any load.
     await new Promise((r) => setTimeout(r, 3000));
-    const rssIdle = rssMb(pid);
-    console.log(`gateway pid ${pid}; warming up ...`);
-    await runLoad({ url: ways.gateway, headers, connections: CONNECTIONS, durationS: 2 });
-    const sat: Record<string, LoadResult[]> = { gateway: [], direct: [] };
-    const paced: Record<string, LoadResult[]> = { gateway: [], direct: [] };
-    const cpuPerRequest: number[] = [];
-    let rssPeak = rssIdle;
+    const rssIdle = new Map(gateways.map((g) => [g.name, rssMb(g.child.pid!)]));
+    const rssPeak = new Map(rssIdle);
+    console.log(`${gateways.map((g) => `${g.name} pid ${g.child.pid} (${g.script})`).join("; ")}; warming up ...`);
+    const ways = [...gateways.map((g) => ({ name: g.name, url: g.url, pid: g.child.pid })), { name: "direct", url: stub.url, pid: undefined }];
+    for (const g of gateways)
+      for (const s of scenarios)
+        await runLoad({ url: g.url + s.path, method: s.method, headers: s.body ? postHeaders : headers, body: s.body, connections: CONNECTIONS, durationS: 2 });
+    const sat = new Map<string, LoadResult[]>();
+    const paced = new Map<string, LoadResult[]>();
+    const cpu = new Map<string, number[]>();
+    const push = <T>(m: Map<string, T[]>, k: string, v: T) => m.set(k, [...(m.get(k) ?? []), v]);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const way of round % 2 ? (["direct", "gateway"] as const) : (["gateway", "direct"] as const)) {
-        const cpu0 = cpuMs(pid);
-        const r = await runLoad({ url: ways[way], headers, connections: CONNECTIONS, durationS: DURATION_S });
-        if (way === "gateway") {
-          cpuPerRequest.push((cpuMs(pid) - cpu0) / (r.rps * DURATION_S));
-          rssPeak = Math.max(rssPeak, rssMb(pid));
+      // Alternate the order every round, so no way always runs first (or right after the same other).
+      const order = round % 2 ? [...ways].reverse() : ways;
+      for (const s of scenarios) {
+        for (const way of order) {
+          const cpu0 = way.pid ? cpuMs(way.pid) : 0;
+          const r = await runLoad({
+            url: way.url + s.path,
+            method: s.method,
+            headers: s.body ? postHeaders : headers,
+            body: s.body,
+            connections: CONNECTIONS,
+            durationS: DURATION_S,
+          });
+          if (way.pid) {
+            push(cpu, `${s.key} ${way.name}`, (cpuMs(way.pid) - cpu0) / (r.rps * DURATION_S));
+            rssPeak.set(way.name, Math.max(rssPeak.get(way.name)!, rssMb(way.pid)));
+          }
+          push(sat, `${s.key} ${way.name}`, r);
         }
-        sat[way]!.push(r);
       }
-      const rate = Number(process.env.BENCH_RATE ?? Math.max(1, Math.round(median(sat.gateway!.map((r) => r.rps)) / 2)));
-      for (const way of round % 2 ? (["direct", "gateway"] as const) : (["gateway", "direct"] as const)) {
-        paced[way]!.push(await runPaced({ url: ways[way], headers, connections: CONNECTIONS, durationS: DURATION_S, rate }));
-      }
+      if (!scenarios.some((s) => s.key === "list")) continue;
+      const rate = Number(process.env.BENCH_RATE ?? Math.max(1, Math.round(median(sat.get(`list ${gateways[0]!.name}`)!.map((r) => r.rps)) / 2)));
+      for (const way of order) push(paced, way.name, await runPaced({ url: way.url + PATH, headers, connections: CONNECTIONS, durationS: DURATION_S, rate }));
     }
     const m = (runs: LoadResult[], k: keyof LoadResult) => median(runs.map((r) => r[k]));
     const line = (label: string, runs: LoadResult[]) =>
-      `${label.padEnd(34)}${m(runs, "rps").toFixed(0).padStart(7)} req/s  p50 ${m(runs, "p50").toFixed(2).padStart(6)} ms  p99 ${m(runs, "p99").toFixed(2).padStart(7)} ms${runs.some((r) => r.failures) ? `  failures ${runs.reduce((s, r) => s + r.failures, 0)}` : ""}`;
+      `${label.padEnd(44)}${m(runs, "rps").toFixed(0).padStart(7)} req/s  p50 ${m(runs, "p50").toFixed(2).padStart(6)} ms  p99 ${m(runs, "p99").toFixed(2).padStart(7)} ms${runs.some((r) => r.failures) ? `  failures ${runs.reduce((s, r) => s + r.failures, 0)}` : ""}`;
+    const target = (name: string) => (name === "direct" ? "straight to the stub" : `through the ${name}`);
     console.log("");
     console.log(
       `gateway hop: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s, medians; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, ${new Date().toISOString()}${process.env.BENCH_NODE_OPTIONS ? `, gateway flags ${process.env.BENCH_NODE_OPTIONS}` : ""}`,
     );
-    console.log(line("saturation, through the gateway", sat.gateway!));
-    console.log(line("saturation, straight to the stub", sat.direct!));
-    console.log(line(`paced, through the gateway`, paced.gateway!));
-    console.log(line(`paced, straight to the stub`, paced.direct!));
-    console.log(`gateway CPU per request           ${median(cpuPerRequest).toFixed(3)} ms (rounds: ${cpuPerRequest.map((c) => c.toFixed(3)).join(", ")})`);
-    console.log(`added p50 at the paced rate       ${(m(paced.gateway!, "p50") - m(paced.direct!, "p50")).toFixed(2)} ms`);
-    console.log(`gateway RSS                       idle ${rssIdle} MB (3 s after its first request), after load ${rssPeak} MB`);
+    for (const s of scenarios) for (const way of ways) console.log(line(`${s.label}, saturation, ${target(way.name)}`, sat.get(`${s.key} ${way.name}`)!));
+    for (const way of ways) if (paced.has(way.name)) console.log(line(`GET list, paced, ${target(way.name)}`, paced.get(way.name)!));
+    for (const s of scenarios) {
+      for (const g of gateways) {
+        const rounds = cpu.get(`${s.key} ${g.name}`)!;
+        console.log(`${`${s.label}, ${g.name} CPU per request`.padEnd(44)}${median(rounds).toFixed(3)} ms (rounds: ${rounds.map((c) => c.toFixed(3)).join(", ")})`);
+      }
+    }
+    for (const g of gateways) {
+      if (paced.has(g.name)) console.log(`${`added p50 at the paced rate, ${g.name}`.padEnd(44)}${(m(paced.get(g.name)!, "p50") - m(paced.get("direct")!, "p50")).toFixed(2)} ms`);
+    }
+    for (const g of gateways) console.log(`${`${g.name} RSS`.padEnd(44)}idle ${rssIdle.get(g.name)} MB (3 s after its first requests), after load ${rssPeak.get(g.name)} MB`);
   } finally {
-    gateway.child.kill("SIGTERM");
-    await new Promise((r) => gateway.child.once("exit", r));
+    for (const g of gateways) {
+      g.child.kill("SIGTERM");
+      await new Promise((r) => g.child.once("exit", r));
+    }
     await stub.close();
     await kv.redis.flushdb();
     await kv.close();
