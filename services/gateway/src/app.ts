@@ -44,21 +44,49 @@ export function createApp(deps: GatewayDeps): Express {
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", readinessHandler(deps.readiness));
 
-  app.use(deps.security.edge);
-  app.use((req, res, next) => {
-    const route = matchRoute(req.method, req.path.length > 1 ? req.path.replace(/\/$/, "") : req.path);
-    if (route) res.locals.route = route;
-    next();
-  });
-  app.use(deps.security.guard);
-  // Forwarded routes skip the gateway's own router (a few layers of path matching per request).
-  const documents = publicRouter(deps.documents);
-  app.use(API_PREFIX, (req, res, next) => (res.locals.route && res.locals.route.service !== "gateway" ? next() : documents(req, res, next)));
+  // The stages every request passes, in order, as one Express layer: the router's own work per layer
+  // (path match, prefix trim, its next()) was ~5% of the gateway's CPU under load with a layer each.
+  const forward = inOrder([...rawJsonBody, forwardToService(deps)]);
+  app.use(
+    inOrder([
+      ...deps.security.edge,
+      (req, res, next) => {
+        const route = matchRoute(req.method, req.path.length > 1 ? req.path.replace(/\/$/, "") : req.path);
+        if (route) res.locals.route = route;
+        next();
+      },
+      ...deps.security.guard,
+      // Forwarded routes go straight on to the service; the rest to the gateway's own router below.
+      (req, res, next) => (res.locals.route && res.locals.route.service !== "gateway" ? forward(req, res, next) : next()),
+    ]),
+  );
+  app.use(API_PREFIX, publicRouter(deps.documents));
   app.use(rawJsonBody);
-  app.use(forwardToService(deps));
   app.use(routeNotFound);
   app.use(errorMiddleware((req) => req.log ?? deps.logger));
   return app;
+}
+
+/**
+ * Handlers run one after the other as Express would run them as layers of their own: `next()` goes
+ * on, `next(err)` leaves for the error handlers, and a rejected promise is `next(err)` (Express 5).
+ */
+export function inOrder(handlers: readonly RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    let i = 0;
+    const step = (err?: unknown) => {
+      if (err !== undefined && err !== null) return next(err);
+      const handler = handlers[i++];
+      if (!handler) return next();
+      try {
+        const returned: unknown = handler(req, res, step);
+        if (returned instanceof Promise) returned.catch((error: unknown) => next(error ?? new Error("Rejected promise")));
+      } catch (error) {
+        next(error);
+      }
+    };
+    step();
+  };
 }
 
 /** Route templates of the route table ("/api/v1/client/:id"), one string per route, made once. */
