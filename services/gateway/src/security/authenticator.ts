@@ -1,16 +1,27 @@
 // Resolves a credential to a Principal with the caller's permissions as they are now. JWTs are
 // verified locally with a pre-built key; the allow-list and the user's role come from the shared
 // store in one round trip; API keys are looked up by digest. Identity is asked only on a miss.
-import { AccessTokenCodec, API_KEY_PATTERN, AuthCache, digestApiKey, effectivePermissions, type UserAuthState } from "@crm/auth-cache";
+import { type AccessTokenClaims, AccessTokenCodec, API_KEY_PATTERN, AuthCache, digestApiKey, effectivePermissions, type UserAuthState } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Credential } from "./credentials";
 import type { IdentityClient } from "./identity-client";
 
+/** Verified tokens remembered at most (a few MB); the map is emptied when full. */
+const VERIFIED_MAX = 10_000;
+
 export class Authenticator {
   private readonly codec: AccessTokenCodec;
   private readonly cache: AuthCache;
+  /**
+   * Claims of tokens whose signature checked out, by token: a caller sends the same token for its
+   * whole life, and the HMAC, base64 and JSON work was ~3% of the gateway's CPU per request. Only
+   * correctly signed tokens get in, so the map cannot be filled with garbage; expiry is checked on
+   * every use. Whether the token is still allowed (sign-out, deletion) is read from the store on
+   * every request, as before.
+   */
+  private readonly verified = new Map<string, AccessTokenClaims>();
 
   constructor(
     jwtSecret: string,
@@ -41,7 +52,7 @@ export class Authenticator {
   }
 
   private async fromJwt(token: string, onVerified: ((userId: string) => void) | undefined): Promise<Principal> {
-    const claims = this.codec.verify(token, this.now());
+    const claims = this.verify(token);
     if (!claims) throw errors.invalidAccessToken();
     onVerified?.(claims.sub);
     const cached = await guardStore(() => this.cache.readAccessTokenAndUser(claims.jti, claims.sub));
@@ -58,6 +69,18 @@ export class Authenticator {
       jti: claims.jti,
       permissions: [...rolePermissions[user.role]],
     };
+  }
+
+  private verify(token: string): AccessTokenClaims | undefined {
+    const now = this.now();
+    const known = this.verified.get(token);
+    if (known) return known.exp * 1000 > now ? known : undefined;
+    const claims = this.codec.verify(token, now);
+    if (claims) {
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+      this.verified.set(token, claims);
+    }
+    return claims;
   }
 
   private async fromApiKey(key: string): Promise<Principal> {
