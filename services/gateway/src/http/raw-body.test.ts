@@ -1,0 +1,62 @@
+// The gateway's body reading: a plain sized body is read straight off the stream, anything else
+// (chunked, compressed) through body-parser; both keep the exact bytes and give the same answers.
+import express from "express";
+import request from "supertest";
+import { errorMiddleware } from "@crm/errors";
+import { BODY_LIMIT_BYTES } from "@crm/service-kit";
+import { rawJsonBody } from "./raw-body";
+
+const silent = { error: () => undefined, info: () => undefined };
+
+function app(): express.Express {
+  const a = express();
+  a.use(rawJsonBody);
+  a.post("/", (req, res) => void res.json({ bytes: req.rawBody?.toString("utf8") ?? null, body: req.body ?? null }));
+  a.use(errorMiddleware(() => silent));
+  return a;
+}
+
+describe("rawJsonBody", () => {
+  const json = '{ "firstName": "Grace",  "lastName": "Hopper" }';
+
+  it("keeps a sized JSON body's exact bytes", async () => {
+    const res = await request(app()).post("/").set("content-type", "application/json").send(json);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ bytes: json, body: null });
+  });
+
+  it("keeps a chunked body's exact bytes", async () => {
+    const req = request(app()).post("/").set("content-type", "application/json").set("transfer-encoding", "chunked");
+    req.write(json.slice(0, 10));
+    req.write(json.slice(10));
+    const res = await req;
+    expect(res.status).toBe(200);
+    expect(res.body.bytes).toBe(json);
+  });
+
+  it("treats a request without a body as having none", async () => {
+    const res = await request(app()).post("/");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ bytes: null, body: null });
+  });
+
+  it("refuses malformed JSON with 400002", async () => {
+    const res = await request(app()).post("/").set("content-type", "application/json").send("{ nope");
+    expect([res.status, res.body.error.code]).toEqual([400, 400002]);
+  });
+
+  it("refuses another media type with 415000", async () => {
+    const res = await request(app()).post("/").set("content-type", "text/plain").send("hello");
+    expect([res.status, res.body.error.code]).toEqual([415, 415000]);
+  });
+
+  it("refuses a body over the limit with 413000, sized or chunked", async () => {
+    const big = JSON.stringify({ notes: "x".repeat(BODY_LIMIT_BYTES) });
+    const sized = await request(app()).post("/").set("content-type", "application/json").send(big);
+    expect([sized.status, sized.body.error.code]).toEqual([413, 413000]);
+    const req = request(app()).post("/").set("content-type", "application/json").set("transfer-encoding", "chunked");
+    req.write(big);
+    const chunked = await req;
+    expect([chunked.status, chunked.body.error.code]).toEqual([413, 413000]);
+  });
+});
