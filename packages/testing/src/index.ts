@@ -21,3 +21,4 @@ export {
 } from "./service-harness";
 export { SuiteResources } from "./suite-resources";
 export { checkDeclaredRoutes } from "./declared-routes";
+export { runCommonRouteTests, pathParameters, type DeclaredRoute, type RouteSecurityTarget } from "./route-security";
