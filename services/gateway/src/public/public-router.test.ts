@@ -1,5 +1,6 @@
 import express from "express";
 import request from "supertest";
+import { API_PREFIX, routesOf } from "@crm/contracts";
 import { publicRouter } from "./public-router";
 
 describe("public documents", () => {
@@ -40,5 +41,16 @@ describe("public documents", () => {
       .get("/api/v1/event-types")
       .set("If-None-Match", first.headers.etag as string);
     expect(cached.status).toBe(304);
+  });
+
+  it("serves every route declared for the gateway (the docs page and an asset of it included)", async () => {
+    const app = express().use("/api/v1", publicRouter({ capabilities: { version: "v1" }, openapi: () => ({}), docsHtml: "<html></html>" }));
+    const statuses = await Promise.all(
+      routesOf("gateway").map(async (route) => {
+        const path = `${API_PREFIX}${route.path.replace("{asset}", "init.js")}`;
+        return `${route.method} ${path} ${(await request(app)[route.method.toLowerCase() as "get"](path)).status}`;
+      }),
+    );
+    expect(statuses).toEqual(routesOf("gateway").map((route) => `${route.method} ${API_PREFIX}${route.path.replace("{asset}", "init.js")} 200`));
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import express, { type Router } from "express";
-import { buildEventTypes, ok } from "@crm/contracts";
+import { buildEventTypes, expressPath, gatewayRoutes, ok } from "@crm/contracts";
+import { mountRoute } from "@crm/service-kit";
 import { docsAssets } from "./docs-page";
 
 export interface PublicDocuments {
@@ -46,22 +47,25 @@ export function publicRouter(documents: PublicDocuments): Router {
       const body = JSON.stringify(ok(source));
       return (built = { source, body, tag: etag(body) });
     };
-    router.get("/capabilities", async (req, res) => send(req, res, document(await capabilities()), "application/json"));
+    mountRoute(router, gatewayRoutes.capabilities, async (req, res) => send(req, res, document(await capabilities()), "application/json"));
   } else {
-    router.get("/capabilities", serve(JSON.stringify(ok(capabilities)), "application/json"));
+    mountRoute(router, gatewayRoutes.capabilities, serve(JSON.stringify(ok(capabilities)), "application/json"));
   }
-  router.get(
-    "/openapi.json",
+  mountRoute(
+    router,
+    gatewayRoutes.openApi,
     serve(() => JSON.stringify(documents.openapi()), "application/json"),
   );
   // The event catalogue with a JSON Schema per event (extensions §E1.6): fixed per release, built on first use.
-  router.get(
-    "/event-types",
+  mountRoute(
+    router,
+    gatewayRoutes.eventTypes,
     serve(() => JSON.stringify(ok(buildEventTypes())), "application/json"),
   );
   if (documents.docsHtml) {
-    router.get("/docs", serve(documents.docsHtml, "text/html"));
-    router.use("/docs", docsAssets());
+    mountRoute(router, gatewayRoutes.docsPage, serve(documents.docsHtml, "text/html"));
+    // The assets (gatewayRoutes.docsAsset) by name under the page's path: docsAssets reads the name from the path.
+    router.use(expressPath(gatewayRoutes.docsPage.path), docsAssets());
   }
   return router;
 }
