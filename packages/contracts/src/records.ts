@@ -209,60 +209,127 @@ export type ServiceCreate = z.infer<typeof serviceCreateSchema>;
 export type EmployeeCreate = z.infer<typeof employeeCreateSchema>;
 
 // ---------------------------------------------------------------------------------------------
+// Fields: every scalar field of each entity's record, in response order (the columns of its Prisma
+// model, in the same order). The response schemas below, the contracts' `fields` and so crm-records'
+// columns, the query language's allow-lists and webhook filters all derive from these.
+
+const idFields = { id: recordField("uuid"), businessId: recordField("uuid") };
+const timeFields = { createdAt: recordField("datetime"), updatedAt: recordField("datetime") };
+
+const clientFields = {
+  ...idFields,
+  firstName: recordField("string"),
+  lastName: recordField("string"),
+  email: recordField("string", true),
+  phone: recordField("string", true),
+  companyName: recordField("string", true),
+  notes: recordField("string", true),
+  isActive: recordField("boolean"),
+  ...timeFields,
+};
+const contactFields = { ...idFields, clientId: recordField("uuid"), type: enumField(contactTypes), value: recordField("string"), isPrimary: recordField("boolean"), ...timeFields };
+const invoiceFields = {
+  ...idFields,
+  number: recordField("string"),
+  clientId: recordField("uuid"),
+  status: enumField(invoiceStatuses),
+  currency: recordField("string"),
+  issueDate: recordField("datetime", true),
+  dueDate: recordField("datetime", true),
+  notes: recordField("string", true),
+  totalAmount: recordField("decimal"),
+  ...timeFields,
+};
+const quoteFields = {
+  ...idFields,
+  number: recordField("string"),
+  clientId: recordField("uuid"),
+  status: enumField(quoteStatuses),
+  currency: recordField("string"),
+  validUntil: recordField("datetime", true),
+  notes: recordField("string", true),
+  totalAmount: recordField("decimal"),
+  ...timeFields,
+};
+const productFields = {
+  ...idFields,
+  name: recordField("string"),
+  description: recordField("string", true),
+  sku: recordField("string", true),
+  unitPrice: recordField("decimal"),
+  currency: recordField("string"),
+  isActive: recordField("boolean"),
+  ...timeFields,
+};
+const serviceFields = {
+  ...idFields,
+  name: recordField("string"),
+  description: recordField("string", true),
+  unitPrice: recordField("decimal"),
+  unit: recordField("string", true),
+  isActive: recordField("boolean"),
+  ...timeFields,
+};
+const employeeFields = {
+  ...idFields,
+  firstName: recordField("string"),
+  lastName: recordField("string"),
+  email: recordField("string", true),
+  phone: recordField("string", true),
+  position: recordField("string", true),
+  isActive: recordField("boolean"),
+  ...timeFields,
+};
+
+// ---------------------------------------------------------------------------------------------
 // Responses: what GET returns. Events carry the same objects without relations.
 
 const timestamp = z.string().openapi({ format: "date-time" });
 const nullableTimestamp = z.string().nullable().openapi({ format: "date-time" });
-const base = { id: z.string(), businessId: z.string() };
-const times = { createdAt: timestamp, updatedAt: timestamp };
+
+/** How a response carries a field: ids and decimals as JSON strings and numbers, times as ISO 8601 text. */
+function fieldView(field: RecordField): z.ZodType {
+  if (field.type === "datetime") return field.nullable ? nullableTimestamp : timestamp;
+  const view =
+    field.type === "boolean" ? z.boolean() : field.type === "decimal" ? z.number() : field.type === "enum" ? z.enum(field.enumValues as [string, ...string[]]) : z.string();
+  return field.nullable ? view.nullable() : view;
+}
+
+/** A record's response fields, one per field in order; `documented` replaces a field's view to describe it. */
+function recordView(fields: Readonly<Record<string, RecordField>>, documented: Readonly<Record<string, z.ZodType>> = {}): Record<string, z.ZodType> {
+  return Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, documented[name] ?? fieldView(field)]));
+}
 
 const recordItemView = z.object({ description: z.string(), quantity: z.number(), unitPrice: z.number() });
 
-export const contactSchema = z.object({ ...base, clientId: z.string(), type: z.enum(contactTypes), value: z.string(), isPrimary: z.boolean(), ...times }).openapi("Contact");
+/** An invoice's or quote's fields, with its line items right after the total (where the serializer writes them). */
+function documentView(fields: Readonly<Record<string, RecordField>>, numberExample: string): Record<string, z.ZodType> {
+  const view = recordView(fields, {
+    number: z.string().openapi({ description: "Read-only, per business in sequence", example: numberExample }),
+    totalAmount: z.number().openapi({ description: "Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals" }),
+  });
+  return Object.fromEntries(
+    Object.entries(view).flatMap(([name, type]) =>
+      name === "totalAmount"
+        ? [
+            ["items", z.array(recordItemView)],
+            [name, type],
+          ]
+        : [[name, type]],
+    ),
+  );
+}
 
-const clientFields = {
-  ...base,
-  firstName: z.string(),
-  lastName: z.string(),
-  email: z.string().nullable(),
-  phone: z.string().nullable(),
-  companyName: z.string().nullable(),
-  notes: z.string().nullable(),
-  isActive: z.boolean(),
-  ...times,
-};
-const clientBaseSchema = z.object(clientFields);
+export const contactSchema = z.object(recordView(contactFields)).openapi("Contact");
 
-const documentFields = {
-  ...base,
-  number: z.string().openapi({ description: "Read-only, per business in sequence", example: "INV-000001" }),
-  clientId: z.string(),
-  currency: z.string(),
-  notes: z.string().nullable(),
-  items: z.array(recordItemView),
-  totalAmount: z.number().openapi({ description: "Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals" }),
-};
+const clientBaseSchema = z.object(recordView(clientFields));
 
 export const invoiceSchema = z
-  .object({
-    ...documentFields,
-    status: z.enum(invoiceStatuses),
-    issueDate: nullableTimestamp,
-    dueDate: nullableTimestamp,
-    ...times,
-    client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }),
-  })
+  .object({ ...documentView(invoiceFields, "INV-000001"), client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }) })
   .openapi("Invoice");
 
 export const quoteSchema = z
-  .object({
-    ...documentFields,
-    number: z.string().openapi({ description: "Read-only, per business in sequence", example: "QUO-000001" }),
-    status: z.enum(quoteStatuses),
-    validUntil: nullableTimestamp,
-    ...times,
-    client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }),
-  })
+  .object({ ...documentView(quoteFields, "QUO-000001"), client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }) })
   .openapi("Quote");
 
 const capNote = `At most ${DEFAULT_INCLUDE_MAX_PER_RELATION} records, the newest first.`;
@@ -278,7 +345,7 @@ const truncatedFlag = (relation: string, entity: RecordEntity) =>
 
 export const clientSchema = z
   .object({
-    ...clientFields,
+    ...recordView(clientFields),
     contacts: z
       .array(contactSchema)
       .optional()
@@ -301,43 +368,11 @@ export const contactWithClientSchema = contactSchema
   .extend({ client: clientBaseSchema.optional().openapi({ description: "Only with include=client" }) })
   .openapi("ContactWithRelations");
 
-export const productSchema = z
-  .object({
-    ...base,
-    name: z.string(),
-    description: z.string().nullable(),
-    sku: z.string().nullable(),
-    unitPrice: z.number(),
-    currency: z.string(),
-    isActive: z.boolean(),
-    ...times,
-  })
-  .openapi("Product");
+export const productSchema = z.object(recordView(productFields)).openapi("Product");
 
-export const serviceSchema = z
-  .object({
-    ...base,
-    name: z.string(),
-    description: z.string().nullable(),
-    unitPrice: z.number(),
-    unit: z.string().nullable(),
-    isActive: z.boolean(),
-    ...times,
-  })
-  .openapi("Service");
+export const serviceSchema = z.object(recordView(serviceFields)).openapi("Service");
 
-export const employeeSchema = z
-  .object({
-    ...base,
-    firstName: z.string(),
-    lastName: z.string(),
-    email: z.string().nullable(),
-    phone: z.string().nullable(),
-    position: z.string().nullable(),
-    isActive: z.boolean(),
-    ...times,
-  })
-  .openapi("Employee");
+export const employeeSchema = z.object(recordView(employeeFields)).openapi("Employee");
 
 // ---------------------------------------------------------------------------------------------
 // The entities: each one declared once. crm-records' generic service, the gateway's routes and
@@ -375,9 +410,6 @@ export interface RecordContract {
 const hasMany = (target: RecordEntity, onDelete: "cascade" | "restrict", isDefault = false) => ({ target, kind: "many", default: isDefault, onDelete }) as const;
 /** The relation and reference of every record that belongs to a client. */
 const ofClient = { relations: { client: { target: "client", kind: "one", default: false } }, clientReference: "clientId" } as const;
-const idFields = { id: recordField("uuid"), businessId: recordField("uuid") };
-const timeFields = { createdAt: recordField("datetime"), updatedAt: recordField("datetime") };
-
 /** Per entity: permission resource, request and response schemas, fields, relations and client reference. */
 export const recordContracts = {
   client: {
@@ -385,17 +417,7 @@ export const recordContracts = {
     create: clientCreateSchema,
     update: clientUpdateSchema,
     view: clientSchema,
-    fields: {
-      ...idFields,
-      firstName: recordField("string"),
-      lastName: recordField("string"),
-      email: recordField("string", true),
-      phone: recordField("string", true),
-      companyName: recordField("string", true),
-      notes: recordField("string", true),
-      isActive: recordField("boolean"),
-      ...timeFields,
-    },
+    fields: clientFields,
     // Contacts belong to the client; invoices and quotes are business documents that must not vanish.
     relations: { contacts: hasMany("contact", "cascade", true), invoices: hasMany("invoice", "restrict"), quotes: hasMany("quote", "restrict") },
   },
@@ -404,7 +426,7 @@ export const recordContracts = {
     create: contactCreateSchema,
     update: contactUpdateSchema,
     view: contactWithClientSchema,
-    fields: { ...idFields, clientId: recordField("uuid"), type: enumField(contactTypes), value: recordField("string"), isPrimary: recordField("boolean"), ...timeFields },
+    fields: contactFields,
     ...ofClient,
   },
   invoice: {
@@ -412,18 +434,7 @@ export const recordContracts = {
     create: invoiceCreateSchema,
     update: invoiceUpdateSchema,
     view: invoiceSchema,
-    fields: {
-      ...idFields,
-      number: recordField("string"),
-      clientId: recordField("uuid"),
-      status: enumField(invoiceStatuses),
-      currency: recordField("string"),
-      issueDate: recordField("datetime", true),
-      dueDate: recordField("datetime", true),
-      notes: recordField("string", true),
-      totalAmount: recordField("decimal"),
-      ...timeFields,
-    },
+    fields: invoiceFields,
     ...ofClient,
   },
   quote: {
@@ -431,17 +442,7 @@ export const recordContracts = {
     create: quoteCreateSchema,
     update: quoteUpdateSchema,
     view: quoteSchema,
-    fields: {
-      ...idFields,
-      number: recordField("string"),
-      clientId: recordField("uuid"),
-      status: enumField(quoteStatuses),
-      currency: recordField("string"),
-      validUntil: recordField("datetime", true),
-      notes: recordField("string", true),
-      totalAmount: recordField("decimal"),
-      ...timeFields,
-    },
+    fields: quoteFields,
     ...ofClient,
   },
   product: {
@@ -449,16 +450,7 @@ export const recordContracts = {
     create: productCreateSchema,
     update: productUpdateSchema,
     view: productSchema,
-    fields: {
-      ...idFields,
-      name: recordField("string"),
-      description: recordField("string", true),
-      sku: recordField("string", true),
-      unitPrice: recordField("decimal"),
-      currency: recordField("string"),
-      isActive: recordField("boolean"),
-      ...timeFields,
-    },
+    fields: productFields,
     relations: {},
   },
   service: {
@@ -466,15 +458,7 @@ export const recordContracts = {
     create: serviceCreateSchema,
     update: serviceUpdateSchema,
     view: serviceSchema,
-    fields: {
-      ...idFields,
-      name: recordField("string"),
-      description: recordField("string", true),
-      unitPrice: recordField("decimal"),
-      unit: recordField("string", true),
-      isActive: recordField("boolean"),
-      ...timeFields,
-    },
+    fields: serviceFields,
     relations: {},
   },
   employee: {
@@ -482,16 +466,7 @@ export const recordContracts = {
     create: employeeCreateSchema,
     update: employeeUpdateSchema,
     view: employeeSchema,
-    fields: {
-      ...idFields,
-      firstName: recordField("string"),
-      lastName: recordField("string"),
-      email: recordField("string", true),
-      phone: recordField("string", true),
-      position: recordField("string", true),
-      isActive: recordField("boolean"),
-      ...timeFields,
-    },
+    fields: employeeFields,
     relations: {},
   },
 } as const satisfies Record<RecordEntity, RecordContract>;
