@@ -7,5 +7,6 @@ export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOpti
 export { listen, runProcess, startService, type ListeningServer, type RunningService, type UndoStack } from "./lifecycle";
 export { baseConfigFields, serviceConfigFields } from "./config-fields";
 export { telemetryConfigFields, startServiceTracing, type TelemetryConfig } from "./telemetry";
+export { startLoop, type Loop, type LoopOptions } from "./loop";
 export { startPeriodicJob, type PeriodicJob, type PeriodicJobOptions } from "./periodic-job";
 export { startRetention, retentionConfigFields, type Retention, type RetentionRule, type RetentionOptions } from "./retention";

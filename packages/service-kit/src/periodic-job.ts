@@ -1,4 +1,5 @@
 import type { Logger } from "@crm/logger";
+import { startLoop } from "./loop";
 
 /**
  * Housekeeping a service does for itself on an interval (retention, re-encryption): each run calls
@@ -35,7 +36,6 @@ export function startPeriodicJob(options: PeriodicJobOptions): PeriodicJob {
   const { name, logger } = options;
   const maxBatches = options.maxBatchesPerRun ?? DEFAULT_MAX_BATCHES_PER_RUN;
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
   let current: Promise<number> = Promise.resolve(0);
 
   async function run(): Promise<number> {
@@ -57,28 +57,25 @@ export function startPeriodicJob(options: PeriodicJobOptions): PeriodicJob {
     return handled;
   }
 
+  /** Timer runs and runNow() calls queue behind each other: never two runs at once. */
   function enqueue(): Promise<number> {
     current = current.then(run);
     return current;
   }
 
-  function schedule(delayMs: number): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      void enqueue().finally(() => schedule(options.intervalMs));
-    }, delayMs);
-    // The HTTP server keeps the process alive; this timer alone should not.
-    timer.unref();
-  }
-
-  schedule(options.firstRunAfterMs ?? 0);
+  const loop = startLoop({
+    turn: async () => void (await enqueue()),
+    delayMs: () => options.intervalMs,
+    firstDelayMs: options.firstRunAfterMs ?? 0,
+    // run() reports its own failures.
+    onError: () => {},
+  });
 
   return {
     runNow: () => (stopped ? Promise.resolve(0) : enqueue()),
     stop: async () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
+      await loop.stop();
       await current;
     },
   };

@@ -1,4 +1,5 @@
 import type { Logger } from "@crm/logger";
+import { startLoop, type Loop } from "@crm/service-kit";
 import type { AttemptExecutor } from "../application/attempt-executor";
 
 export interface FirstAttemptPollerOptions {
@@ -24,52 +25,36 @@ export interface FirstAttemptPollerOptions {
  * soon as there is room for a batch; once a poll with room finds nothing, it is back to its interval.
  */
 export class FirstAttemptPoller {
-  private timer: NodeJS.Timeout | undefined;
-  private current: Promise<void> = Promise.resolve();
-  private stopped = true;
+  private loop: Loop | undefined;
   /** The last poll claimed something: more is probably due. */
   private busy = false;
 
   constructor(private readonly options: FirstAttemptPollerOptions) {}
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
+    if (this.loop) return;
     // A first poll at once: what a previous run (or a stopped instance) left is taken at start.
-    this.schedule(0);
+    this.loop = startLoop({
+      turn: () => this.poll(),
+      delayMs: () => (this.busy ? (this.options.busyCheckMs ?? 10) : this.options.intervalMs),
+      onError: (err) => {
+        this.busy = false;
+        this.options.logger.error({ err }, "first-attempt poll failed");
+      },
+    });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.current;
+    const loop = this.loop;
+    this.loop = undefined;
+    await loop?.stop();
   }
 
-  private schedule(delayMs?: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(
-      () => {
-        if (this.busy && !this.options.executor.canPull) {
-          this.schedule();
-          return;
-        }
-        this.current = this.options.executor
-          .pullFirstAttempts()
-          .then(
-            (claimed) => {
-              this.busy = claimed > 0;
-              if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
-            },
-            (err: unknown) => {
-              this.busy = false;
-              this.options.logger.error({ err }, "first-attempt poll failed");
-            },
-          )
-          .finally(() => this.schedule());
-      },
-      delayMs ?? (this.busy ? (this.options.busyCheckMs ?? 10) : this.options.intervalMs),
-    );
-    this.timer.unref();
+  private async poll(): Promise<void> {
+    // During a backlog, no query until there is room for a batch.
+    if (this.busy && !this.options.executor.canPull) return;
+    const claimed = await this.options.executor.pullFirstAttempts();
+    this.busy = claimed > 0;
+    if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
   }
 }

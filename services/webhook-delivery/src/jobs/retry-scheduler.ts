@@ -1,4 +1,5 @@
 import type { Logger } from "@crm/logger";
+import { startLoop, type Loop } from "@crm/service-kit";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { AttemptExecutor } from "../application/attempt-executor";
 
@@ -21,9 +22,7 @@ export interface RetrySchedulerOptions {
  * in the database: a restarted process, or any number of instances, just carry on.
  */
 export class RetryScheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private cycle: Promise<void> = Promise.resolve();
-  private stopped = true;
+  private loop: Loop | undefined;
   private readonly now: () => Date;
 
   constructor(private readonly options: RetrySchedulerOptions) {
@@ -32,17 +31,22 @@ export class RetryScheduler {
 
   /** Runs a first cycle at once (work left by a previous run), then one per interval. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    if (this.loop) return;
+    this.loop = startLoop({
+      turn: async () => {
+        const claimed = await this.runOnce();
+        if (claimed > 0) this.options.logger.debug({ claimed }, "retry cycle");
+      },
+      delayMs: () => this.options.intervalMs,
+      onError: (err) => this.options.logger.error({ err }, "retry cycle failed"),
+    });
   }
 
   /** No new cycle starts; the current claim finishes (attempts themselves are drained by the executor). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.cycle;
+    const loop = this.loop;
+    this.loop = undefined;
+    await loop?.stop();
   }
 
   /** One cycle; returns how many deliveries it claimed. Exposed for tests and tools. */
@@ -54,21 +58,5 @@ export class RetryScheduler {
     const claims = await deliveries.claimDue({ now, leaseUntil: executor.leaseFrom(now), limit });
     executor.run(claims);
     return claims.length;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.cycle = this.runOnce()
-        .then(
-          (claimed) => {
-            if (claimed > 0) this.options.logger.debug({ claimed }, "retry cycle");
-          },
-          (err: unknown) => this.options.logger.error({ err }, "retry cycle failed"),
-        )
-        .finally(() => this.schedule(this.options.intervalMs));
-    }, delayMs);
-    // The HTTP server keeps the process alive; the timer alone should not.
-    this.timer.unref();
   }
 }
