@@ -48,7 +48,9 @@ export function median(values: readonly number[]): number {
 
 export interface PacedOptions {
   url: string;
+  method?: "GET" | "POST";
   headers?: Record<string, string>;
+  body?: string;
   connections: number;
   durationS: number;
   /** Requests per second, sent evenly spaced (open loop). */
@@ -56,7 +58,7 @@ export interface PacedOptions {
 }
 
 /**
- * GETs at a fixed, evenly paced rate over a pool of `connections` keep-alive connections. Unlike
+ * Requests (GETs unless told) at a fixed, evenly paced rate over a pool of `connections` keep-alive connections. Unlike
  * autocannon's `overallRate` (each connection fires its per-second quota back to back, then waits
  * for the next second, so every second starts at saturation), request i is due at start + i/rate
  * and its latency counts from that moment, so time spent queued behind a slow answer counts too.
@@ -74,7 +76,7 @@ export async function runPaced(options: PacedOptions): Promise<LoadResult> {
   let sent = 0;
   const one = async (dueAt: number): Promise<void> => {
     try {
-      const res = await pool.request({ method: "GET", path: url.pathname + url.search, headers: options.headers });
+      const res = await pool.request({ method: options.method ?? "GET", path: url.pathname + url.search, headers: options.headers, body: options.body });
       await res.body.dump();
       if (res.statusCode < 200 || res.statusCode >= 300) failures++;
       else latencies.push(performance.now() - dueAt);

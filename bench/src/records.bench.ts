@@ -241,6 +241,28 @@ async function main(): Promise<void> {
         const ways = round % 2 ? [...s.ways].reverse() : s.ways;
         for (const way of ways) await measured(`${s.key}/${way}`, procsOf[way], () => run(s, way, DURATION_S), s.method === "POST");
       }
+      // A write costs crm-records more CPU through the gateway than straight to it at saturation;
+      // straight to it at the rate the gateway sustained says whether the gateway or the lower rate
+      // (fewer requests per event-loop turn, relay round and socket read) makes the difference.
+      const create = scenarios.find((s) => s.key === "create");
+      if (create) {
+        const rate = Math.max(1, Math.round(median(results.get("create/gateway")!.map((r) => r.rps))));
+        await measured(
+          "create-at-gateway-rate/direct",
+          procsOf.direct,
+          () =>
+            runPaced({
+              url: base.direct + create.path,
+              method: "POST",
+              body: NEW_CLIENT,
+              headers: create.caller.headers.direct,
+              connections: CONNECTIONS,
+              durationS: DURATION_S,
+              rate,
+            }),
+          true,
+        );
+      }
       if (hop) {
         // The hop at a fixed rate: half of what the gateway sustained on the cheapest list, evenly
         // paced (autocannon's overallRate sends each second's quota back to back, at saturation).
@@ -293,6 +315,11 @@ async function main(): Promise<void> {
       };
       console.log(
         `${s.label.padEnd(22)}${`${cpuOf(`${s.key}/gateway`, "gateway")} + ${cpuOf(`${s.key}/gateway`, "records")}`.padEnd(46)}${cpuOf(`${s.key}/direct`, "records").padEnd(24)}${cpuOf(`${s.key}/peer`, "peer")}${s.method === "POST" ? `   (relay publish batches per create: through the gateway ${relay("gateway")}, straight ${relay("direct")})` : ""}`,
+      );
+    }
+    if (cpu.has("create-at-gateway-rate/direct/records")) {
+      console.log(
+        `${"POST /client, paced".padEnd(22)}${"".padEnd(46)}${cpuOf("create-at-gateway-rate/direct", "records").padEnd(24)}      (straight to crm-records at the rate the gateway sustained, ${Math.round(summary("create-at-gateway-rate/direct")!.rps)}/s)`,
       );
     }
 
