@@ -379,19 +379,23 @@ export const employeeSchema = z.object(recordView(employeeFields)).openapi("Empl
 // /capabilities, the OpenAPI document, the event catalogue and webhook filters all derive from this.
 
 /** A relation `include` may name. */
-export interface RecordRelation {
+export type RecordRelation = {
   /** The entity the relation holds. */
   target: RecordEntity;
-  /** `many`: the target's client reference points here; `one`: this record's client reference points to the target. */
-  kind: "many" | "one";
   /** Loaded unless removed with `include=-name`. */
   default: boolean;
-  /**
-   * `many` relations: what deleting this record does to the records pointing here. `cascade` deletes
-   * them first, each with its own event; `restrict` refuses the delete while any exists (409003).
-   */
-  onDelete?: "cascade" | "restrict";
-}
+} & (
+  | /** This record's client reference points to the target. */ { kind: "one" }
+  | {
+      /** The target's client reference points here. */
+      kind: "many";
+      /**
+       * What deleting this record does to the records pointing here: `cascade` deletes them first,
+       * each with its own event; `restrict` refuses the delete while any exists (409003).
+       */
+      onDelete: "cascade" | "restrict";
+    }
+);
 
 export interface RecordContract {
   /** Permission resource: `clients` in `clients.read` (permissions.ts derives `recordResources` from these). */

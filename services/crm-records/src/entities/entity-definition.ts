@@ -89,7 +89,7 @@ export function defineEntity(entity: RecordEntity, persistence: PersistenceSpec 
   // The body fields a client may write, by the column type they are stored as.
   const writable = new Set(Object.keys((contract.create as ZodObject<ZodRawShape>).shape));
   const writableOfType = (type: ColumnSpec["type"]) => Object.keys(columns).filter((name) => writable.has(name) && columns[name]!.type === type);
-  const dependents = (onDelete: RelationSpec["onDelete"]) =>
+  const dependents = (onDelete: "cascade" | "restrict") =>
     Object.values(contract.relations)
       .filter((relation) => relation.kind === "many" && relation.onDelete === onDelete)
       .map((relation) => ({ entity: relation.target, foreignKey: clientReferenceOf(relation.target, entity) }));
