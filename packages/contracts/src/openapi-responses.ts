@@ -4,7 +4,7 @@ import type { ZodType } from "zod";
 import { errorEnvelopeSchema } from "./envelope";
 
 /** `{ content: { "application/json": { schema } } }` for OpenAPI request bodies and responses. */
-export const jsonContent = (schema: ZodType) => ({ content: { "application/json": { schema } } });
+export const jsonContent = <S extends ZodType>(schema: S) => ({ content: { "application/json": { schema } } });
 
 /** Errors the gateway can answer on any authenticated route, besides the route's own. */
 export const AUTHENTICATED_ROUTE_ERRORS: readonly ErrorCode[] = [401000, 401010, 401011, 401014, 401015, 401020, 401021, 401022, 403000, 429000, 500000];

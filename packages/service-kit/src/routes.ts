@@ -1,7 +1,9 @@
 // A service mounts its routes from their declarations in @crm/contracts: the path and the permission
 // the gateway checks are the ones the service checks again, never a second copy of them.
-import type { RequestHandler, Router } from "express";
+import type { Request, RequestHandler, Router } from "express";
 import { expressPath, type Route } from "@crm/contracts";
+import { parseOrThrow } from "@crm/errors";
+import type { ZodType } from "zod";
 import { requirePermission } from "./auth";
 
 /** Mounts `handlers` on `router` at the declared method and path, behind the declared permission. */
@@ -9,4 +11,17 @@ export function mountRoute(router: Router, route: Route, ...handlers: RequestHan
   const guards = route.permission ? [requirePermission(route.permission)] : [];
   const method = route.method.toLowerCase() as Lowercase<Route["method"]>;
   router[method](expressPath(route.path), ...guards, ...handlers);
+}
+
+/** The JSON body schema a route declares (docs.request.body), as its type. */
+type BodySchemaOf<R> = R extends { docs: { request: { body: { content: { "application/json": { schema: infer S } } } } } } ? S : never;
+
+/**
+ * The request body, validated by the schema the route declares (400001 naming each bad field); no body
+ * counts as {}. The schema is said once, in the declaration the OpenAPI document shows.
+ */
+export function requestBody<R extends Route>(route: R, req: Request): BodySchemaOf<R> extends ZodType<infer T> ? T : never {
+  const schema = route.docs?.request?.body?.content["application/json"]?.schema;
+  if (!schema || typeof (schema as ZodType).safeParse !== "function") throw new Error(`${route.method} ${route.path} declares no JSON body schema`);
+  return parseOrThrow(schema as ZodType, req.body ?? {}) as BodySchemaOf<R> extends ZodType<infer T> ? T : never;
 }

@@ -35,7 +35,7 @@ const REVOKE_RETRY =
   "503000 when the revocation could not be published to every gateway (the key may already show as revoked): retry; every revocation, also of a revoked key, publishes it again.";
 
 /** PATCH and PUT of a user mean the same (decisions §4). */
-const userUpdate: Omit<Route, "method"> = {
+const userUpdate = {
   service,
   path: "/user/{id}",
   permission: "users.update",
@@ -48,7 +48,7 @@ const userUpdate: Omit<Route, "method"> = {
     request: { params: idParams, body: { required: true, ...jsonContent(userUpdateSchema) } },
     responses: { 200: { description: "The updated user", ...jsonContent(oneUser) } },
   },
-};
+} satisfies Omit<Route, "method">;
 
 export const identityRoutes = {
   signUp: defineRoute({

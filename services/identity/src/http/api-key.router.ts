@@ -1,8 +1,7 @@
 import { Router } from "express";
-import { apiKeyCreateSchema, apiKeyRevokeSchema, apiKeyRollSchema, identityRoutes, ok, okList } from "@crm/contracts";
-import { parseOrThrow } from "@crm/errors";
+import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
-import { mountRoute, principalOf } from "@crm/service-kit";
+import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { apiKeyView } from "./identity.presenter";
 import type { ApiKeyService } from "../application/api-key.service";
 
@@ -11,7 +10,7 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
   const router = Router();
 
   mountRoute(router, identityRoutes.createApiKey, async (req, res) => {
-    const input = parseOrThrow(apiKeyCreateSchema, req.body ?? {});
+    const input = requestBody(identityRoutes.createApiKey, req);
     const { key, record } = await keys.create(principalOf(req), input);
     res.status(201).json(ok({ ...apiKeyView(record), key }));
   });
@@ -27,7 +26,7 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
   });
 
   mountRoute(router, identityRoutes.revokeApiKeyByBody, async (req, res) => {
-    const { id } = parseOrThrow(apiKeyRevokeSchema, req.body ?? {});
+    const { id } = requestBody(identityRoutes.revokeApiKeyByBody, req);
     res.json(ok(apiKeyView(await keys.revoke(principalOf(req), id))));
   });
 
@@ -36,7 +35,7 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
   });
 
   mountRoute(router, identityRoutes.rollApiKey, async (req, res) => {
-    const input = parseOrThrow(apiKeyRollSchema, req.body ?? {});
+    const input = requestBody(identityRoutes.rollApiKey, req);
     const { key, record } = await keys.roll(principalOf(req), String(req.params.id), input);
     res.status(201).json(ok({ ...apiKeyView(record), key }));
   });

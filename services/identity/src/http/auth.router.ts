@@ -1,9 +1,9 @@
 // /api/v1/auth/*. sign-up, sign-in and token/refresh are public: the gateway forwards them with an
 // internal token that names no principal. logout and me need the caller.
 import { Router, type Request, type Response } from "express";
-import { identityRoutes, ok, signInSchema, signUpSchema, type MeView, type Principal } from "@crm/contracts";
-import { errors, parseOrThrow } from "@crm/errors";
-import { mountRoute, principalOf } from "@crm/service-kit";
+import { identityRoutes, ok, type MeView, type Principal } from "@crm/contracts";
+import { errors } from "@crm/errors";
+import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { businessView, userView } from "./identity.presenter";
 import type { PrismaClient } from "../persistence/prisma";
 import type { AccountService, SignedIn } from "../application/account.service";
@@ -30,12 +30,12 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
   mountRoute(router, identityRoutes.signUp, async (req, res) => {
     // ALLOW_SIGN_UP=false: the route exists but is closed.
     if (!deps.allowSignUp) throw errors.forbidden();
-    const input = parseOrThrow(signUpSchema, req.body ?? {});
+    const input = requestBody(identityRoutes.signUp, req);
     signedIn(req, res, 201, await deps.accounts.signUp(input));
   });
 
   mountRoute(router, identityRoutes.signIn, async (req, res) => {
-    const input = parseOrThrow(signInSchema, req.body ?? {});
+    const input = requestBody(identityRoutes.signIn, req);
     const result = await deps.accounts.signIn(input, clientAddress(req));
     if ("lockedForMs" in result) {
       res.setHeader("Retry-After", String(Math.max(1, Math.ceil(result.lockedForMs / 1000))));

@@ -1,8 +1,7 @@
 import { Router, type RequestHandler } from "express";
-import { identityRoutes, ok, okList, userCreateSchema, userUpdateSchema } from "@crm/contracts";
-import { parseOrThrow } from "@crm/errors";
+import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
-import { mountRoute, principalOf } from "@crm/service-kit";
+import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { userView } from "./identity.presenter";
 import type { UserService } from "../application/user.service";
 
@@ -17,7 +16,7 @@ export function userRouter(users: UserService): Router {
   });
 
   mountRoute(router, identityRoutes.createUser, async (req, res) => {
-    const input = parseOrThrow(userCreateSchema, req.body ?? {});
+    const input = requestBody(identityRoutes.createUser, req);
     res.status(201).json(ok(userView(await users.create(principalOf(req), input))));
   });
 
@@ -26,12 +25,14 @@ export function userRouter(users: UserService): Router {
   });
 
   // PATCH (decisions §4) and PUT: the same partial update.
-  const update: RequestHandler = async (req, res) => {
-    const input = parseOrThrow(userUpdateSchema, req.body ?? {});
-    res.json(ok(userView(await users.update(principalOf(req), String(req.params.id), input))));
-  };
-  mountRoute(router, identityRoutes.patchUser, update);
-  mountRoute(router, identityRoutes.putUser, update);
+  const update =
+    (route: typeof identityRoutes.patchUser | typeof identityRoutes.putUser): RequestHandler =>
+    async (req, res) => {
+      const input = requestBody(route, req);
+      res.json(ok(userView(await users.update(principalOf(req), String(req.params.id), input))));
+    };
+  mountRoute(router, identityRoutes.patchUser, update(identityRoutes.patchUser));
+  mountRoute(router, identityRoutes.putUser, update(identityRoutes.putUser));
 
   mountRoute(router, identityRoutes.deleteUser, async (req, res) => {
     res.json(ok(userView(await users.delete(principalOf(req), String(req.params.id)))));

@@ -1,18 +1,8 @@
 import { Router, type Request } from "express";
-import {
-  ok,
-  okList,
-  webhookCreateSchema,
-  webhookRecoverSchema,
-  webhookRotateSecretSchema,
-  webhookRoutes,
-  webhookUpdateSchema,
-  WEBHOOK_RECOVER_MAX_WINDOW_MS,
-  WEBHOOK_TEST_EVENT,
-} from "@crm/contracts";
-import { errors, parseOrThrow, validationError } from "@crm/errors";
+import { ok, okList, webhookRoutes, WEBHOOK_RECOVER_MAX_WINDOW_MS, WEBHOOK_TEST_EVENT } from "@crm/contracts";
+import { errors, validationError } from "@crm/errors";
 import { paginationMeta, parsePagination } from "@crm/query-language";
-import { mountRoute, principalOf } from "@crm/service-kit";
+import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { checkTargetUrl } from "../outbound/ssrf-guard";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret, secretPrefix } from "../domain/secret";
@@ -72,7 +62,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   const now = deps.now ?? (() => new Date());
 
   mountRoute(router, webhookRoutes.create, async (req, res) => {
-    const input = parseOrThrow(webhookCreateSchema, req.body ?? {});
+    const input = requestBody(webhookRoutes.create, req);
     const filter = input.filter ?? null;
     if (filter !== null) checkWebhookFilter(filter, input.events);
     const secret = generateWebhookSecret();
@@ -106,7 +96,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.update, async (req, res) => {
     const current = await webhookOf(deps, req);
-    const input = parseOrThrow(webhookUpdateSchema, req.body ?? {});
+    const input = requestBody(webhookRoutes.update, req);
     // The filter must suit the events it will apply to: checked when either of them changes.
     const filter = input.filter !== undefined ? input.filter : current.filter;
     if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events);
@@ -146,7 +136,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   mountRoute(router, webhookRoutes.rotateSecret, async (req, res) => {
     const current = await webhookOf(deps, req);
     // No body means no grace period (extensions §E1.1).
-    const input = parseOrThrow(webhookRotateSecretSchema, req.body ?? {});
+    const input = requestBody(webhookRoutes.rotateSecret, req);
     const secret = generateWebhookSecret();
     const at = now();
     const updated = await deps.webhooks.rotateSecret(current.businessId, current.id, {
@@ -182,7 +172,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.recover, async (req, res) => {
     const webhook = await webhookOf(deps, req);
-    const input = parseOrThrow(webhookRecoverSchema, req.body ?? {});
+    const input = requestBody(webhookRoutes.recover, req);
     const at = now();
     const since = new Date(input.since);
     const until = input.until === undefined ? at : new Date(input.until);

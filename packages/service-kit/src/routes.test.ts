@@ -1,0 +1,33 @@
+import type { Request } from "express";
+import { defineRoute, z } from "@crm/contracts";
+import { isAppError } from "@crm/errors";
+import { requestBody } from "./routes";
+
+const withBody = defineRoute({
+  method: "POST",
+  path: "/thing",
+  service: "crm-records",
+  permission: "clients.create",
+  docs: { request: { body: { content: { "application/json": { schema: z.object({ name: z.string() }).strict() } } } }, responses: {} },
+});
+const withoutBody = defineRoute({ method: "GET", path: "/thing", service: "crm-records", permission: "clients.read" });
+const req = (body: unknown) => ({ body }) as Request;
+
+describe("requestBody", () => {
+  it("validates the body with the schema the route declares; no body counts as {}", () => {
+    expect(requestBody(withBody, req({ name: "a" }))).toEqual({ name: "a" });
+    for (const body of [undefined, { name: 1 }, { name: "a", extra: true }]) {
+      let thrown: unknown;
+      try {
+        requestBody(withBody, req(body));
+      } catch (err) {
+        thrown = err;
+      }
+      expect(isAppError(thrown) && thrown.code).toBe(400001);
+    }
+  });
+
+  it("refuses a route that declares no body schema (a programming error, not a request's)", () => {
+    expect(() => requestBody(withoutBody as never, req({}))).toThrow("GET /thing declares no JSON body schema");
+  });
+});
