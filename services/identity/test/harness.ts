@@ -1,6 +1,7 @@
 // Builds the identity app in-process on PGlite (temp DATA_DIR) or on a fresh PostgreSQL database,
 // with an in-memory key-value store (or the one a test brings: Redis, a store whose writes fail) and
 // a logger whose lines the tests can search for secrets.
+import { createHash } from "node:crypto";
 import type supertest from "supertest";
 import { AccessTokenCodec, AuthCache } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
@@ -109,3 +110,31 @@ export function uniqueEmail(tag = "user"): string {
 }
 
 export const PASSWORD = "correct horse battery";
+
+/** Settings the behavioural tests share: a low sign-in lock threshold with short locks. */
+export const SUITE_ENV = { SIGN_IN_MAX_FAILURES: "3", SIGN_IN_LOCK_BASE_MS: "1000", SIGN_IN_LOCK_MAX_MS: "2000" };
+
+export const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/** Sign-up and user creation through the API, on the harness `harness()` returns when called. */
+export function accountHelpers(harness: () => Harness) {
+  async function signUp(email = uniqueEmail("owner")) {
+    const h = harness();
+    const res = await h.pub("/api/v1/auth/sign-up").send({ businessName: "Acme", email, password: PASSWORD, firstName: "Ada" });
+    expect(res.status).toBe(201);
+    const principal = await h.principalOf(res.body.data.accessToken);
+    return { res, email, principal, accessToken: res.body.data.accessToken as string, refresh: cookieValue(refreshCookie(res)) };
+  }
+
+  async function addUser(owner: Principal, role: string) {
+    const h = harness();
+    const email = uniqueEmail(role.toLowerCase());
+    const created = await h.as(owner, "post", "/api/v1/user").send({ email, password: PASSWORD, role });
+    expect(created.status).toBe(201);
+    const signIn = await h.pub("/api/v1/auth/sign-in").send({ email, password: PASSWORD });
+    expect(signIn.status).toBe(200);
+    return { user: created.body.data, principal: await h.principalOf(signIn.body.data.accessToken), accessToken: signIn.body.data.accessToken as string };
+  }
+
+  return { signUp, addUser };
+}

@@ -1,3 +1,0 @@
-import { identitySuite } from "./identity.suite";
-
-describe("identity on PGlite", () => identitySuite("pglite"));
