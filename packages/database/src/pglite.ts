@@ -11,6 +11,7 @@
 // plain file copy of it (PGlite's own loadDataDir would unpack a tarball through JavaScript buffers
 // and the wasm filesystem: more CPU, and ~80 MB of memory the process keeps).
 import { PGlite } from "@electric-sql/pglite";
+import { PreparedPGlite } from "./prepared-pglite";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 
@@ -42,12 +43,12 @@ export function templatePath(): string {
 
 const isEmpty = (dir: string) => !existsSync(dir) || readdirSync(dir).length === 0;
 
-/** Opens (creating when needed) the PGlite data directory `dir`. */
+/** Opens (creating when needed) the PGlite data directory `dir`; its queries reuse prepared statements. */
 export async function createPglite(dir: string): Promise<PGlite> {
   const template = templatePath();
   if (isEmpty(dir) && existsSync(path.join(template, "PG_VERSION"))) cpSync(template, dir, { recursive: true });
   mkdirSync(dir, { recursive: true });
-  return PGlite.create(dir, { startParams: startParams() });
+  return PreparedPGlite.open(dir, { startParams: startParams() });
 }
 
 /** Runs initdb once and keeps its output; true when it had to (the template was missing). */
