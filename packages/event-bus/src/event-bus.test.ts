@@ -47,6 +47,7 @@ class MemoryOutbox implements OutboxStore {
   rows: Array<OutboxRow & { sent: boolean; deadLetter?: string }> = [];
   deadLetterCalls: bigint[] = [];
   leaseHolder: string | undefined;
+  leaseCalls = 0;
   add(topic: string, e: EventEnvelope) {
     this.rows.push({ sequence: BigInt(this.rows.length + 1), topic, key: e.businessId, payload: e, sent: false });
     return e;
@@ -63,6 +64,7 @@ class MemoryOutbox implements OutboxStore {
     for (const r of this.rows) if (sequences.includes(r.sequence)) r.sent = true;
   }
   async acquireLease(holder: string) {
+    this.leaseCalls += 1;
     if (this.leaseHolder && this.leaseHolder !== holder) return false;
     this.leaseHolder = holder;
     return true;
@@ -150,6 +152,42 @@ describe("OutboxRelay", () => {
     relay.start();
     await new Promise((r) => setTimeout(r, 50));
     expect(store.rows[0]!.sent).toBe(false);
+    store.leaseHolder = undefined;
+    await waitFor(() => store.rows[0]!.sent, 2000);
+    await relay.stop();
+  });
+});
+
+describe("OutboxRelay's lease", () => {
+  it("is taken once per half term, not once per round, and renewed after that", async () => {
+    const bus = new InProcessBus();
+    const store = new MemoryOutbox();
+    await bus.subscribe({ topic: "t", groupId: "g", handler: async () => undefined });
+    const relay = new OutboxRelay({ store, bus, logger, holder: "me", intervalMs: 10_000, leaseMs: 6000 });
+    relay.start();
+    for (let n = 1; n <= 5; n++) {
+      store.add("t", event("b", n));
+      relay.kick();
+      await waitFor(() => store.rows.every((r) => r.sent), 2000);
+    }
+    expect(store.leaseCalls).toBe(1);
+    await new Promise((r) => setTimeout(r, 3100)); // past half the term
+    store.add("t", event("b", 6));
+    relay.kick();
+    await waitFor(() => store.rows.every((r) => r.sent), 2000);
+    expect(store.leaseCalls).toBe(2);
+    await relay.stop();
+  });
+
+  it("is asked for again on every round while another relay holds it", async () => {
+    const bus = new InProcessBus();
+    const store = new MemoryOutbox();
+    store.leaseHolder = "other";
+    await bus.subscribe({ topic: "t", groupId: "g", handler: async () => undefined });
+    const relay = new OutboxRelay({ store, bus, logger, holder: "me", intervalMs: 10, leaseMs: 60_000 });
+    relay.start();
+    await waitFor(() => store.leaseCalls >= 3, 2000);
+    store.add("t", event("b", 1));
     store.leaseHolder = undefined;
     await waitFor(() => store.rows[0]!.sent, 2000);
     await relay.stop();
