@@ -9164,7 +9164,13 @@ export interface components {
                  */
                 number: string;
                 clientId: string;
+                /** @enum {string} */
+                status: "DRAFT" | "SENT" | "PAID" | "OVERDUE" | "VOID";
                 currency: string;
+                /** Format: date-time */
+                issueDate: string | null;
+                /** Format: date-time */
+                dueDate: string | null;
                 notes: string | null;
                 items: {
                     description: string;
@@ -9173,12 +9179,6 @@ export interface components {
                 }[];
                 /** @description Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals */
                 totalAmount: number;
-                /** @enum {string} */
-                status: "DRAFT" | "SENT" | "PAID" | "OVERDUE" | "VOID";
-                /** Format: date-time */
-                issueDate: string | null;
-                /** Format: date-time */
-                dueDate: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 /** Format: date-time */
@@ -9199,7 +9199,11 @@ export interface components {
                  */
                 number: string;
                 clientId: string;
+                /** @enum {string} */
+                status: "DRAFT" | "SENT" | "ACCEPTED" | "DECLINED" | "EXPIRED";
                 currency: string;
+                /** Format: date-time */
+                validUntil: string | null;
                 notes: string | null;
                 items: {
                     description: string;
@@ -9208,10 +9212,6 @@ export interface components {
                 }[];
                 /** @description Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals */
                 totalAmount: number;
-                /** @enum {string} */
-                status: "DRAFT" | "SENT" | "ACCEPTED" | "DECLINED" | "EXPIRED";
-                /** Format: date-time */
-                validUntil: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 /** Format: date-time */
@@ -9318,7 +9318,13 @@ export interface components {
              */
             number: string;
             clientId: string;
+            /** @enum {string} */
+            status: "DRAFT" | "SENT" | "PAID" | "OVERDUE" | "VOID";
             currency: string;
+            /** Format: date-time */
+            issueDate: string | null;
+            /** Format: date-time */
+            dueDate: string | null;
             notes: string | null;
             items: {
                 description: string;
@@ -9327,12 +9333,6 @@ export interface components {
             }[];
             /** @description Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals */
             totalAmount: number;
-            /** @enum {string} */
-            status: "DRAFT" | "SENT" | "PAID" | "OVERDUE" | "VOID";
-            /** Format: date-time */
-            issueDate: string | null;
-            /** Format: date-time */
-            dueDate: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -9437,7 +9437,11 @@ export interface components {
              */
             number: string;
             clientId: string;
+            /** @enum {string} */
+            status: "DRAFT" | "SENT" | "ACCEPTED" | "DECLINED" | "EXPIRED";
             currency: string;
+            /** Format: date-time */
+            validUntil: string | null;
             notes: string | null;
             items: {
                 description: string;
@@ -9446,10 +9450,6 @@ export interface components {
             }[];
             /** @description Read-only: sum of quantity × unitPrice, rounded half-up to 2 decimals */
             totalAmount: number;
-            /** @enum {string} */
-            status: "DRAFT" | "SENT" | "ACCEPTED" | "DECLINED" | "EXPIRED";
-            /** Format: date-time */
-            validUntil: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
