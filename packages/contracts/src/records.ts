@@ -132,30 +132,23 @@ export const contactCreateSchema = z
   .strict()
   .openapi("ContactCreate");
 
-export const invoiceCreateSchema = z
-  .object({
-    clientId: uuidRef("A client of the caller's business"),
-    items,
-    status: z.enum(invoiceStatuses).optional().openapi({ description: "Default DRAFT; may change freely" }),
-    currency: currency.optional(),
-    issueDate: isoDate.nullable().optional(),
-    dueDate: isoDate.nullable().optional(),
-    notes: optionalText(RECORD_LIMITS.longText),
-  })
-  .strict()
-  .openapi("InvoiceCreate");
+/** An invoice's or quote's create body: its client, line items, status and currency, its own dates, notes. */
+function documentCreateSchema<Dates extends z.ZodRawShape>(statuses: readonly [string, ...string[]], dates: Dates, name: string) {
+  return z
+    .object({
+      clientId: uuidRef("A client of the caller's business"),
+      items,
+      status: z.enum(statuses).optional().openapi({ description: "Default DRAFT; may change freely" }),
+      currency: currency.optional(),
+      ...dates,
+      notes: optionalText(RECORD_LIMITS.longText),
+    })
+    .strict()
+    .openapi(name);
+}
 
-export const quoteCreateSchema = z
-  .object({
-    clientId: uuidRef("A client of the caller's business"),
-    items,
-    status: z.enum(quoteStatuses).optional().openapi({ description: "Default DRAFT; may change freely" }),
-    currency: currency.optional(),
-    validUntil: isoDate.nullable().optional(),
-    notes: optionalText(RECORD_LIMITS.longText),
-  })
-  .strict()
-  .openapi("QuoteCreate");
+export const invoiceCreateSchema = documentCreateSchema(invoiceStatuses, { issueDate: isoDate.nullable().optional(), dueDate: isoDate.nullable().optional() }, "InvoiceCreate");
+export const quoteCreateSchema = documentCreateSchema(quoteStatuses, { validUntil: isoDate.nullable().optional() }, "QuoteCreate");
 
 export const productCreateSchema = z
   .object({
