@@ -34,6 +34,7 @@ export { parseWhere } from "./where.parser";
 export { toPrismaWhere, escapeLike, type PrismaWhere } from "./where.compiler";
 export { parseOrderBy, toPrismaOrderBy, DEFAULT_ORDER_BY } from "./order-by.parser";
 export { parseInclude, toPrismaInclude } from "./include.parser";
+export { newestFirstPage, type NewestFirstWindow } from "./newest-first-page";
 export { paginationMeta, parsePagination, readPagination, type Pagination } from "./pagination.parser";
 export { parseListQuery } from "./list-query.parser";
 export { parseDate } from "./value.coercer";

@@ -3,7 +3,7 @@
 import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey } from "@crm/auth-cache";
 import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type Principal } from "@crm/contracts";
 import { type ErrorDetail, errors } from "@crm/errors";
-import type { Pagination } from "@crm/query-language";
+import { newestFirstPage, type Pagination } from "@crm/query-language";
 import type { ApiKey, PrismaClient } from "../persistence/prisma";
 import type { AuthStateService } from "./auth-state.service";
 
@@ -88,11 +88,11 @@ export class ApiKeyService {
 
   async list(principal: Principal, page: Pagination): Promise<{ rows: ApiKey[]; total: number }> {
     const where = { businessId: principal.businessId };
-    const [rows, total] = await Promise.all([
-      this.prisma.apiKey.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], skip: page.skip, take: page.take }),
-      this.prisma.apiKey.count({ where }),
-    ]);
-    return { rows, total };
+    return newestFirstPage(
+      page,
+      (window) => this.prisma.apiKey.findMany({ where, ...window }),
+      () => this.prisma.apiKey.count({ where }),
+    );
   }
 
   async get(principal: Principal, id: string): Promise<ApiKey> {

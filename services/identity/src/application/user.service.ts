@@ -2,7 +2,7 @@
 // auth cache in the same request, so the gateway sees it on the caller's very next request.
 import { isUuid, uuidv7, type Principal, type UserCreate, type UserUpdate } from "@crm/contracts";
 import { errors, validationError } from "@crm/errors";
-import type { Pagination } from "@crm/query-language";
+import { newestFirstPage, type Pagination } from "@crm/query-language";
 import type { PasswordHasher } from "../domain/password-hasher";
 import { mayManageUser, type UserChange } from "../domain/user-management-policy";
 import type { PrismaClient, User } from "../persistence/prisma";
@@ -20,11 +20,11 @@ export class UserService {
 
   async list(principal: Principal, page: Pagination): Promise<{ rows: User[]; total: number }> {
     const where = { businessId: principal.businessId };
-    const [rows, total] = await Promise.all([
-      this.prisma.user.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], skip: page.skip, take: page.take }),
-      this.prisma.user.count({ where }),
-    ]);
-    return { rows, total };
+    return newestFirstPage(
+      page,
+      (window) => this.prisma.user.findMany({ where, ...window }),
+      () => this.prisma.user.count({ where }),
+    );
   }
 
   /** Another business's user is indistinguishable from a missing one (404001). */

@@ -1,5 +1,5 @@
 import { isUuid, uuidv7, WEBHOOK_DISABLED_CONSECUTIVE_FAILURES } from "@crm/contracts";
-import type { Pagination } from "@crm/query-language";
+import { newestFirstPage, type Pagination } from "@crm/query-language";
 import { Prisma, type Delivery, type DeliveryStatus, type PrismaClient } from "../generated/prisma/client";
 
 /**
@@ -130,17 +130,12 @@ export class DeliveryRepository {
     return delivery;
   }
 
-  async list(webhookId: string, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {
-    const [rows, total] = await Promise.all([
-      this.prisma.delivery.findMany({
-        where: { webhookId },
-        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-        skip: page.skip,
-        take: page.take,
-      }),
-      this.prisma.delivery.count({ where: { webhookId } }),
-    ]);
-    return { rows, total };
+  list(webhookId: string, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {
+    return newestFirstPage(
+      page,
+      (window) => this.prisma.delivery.findMany({ where: { webhookId }, ...window }),
+      () => this.prisma.delivery.count({ where: { webhookId } }),
+    );
   }
 
   async find(businessId: string, webhookId: string, id: string): Promise<Delivery | undefined> {

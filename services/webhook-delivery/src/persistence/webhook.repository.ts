@@ -1,5 +1,5 @@
 import { isUuid, uuidv7 } from "@crm/contracts";
-import type { Pagination } from "@crm/query-language";
+import { newestFirstPage, type Pagination } from "@crm/query-language";
 import type { SecretKeyring } from "../domain/secret-keyring";
 import { Prisma, type PrismaClient, type Webhook } from "../generated/prisma/client";
 
@@ -41,18 +41,12 @@ export class WebhookRepository {
     return this.prisma.webhook.create({ data: { ...input, id, secret: this.keyring.seal(id, input.secret) } });
   }
 
-  /** Newest first, ties broken by id so pages never overlap. */
-  async list(businessId: string, page: Pagination): Promise<{ rows: Webhook[]; total: number }> {
-    const [rows, total] = await Promise.all([
-      this.prisma.webhook.findMany({
-        where: { businessId },
-        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-        skip: page.skip,
-        take: page.take,
-      }),
-      this.prisma.webhook.count({ where: { businessId } }),
-    ]);
-    return { rows, total };
+  list(businessId: string, page: Pagination): Promise<{ rows: Webhook[]; total: number }> {
+    return newestFirstPage(
+      page,
+      (window) => this.prisma.webhook.findMany({ where: { businessId }, ...window }),
+      () => this.prisma.webhook.count({ where: { businessId } }),
+    );
   }
 
   /** Undefined for an unknown id, another business's id, or a string that is not an id at all. */
