@@ -13,15 +13,13 @@ export function mountRoute(router: Router, route: Route, ...handlers: RequestHan
   router[method](expressPath(route.path), ...guards, ...handlers);
 }
 
-/** The JSON body schema a route declares (docs.request.body), as its type. */
-type BodySchemaOf<R> = R extends { docs: { request: { body: { content: { "application/json": { schema: infer S } } } } } } ? S : never;
+/** The JSON body schema a route declares, as its type. */
+type BodySchemaOf<R> = R extends { body: { schema: infer S } } ? S : never;
 
 /**
  * The request body, validated by the schema the route declares (400001 naming each bad field); no body
  * counts as {}. The schema is said once, in the declaration the OpenAPI document shows.
  */
-export function requestBody<R extends Route>(route: R, req: Request): BodySchemaOf<R> extends ZodType<infer T> ? T : never {
-  const schema = route.docs?.request?.body?.content["application/json"]?.schema;
-  if (!schema || typeof (schema as ZodType).safeParse !== "function") throw new Error(`${route.method} ${route.path} declares no JSON body schema`);
-  return parseOrThrow(schema as ZodType, req.body ?? {}) as BodySchemaOf<R> extends ZodType<infer T> ? T : never;
+export function requestBody<R extends Route & { body: object }>(route: R, req: Request): BodySchemaOf<R> extends ZodType<infer T> ? T : never {
+  return parseOrThrow(route.body.schema, req.body ?? {}) as BodySchemaOf<R> extends ZodType<infer T> ? T : never;
 }

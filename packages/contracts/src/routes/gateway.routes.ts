@@ -12,17 +12,17 @@ export const gatewayRoutes = {
     ...base,
     method: "GET",
     path: "/openapi.json",
-    docs: {
+    docs: () => ({
       summary: "This OpenAPI document",
       tags,
       responses: { 200: { description: "The OpenAPI 3.0.3 document (not enveloped)", content: { "application/json": { schema: z.object({}).passthrough() } } } },
-    },
+    }),
   }),
   capabilities: defineRoute({
     ...base,
     method: "GET",
     path: "/capabilities",
-    docs: {
+    docs: () => ({
       summary: "What this deployment offers: entities, events, scopes, filter operators, casts, limits",
       tags,
       responses: {
@@ -31,13 +31,13 @@ export const gatewayRoutes = {
           content: { "application/json": { schema: z.object({ success: z.literal(true), data: z.object({}).passthrough() }) } },
         },
       },
-    },
+    }),
   }),
   eventTypes: defineRoute({
     ...base,
     method: "GET",
     path: "/event-types",
-    docs: {
+    docs: () => ({
       summary: "The event catalogue: every event with a JSON Schema (draft-07) of its delivery body",
       description:
         "Public, no credentials. The 21 events, each {name, entity, action, description, schema}; every real delivery body validates " +
@@ -47,7 +47,7 @@ export const gatewayRoutes = {
         200: { description: "The catalogue", content: { "application/json": { schema: dataEnvelope(z.array(eventTypeSchema)) } } },
         403: { description: "403000 Forbidden resource (Origin: null)", content: { "application/json": { schema: errorEnvelopeSchema } } },
       },
-    },
+    }),
   }),
   /** The API reference page and its assets: HTML, not part of the document. */
   docsPage: defineRoute({ ...base, method: "GET", path: "/docs" }),

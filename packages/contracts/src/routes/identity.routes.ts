@@ -21,8 +21,8 @@ import { defineRoute, type Route } from "./route";
 
 const service = "identity";
 const idParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
-const oneUser = dataEnvelope(userSchema);
-const oneKey = dataEnvelope(apiKeySchema);
+const oneUser = () => dataEnvelope(userSchema);
+const oneKey = () => dataEnvelope(apiKeySchema);
 
 const refreshCookieHeader = {
   "Set-Cookie": {
@@ -40,14 +40,15 @@ const userUpdate = {
   path: "/user/{id}",
   permission: "users.update",
   errors: [400001, 400002, 404001, 409001, 413000, 415000, 503000],
-  docs: {
+  body: { schema: userUpdateSchema, required: true },
+  docs: () => ({
     tags: ["Users"],
     summary: "Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)",
     description:
       "The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).",
-    request: { params: idParams, body: { required: true, ...jsonContent(userUpdateSchema) } },
-    responses: { 200: { description: "The updated user", ...jsonContent(oneUser) } },
-  },
+    request: { params: idParams },
+    responses: { 200: { description: "The updated user", ...jsonContent(oneUser()) } },
+  }),
 } satisfies Omit<Route, "method">;
 
 export const identityRoutes = {
@@ -57,12 +58,12 @@ export const identityRoutes = {
     service,
     public: true,
     errors: [409001, 503000],
-    docs: {
+    body: { schema: signUpSchema, required: true },
+    docs: () => ({
       tags: ["Auth"],
       summary: "Create a business and its OWNER user, and sign in (when ALLOW_SIGN_UP)",
-      request: { body: { required: true, ...jsonContent(signUpSchema) } },
       responses: { 201: { description: "Signed up and signed in", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(sessionDataSchema)) } },
-    },
+    }),
   }),
   signIn: defineRoute({
     method: "POST",
@@ -70,13 +71,13 @@ export const identityRoutes = {
     service,
     public: true,
     errors: [401001, 401015, 503000],
-    docs: {
+    body: { schema: signInSchema, required: true },
+    docs: () => ({
       tags: ["Auth"],
       summary: "Sign in: access token in the body, refresh token in an HttpOnly cookie",
       description: "Repeated failures for one email from one address lock that pair for a while (429000 with Retry-After).",
-      request: { body: { required: true, ...jsonContent(signInSchema) } },
       responses: { 200: { description: "Signed in", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(sessionDataSchema)) } },
-    },
+    }),
   }),
   refreshToken: defineRoute({
     method: "POST",
@@ -84,7 +85,7 @@ export const identityRoutes = {
     service,
     public: true,
     errors: [401012, 401013, 503000],
-    docs: {
+    docs: () => ({
       tags: ["Auth"],
       summary: "Rotate the refresh cookie and get a new access token",
       description: "A refresh token that was already used once revokes the whole session (401013).",
@@ -97,29 +98,29 @@ export const identityRoutes = {
         }),
       },
       responses: { 200: { description: "New access token; new refresh cookie", headers: refreshCookieHeader, ...jsonContent(dataEnvelope(accessTokenDataSchema)) } },
-    },
+    }),
   }),
   logout: defineRoute({
     method: "POST",
     path: "/auth/logout",
     service,
     errors: [503000],
-    docs: {
+    docs: () => ({
       tags: ["Auth"],
       summary: "End the session: the access token and the session's refresh token stop working; the cookie is cleared",
       responses: { 204: { description: "Signed out; no body" } },
-    },
+    }),
   }),
   me: defineRoute({
     method: "GET",
     path: "/auth/me",
     service,
     errors: [],
-    docs: {
+    docs: () => ({
       tags: ["Auth"],
       summary: "The caller: user (null for an API key), business, effective permissions, authType",
       responses: { 200: { description: "OK", ...jsonContent(dataEnvelope(meSchema)) } },
-    },
+    }),
   }),
 
   listUsers: defineRoute({
@@ -128,12 +129,12 @@ export const identityRoutes = {
     service,
     permission: "users.read",
     errors: [400001],
-    docs: {
+    docs: () => ({
       tags: ["Users"],
       summary: "List the users of the caller's business, newest first (permission users.read)",
       request: { query: paginationQuerySchema },
       responses: { 200: { description: "OK", ...jsonContent(listEnvelope(userSchema)) } },
-    },
+    }),
   }),
   createUser: defineRoute({
     method: "POST",
@@ -141,12 +142,12 @@ export const identityRoutes = {
     service,
     permission: "users.create",
     errors: [400001, 400002, 409001, 413000, 415000, 503000],
-    docs: {
+    body: { schema: userCreateSchema, required: true },
+    docs: () => ({
       tags: ["Users"],
       summary: "Add a user to the caller's business; role defaults to MEMBER (permission users.create)",
-      request: { body: { required: true, ...jsonContent(userCreateSchema) } },
-      responses: { 201: { description: "Created", ...jsonContent(oneUser) } },
-    },
+      responses: { 201: { description: "Created", ...jsonContent(oneUser()) } },
+    }),
   }),
   getUser: defineRoute({
     method: "GET",
@@ -154,12 +155,12 @@ export const identityRoutes = {
     service,
     permission: "users.read",
     errors: [404001],
-    docs: {
+    docs: () => ({
       tags: ["Users"],
       summary: "Get a user (permission users.read)",
       request: { params: idParams },
-      responses: { 200: { description: "OK", ...jsonContent(oneUser) } },
-    },
+      responses: { 200: { description: "OK", ...jsonContent(oneUser()) } },
+    }),
   }),
   patchUser: defineRoute({ method: "PATCH", ...userUpdate }),
   putUser: defineRoute({ method: "PUT", ...userUpdate }),
@@ -169,12 +170,12 @@ export const identityRoutes = {
     service,
     permission: "users.delete",
     errors: [400001, 404001, 503000],
-    docs: {
+    docs: () => ({
       tags: ["Users"],
       summary: "Delete a user: their sessions end and the API keys they created are revoked (permission users.delete)",
       request: { params: idParams },
-      responses: { 200: { description: "The user as it was", ...jsonContent(oneUser) } },
-    },
+      responses: { 200: { description: "The user as it was", ...jsonContent(oneUser()) } },
+    }),
   }),
 
   createApiKey: defineRoute({
@@ -184,12 +185,12 @@ export const identityRoutes = {
     permission: "apiKeys.create",
     jwtOnly: true,
     errors: [400001, 400002, 413000, 415000, 503000],
-    docs: {
+    body: { schema: apiKeyCreateSchema, required: true },
+    docs: () => ({
       tags: ["API keys"],
       summary: "Create an API key (JWT only; permission apiKeys.create); the key is shown only here",
-      request: { body: { required: true, ...jsonContent(apiKeyCreateSchema) } },
       responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(apiKeyWithSecretSchema)) } },
-    },
+    }),
   }),
   listApiKeys: defineRoute({
     method: "GET",
@@ -197,12 +198,12 @@ export const identityRoutes = {
     service,
     permission: "apiKeys.read",
     errors: [400001],
-    docs: {
+    docs: () => ({
       tags: ["API keys"],
       summary: "List API keys, newest first, without the key (permission apiKeys.read)",
       request: { query: paginationQuerySchema },
       responses: { 200: { description: "OK", ...jsonContent(listEnvelope(apiKeySchema)) } },
-    },
+    }),
   }),
   getApiKey: defineRoute({
     method: "GET",
@@ -210,12 +211,12 @@ export const identityRoutes = {
     service,
     permission: "apiKeys.read",
     errors: [404001],
-    docs: {
+    docs: () => ({
       tags: ["API keys"],
       summary: "Get an API key, without the key (permission apiKeys.read)",
       request: { params: idParams },
-      responses: { 200: { description: "OK", ...jsonContent(oneKey) } },
-    },
+      responses: { 200: { description: "OK", ...jsonContent(oneKey()) } },
+    }),
   }),
   revokeApiKeyByBody: defineRoute({
     method: "DELETE",
@@ -223,13 +224,13 @@ export const identityRoutes = {
     service,
     permission: "apiKeys.delete",
     errors: [400001, 400002, 404001, 413000, 415000, 503000],
-    docs: {
+    body: { schema: apiKeyRevokeSchema, required: true },
+    docs: () => ({
       tags: ["API keys"],
       summary: "Revoke the API key named in the body; revoking twice is fine (permission apiKeys.delete)",
       description: REVOKE_RETRY,
-      request: { body: { required: true, ...jsonContent(apiKeyRevokeSchema) } },
-      responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) } },
-    },
+      responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey()) } },
+    }),
   }),
   revokeApiKey: defineRoute({
     method: "DELETE",
@@ -237,13 +238,13 @@ export const identityRoutes = {
     service,
     permission: "apiKeys.delete",
     errors: [404001, 503000],
-    docs: {
+    docs: () => ({
       tags: ["API keys"],
       summary: "Revoke an API key; revoking twice is fine (permission apiKeys.delete)",
       description: REVOKE_RETRY,
       request: { params: idParams },
-      responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey) } },
-    },
+      responses: { 200: { description: "The key, isActive false", ...jsonContent(oneKey()) } },
+    }),
   }),
   rollApiKey: defineRoute({
     method: "POST",
@@ -252,15 +253,16 @@ export const identityRoutes = {
     permission: "apiKeys.create",
     jwtOnly: true,
     errors: [400001, 400002, 404001, 409005, 413000, 415000, 503000],
-    docs: {
+    body: { schema: apiKeyRollSchema, required: false },
+    docs: () => ({
       tags: ["API keys"],
       summary: "Roll an API key: a new key with the same name, scopes and expiresAt; the old one keeps working for an overlap (JWT only; permission apiKeys.create)",
       description:
         "The new key is shown only in this response. The old key's expiresAt becomes now + expiresInSeconds (or stays, if sooner); from then on every gateway answers it 401020. " +
         "The new key acts for the user who rolled it, like a key that user created. A revoked or expired key cannot be rolled (409005). " +
         "503000 when the old key's new expiry could not be published to every gateway: retry (a retry of an expired key publishes it again before answering 409005).",
-      request: { params: idParams, body: { required: false, ...jsonContent(apiKeyRollSchema) } },
+      request: { params: idParams },
       responses: { 201: { description: "The new key, with its secret", ...jsonContent(dataEnvelope(apiKeyWithSecretSchema)) } },
-    },
+    }),
   }),
 };

@@ -1,7 +1,7 @@
 // Route declarations -> OpenAPI operations: what a declaration says once (method, path, security,
 // error codes) is spelled out here for the document.
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
-import { AUTHENTICATED_ROUTE_ERRORS, errorResponses, PUBLIC_ROUTE_ERRORS } from "../openapi-responses";
+import { AUTHENTICATED_ROUTE_ERRORS, errorResponses, jsonContent, PUBLIC_ROUTE_ERRORS } from "../openapi-responses";
 import { API_PREFIX, type Route } from "./route";
 
 /** Public routes need nothing; JWT-only ones accept the bearer scheme alone; the rest use the document's default (both schemes). */
@@ -14,14 +14,17 @@ function securityOf(route: Route): RouteConfig["security"] {
 /** The operation of a declared route, or undefined when it is not documented. */
 export function openApiOperation(route: Route): RouteConfig | undefined {
   if (!route.docs) return undefined;
+  const docs = route.docs();
   const security = securityOf(route);
   const errors = route.errors ? errorResponses(route.errors, route.public ? PUBLIC_ROUTE_ERRORS : AUTHENTICATED_ROUTE_ERRORS) : {};
+  const request = route.body ? { ...docs.request, body: { required: route.body.required, ...jsonContent(route.body.schema) } } : docs.request;
   return {
     ...(security ? { security } : {}),
-    ...route.docs,
+    ...docs,
+    ...(request ? { request } : {}),
     method: route.method.toLowerCase() as RouteConfig["method"],
     path: `${API_PREFIX}${route.path}`,
-    responses: { ...route.docs.responses, ...errors },
+    responses: { ...docs.responses, ...errors },
   };
 }
 

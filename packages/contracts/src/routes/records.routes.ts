@@ -84,7 +84,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
   const name = titles[entity];
   const tags = [`${name[0]!.toUpperCase()}${name.slice(1)}s`];
   const base = { service: "crm-records" as const };
-  const one = dataEnvelope(contract.view);
+  const one = () => dataEnvelope(contract.view);
   const writeErrors: ErrorCode[] = [400001, 400002, 413000, 415000];
   const clientReference = (contract as RecordContract).clientReference;
   const writeNote = clientReference ? ` An unknown ${clientReference} or one of another business: 400001 with details[0].path ${clientReference}.` : "";
@@ -93,13 +93,13 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
     path: `/${entity}/{id}`,
     permission: permission(resource, "update"),
     errors: [...writeErrors, 404001, 412000],
-    docs: {
+    docs: () => ({
       tags,
       summary: `Update any subset of a ${name}'s writable fields (permission ${resource}.update); emits ${entity}.updated`,
       description: `PATCH and PUT are both partial updates.${writeNote}`,
       request: { params: idParams, headers: ifMatchHeader, body: { required: true, ...jsonContent(contract.update) } },
-      responses: { 200: { description: "The updated record (without relations), with its new ETag", headers: etagHeader, ...jsonContent(one) } },
-    },
+      responses: { 200: { description: "The updated record (without relations), with its new ETag", headers: etagHeader, ...jsonContent(one()) } },
+    }),
   };
 
   return {
@@ -109,7 +109,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}`,
       permission: permission(resource, "read"),
       errors: [400001, 400011, 400019],
-      docs: {
+      docs: () => ({
         tags,
         summary: `List ${name}s of the caller's business (permission ${resource}.read)`,
         description:
@@ -117,7 +117,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
           "ask for a smaller perPage or fewer relations.",
         request: { query: listQuery(contract.relations) },
         responses: { 200: { description: "A page of records with pagination meta", ...jsonContent(recordListEnvelope(contract.view)) } },
-      },
+      }),
     }),
     get: defineRoute({
       ...base,
@@ -125,15 +125,15 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}/{id}`,
       permission: permission(resource, "read"),
       errors: [400019, 404001],
-      docs: {
+      docs: () => ({
         tags,
         summary: `Get one ${name} (permission ${resource}.read)`,
         request: { params: idParams, query: z.object({ include: includeParam(contract.relations) }), headers: ifNoneMatchHeader },
         responses: {
-          200: { description: "The record", headers: etagHeader, ...jsonContent(one) },
+          200: { description: "The record", headers: etagHeader, ...jsonContent(one()) },
           304: { description: "Not modified: If-None-Match named the current ETag; no body", headers: etagHeader },
         },
-      },
+      }),
     }),
     create: defineRoute({
       ...base,
@@ -141,13 +141,13 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}`,
       permission: permission(resource, "create"),
       errors: writeErrors,
-      docs: {
+      docs: () => ({
         tags,
         summary: `Create a ${name} (permission ${resource}.create); emits ${entity}.created`,
         description: `Unknown and read-only fields (id, businessId, number, totalAmount, createdAt, updatedAt) are rejected with 400001.${writeNote}`,
         request: { body: { required: true, ...jsonContent(contract.create) } },
         responses: { 201: { description: "The created record (without relations)", headers: etagHeader, ...jsonContent(dataEnvelope(contract.view)) } },
-      },
+      }),
     }),
     createBatch: defineRoute({
       ...base,
@@ -155,7 +155,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}/batch`,
       permission: permission(resource, "create"),
       errors: writeErrors,
-      docs: {
+      docs: () => ({
         tags,
         summary: `Create 1 to ${RECORD_BATCH_MAX_ITEMS} ${name}s at once, all or nothing (permission ${resource}.create); emits one ${entity}.created per record, in order`,
         description:
@@ -174,7 +174,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
           },
         },
         responses: { 201: { description: "The created records (without relations), in the order of the items", ...jsonContent(dataEnvelope(z.array(contract.view))) } },
-      },
+      }),
     }),
     patch: defineRoute({ ...update, method: "PATCH" }),
     put: defineRoute({ ...update, method: "PUT" }),
@@ -184,13 +184,13 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}/{id}`,
       permission: permission(resource, "delete"),
       errors: entity === "client" ? [404001, 409003, 412000] : [404001, 412000],
-      docs: {
+      docs: () => ({
         tags,
         summary: `Delete a ${name} (permission ${resource}.delete); emits ${entity}.deleted`,
         description: entity === "client" ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003." : undefined,
         request: { params: idParams, headers: ifMatchHeader },
-        responses: { 200: { description: "The record as it was (without relations), with the ETag it had", headers: etagHeader, ...jsonContent(one) } },
-      },
+        responses: { 200: { description: "The record as it was (without relations), with the ETag it had", headers: etagHeader, ...jsonContent(one()) } },
+      }),
     }),
   };
 }

@@ -3,6 +3,7 @@
 // service's mounting are all derived from these; nothing else names a route.
 import type { RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { ErrorCode } from "@crm/errors";
+import type { ZodType } from "zod";
 import type { Permission } from "../permissions";
 
 /** Every public path starts with this; declarations name the rest. */
@@ -34,8 +35,14 @@ export interface Route {
    * their few answers in `docs.responses`).
    */
   errors?: readonly ErrorCode[];
-  /** Its OpenAPI operation: tags, summary, request schemas, success responses. None: not in the document. */
-  docs?: RouteDocs;
+  /** The JSON request body: what the service parses it with (requestBody) and what the document shows. */
+  body?: { schema: ZodType; required: boolean };
+  /**
+   * Its OpenAPI operation: tags, summary, other request parts, success responses; none: not in the
+   * document. A function: the schemas made only for the document (envelopes, query and header
+   * objects, some MB for all routes) are built by the one process that serves it, when it does.
+   */
+  docs?: () => RouteDocs;
 }
 
 /** Declares a route; the literal type is kept, so a service mounts exactly what was declared. */

@@ -27,7 +27,9 @@ describe("route declarations", () => {
   it("name in each documented summary the permission and JWT-only rule the declaration enforces", () => {
     const unsaid = apiRoutes
       .filter((route) => route.docs)
-      .filter((route) => (route.permission && !route.docs?.summary?.includes(`permission ${route.permission}`)) || (route.jwtOnly && !route.docs?.summary?.includes("JWT only")))
+      .filter(
+        (route) => (route.permission && !route.docs?.().summary?.includes(`permission ${route.permission}`)) || (route.jwtOnly && !route.docs?.().summary?.includes("JWT only")),
+      )
       .map(routeName);
     expect(unsaid).toEqual([]);
   });

@@ -51,7 +51,7 @@ const deliveryCallback = {
 
 const service = "webhook-delivery";
 const tags = ["Webhooks"];
-const one = dataEnvelope(webhookSchema);
+const one = () => dataEnvelope(webhookSchema);
 
 export const webhookRoutes = {
   create: defineRoute({
@@ -60,13 +60,13 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.create",
     errors: [400001, 400002, 413000, 415000],
-    docs: {
+    body: { schema: webhookCreateSchema, required: true },
+    docs: () => ({
       tags,
       summary: "Create a webhook (permission webhooks.create); the secret is shown only here",
       callbacks: deliveryCallback,
-      request: { body: { required: true, ...jsonContent(webhookCreateSchema) } },
       responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) } },
-    },
+    }),
   }),
   list: defineRoute({
     method: "GET",
@@ -74,12 +74,12 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.read",
     errors: [400001],
-    docs: {
+    docs: () => ({
       tags,
       summary: "List webhooks, newest first (permission webhooks.read)",
       request: { query: paginationQuerySchema },
       responses: { 200: { description: "OK", ...jsonContent(listEnvelope(webhookSchema)) } },
-    },
+    }),
   }),
   get: defineRoute({
     method: "GET",
@@ -87,12 +87,12 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.read",
     errors: [404001],
-    docs: {
+    docs: () => ({
       tags,
       summary: "Get a webhook (permission webhooks.read)",
       request: { params: idParams },
-      responses: { 200: { description: "OK", ...jsonContent(one) } },
-    },
+      responses: { 200: { description: "OK", ...jsonContent(one()) } },
+    }),
   }),
   update: defineRoute({
     method: "PUT",
@@ -100,12 +100,13 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.update",
     errors: [400001, 400002, 404001, 413000, 415000],
-    docs: {
+    body: { schema: webhookUpdateSchema, required: true },
+    docs: () => ({
       tags,
       summary: "Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update)",
-      request: { params: idParams, body: { required: true, ...jsonContent(webhookUpdateSchema) } },
-      responses: { 200: { description: "The updated webhook", ...jsonContent(one) } },
-    },
+      request: { params: idParams },
+      responses: { 200: { description: "The updated webhook", ...jsonContent(one()) } },
+    }),
   }),
   deactivate: defineRoute({
     method: "DELETE",
@@ -113,12 +114,12 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.delete",
     errors: [404001],
-    docs: {
+    docs: () => ({
       tags,
       summary: "Deactivate a webhook; the record is kept (permission webhooks.delete)",
       request: { params: idParams },
-      responses: { 200: { description: "The webhook, isActive false", ...jsonContent(one) } },
-    },
+      responses: { 200: { description: "The webhook, isActive false", ...jsonContent(one()) } },
+    }),
   }),
   test: defineRoute({
     method: "POST",
@@ -126,12 +127,12 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.update",
     errors: [404001],
-    docs: {
+    docs: () => ({
       tags,
       summary: "Create a PENDING webhook.test delivery record; no HTTP call is made (permission webhooks.update)",
       request: { params: idParams },
       responses: { 201: { description: "The new delivery record", ...jsonContent(dataEnvelope(deliverySchema)) } },
-    },
+    }),
   }),
   rotateSecret: defineRoute({
     method: "POST",
@@ -139,13 +140,14 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.update",
     errors: [400001, 400002, 404001, 413000, 415000],
-    docs: {
+    body: { schema: webhookRotateSecretSchema, required: false },
+    docs: () => ({
       tags,
       summary:
         "Replace the signing secret; the new one is shown only here. With gracePeriodSeconds, the old one keeps signing beside it (second webhook-signature) until previousSecretExpiresAt (permission webhooks.update)",
-      request: { params: idParams, body: { required: false, ...jsonContent(webhookRotateSecretSchema) } },
+      request: { params: idParams },
       responses: { 200: { description: "The webhook with its new secret", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) } },
-    },
+    }),
   }),
   deliveries: defineRoute({
     method: "GET",
@@ -153,12 +155,12 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.read",
     errors: [400001, 404001],
-    docs: {
+    docs: () => ({
       tags,
       summary: "Delivery log of a webhook, newest first (permission webhooks.read)",
       request: { params: idParams, query: paginationQuerySchema },
       responses: { 200: { description: "OK", ...jsonContent(listEnvelope(deliverySchema)) } },
-    },
+    }),
   }),
   retryDelivery: defineRoute({
     method: "POST",
@@ -166,12 +168,12 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.update",
     errors: [404001, 409004],
-    docs: {
+    docs: () => ({
       tags,
       summary: "Re-send a FAILED delivery now, as a new attempt on the same record (permission webhooks.update)",
       request: { params: deliveryParams },
       responses: { 202: { description: "Accepted; the delivery record", ...jsonContent(dataEnvelope(deliverySchema)) } },
-    },
+    }),
   }),
   recover: defineRoute({
     method: "POST",
@@ -179,13 +181,14 @@ export const webhookRoutes = {
     service,
     permission: "webhooks.update",
     errors: [400001, 400002, 404001, 409004, 413000, 415000],
-    docs: {
+    body: { schema: webhookRecoverSchema, required: true },
+    docs: () => ({
       tags,
       summary:
         "Give every FAILED delivery of this webhook created in [since, until) one new attempt now, like a manual retry (same record and X-Service-Delivery-Id, no automatic retries after it); an inactive webhook answers 409004 (permission webhooks.update)",
-      request: { params: idParams, body: { required: true, ...jsonContent(webhookRecoverSchema) } },
+      request: { params: idParams },
       responses: { 202: { description: "Accepted; how many deliveries were recovered", ...jsonContent(dataEnvelope(webhookRecoverResultSchema)) } },
-    },
+    }),
   }),
 };
 
