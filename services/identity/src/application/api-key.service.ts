@@ -4,6 +4,7 @@ import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey } from "@crm/auth-c
 import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type Principal } from "@crm/contracts";
 import { type ErrorDetail, errors } from "@crm/errors";
 import { newestFirstPage, type Pagination } from "@crm/query-language";
+import { recordLastUse, shortenActiveKeyExpiry } from "../persistence/api-key.statements";
 import type { ApiKey, PrismaClient } from "../persistence/prisma";
 import type { AuthStateService } from "./auth-state.service";
 
@@ -50,16 +51,12 @@ export class ApiKeyService {
     const overlapEnds = new Date(now.getTime() + (input.expiresInSeconds ?? API_KEY_ROLL_DEFAULT_OVERLAP_S) * 1000);
     const key = generateApiKey();
     const { rolled, record } = await this.prisma.$transaction(async (tx) => {
-      // Conditional on the key still being active, and LEAST so a concurrent roll's sooner end stands.
-      const rolled = await tx.$queryRaw<ApiKey[]>`
-        UPDATE "identity"."ApiKey" SET "expiresAt" = LEAST(COALESCE("expiresAt", ${overlapEnds}), ${overlapEnds})
-        WHERE "id" = ${old.id}::uuid AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > ${now})
-        RETURNING *`;
-      if (rolled.length === 0) throw errors.apiKeyNotActive();
+      const rolled = await shortenActiveKeyExpiry(tx, old.id, overlapEnds, now);
+      if (!rolled) throw errors.apiKeyNotActive();
       const record = await tx.apiKey.create({
         data: newKeyRow(key, old.businessId, userId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt }),
       });
-      return { rolled: rolled[0]!, record };
+      return { rolled, record };
     });
     await this.authState.publishApiKey(rolled);
     await this.authState.publishApiKey(record);
@@ -77,13 +74,7 @@ export class ApiKeyService {
       const seen = latest.get(id);
       if (!seen || at > seen) latest.set(id, at);
     }
-    if (latest.size === 0) return;
-    const ids = [...latest.keys()];
-    const times = ids.map((id) => latest.get(id)!.toISOString());
-    await this.prisma.$executeRaw`
-      UPDATE "identity"."ApiKey" AS k SET "lastUsedAt" = LEAST(u."at", now())
-      FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS u("id", "at")
-      WHERE k."id" = u."id" AND (k."lastUsedAt" IS NULL OR k."lastUsedAt" < LEAST(u."at", now()))`;
+    if (latest.size > 0) await recordLastUse(this.prisma, latest);
   }
 
   async list(principal: Principal, page: Pagination): Promise<{ rows: ApiKey[]; total: number }> {
