@@ -19,6 +19,6 @@ export {
   type InternalCaller,
   type HttpMethod,
 } from "./service-harness";
-export { SuiteResources } from "./suite-resources";
+export { SuiteResources, sharedFixture } from "./suite-resources";
 export { checkDeclaredRoutes } from "./declared-routes";
 export { runCommonRouteTests, pathParameters, type DeclaredRoute, type RouteSecurityTarget } from "./route-security";

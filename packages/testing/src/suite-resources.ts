@@ -21,3 +21,25 @@ export class SuiteResources {
     while (this.closers.length > 0) await this.closers.pop()!();
   }
 }
+
+/**
+ * A fixture every test of the file shares, opened by `open` in `beforeAll` and closed in `afterAll`.
+ * The returned object stands for it (members are read from the opened fixture; methods that need
+ * `this` are not bound); reading one before `beforeAll` has opened it (a set-up that failed) throws a
+ * clear error instead of the TypeError an unset variable would give.
+ */
+export function sharedFixture<T extends { close(): Promise<void> | void }>(name: string, open: () => Promise<T>, timeoutMs?: number): T {
+  let value: T | undefined;
+  beforeAll(async () => {
+    value = await open();
+  }, timeoutMs);
+  afterAll(async () => {
+    await value?.close();
+  });
+  return new Proxy({} as T, {
+    get(_target, member) {
+      if (value === undefined) throw new Error(`${name} is not open (did its beforeAll fail?)`);
+      return Reflect.get(value, member, value);
+    },
+  });
+}
