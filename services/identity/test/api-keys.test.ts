@@ -1,16 +1,10 @@
 // Identity's API key routes over HTTP (api-key.router.ts), roll and lastUsedAt included, on PGlite and PostgreSQL.
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { describeEachMode } from "@crm/testing";
-import { accountHelpers, openHarness, sha256, SUITE_ENV, type Harness } from "./harness";
+import { accountHelpers, sharedHarness, sha256 } from "./harness";
 
 describeEachMode("identity: API keys on %s", (mode) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode, SUITE_ENV);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
   const { signUp } = accountHelpers(() => h);
 
   describe("API keys", () => {

@@ -1,16 +1,10 @@
 // Identity's auth routes over HTTP (sign-up, sign-in, refresh, logout, me: auth.router.ts) and what it keeps secret, on PGlite and PostgreSQL.
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { describeEachMode } from "@crm/testing";
-import { accountHelpers, cookieValue, openHarness, PASSWORD, refreshCookie, sha256, SUITE_ENV, uniqueEmail, type Harness } from "./harness";
+import { accountHelpers, cookieValue, sharedHarness, PASSWORD, refreshCookie, sha256, uniqueEmail } from "./harness";
 
 describeEachMode("identity: sign-up, sign-in, sessions on %s", (mode) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode, SUITE_ENV);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
   const { signUp } = accountHelpers(() => h);
 
   describe("sign-up", () => {

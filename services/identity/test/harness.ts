@@ -7,7 +7,7 @@ import { AccessTokenCodec, AuthCache } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { MemoryKvStore, type KvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { INTERNAL_TOKEN_SECRET, internalCaller, openTestDatabase, type DatabaseMode, type HttpMethod } from "@crm/testing";
+import { INTERNAL_TOKEN_SECRET, internalCaller, openTestDatabase, sharedFixture, type DatabaseMode, type HttpMethod } from "@crm/testing";
 import { createApp, loadConfig } from "../src";
 import { PrismaClient } from "../src/persistence/prisma";
 import { MIGRATIONS_DIR } from "../src/start";
@@ -115,6 +115,11 @@ export const PASSWORD = "correct horse battery";
 export const SUITE_ENV = { SIGN_IN_MAX_FAILURES: "3", SIGN_IN_LOCK_BASE_MS: "1000", SIGN_IN_LOCK_MAX_MS: "2000" };
 
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/** The harness all tests of a file share, with SUITE_ENV: opened in beforeAll, closed in afterAll. */
+export function sharedHarness(mode: Mode): Harness {
+  return sharedFixture(`identity harness on ${mode}`, () => openHarness(mode, SUITE_ENV));
+}
 
 /** Sign-up and user creation through the API, on the harness `harness()` returns when called. */
 export function accountHelpers(harness: () => Harness) {

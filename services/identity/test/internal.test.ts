@@ -1,15 +1,9 @@
 // Identity's internal routes the gateways call on a cache miss (internal.router.ts), on PGlite and PostgreSQL.
 import { describeEachMode } from "@crm/testing";
-import { accountHelpers, openHarness, sha256, SUITE_ENV, type Harness } from "./harness";
+import { accountHelpers, sharedHarness, sha256 } from "./harness";
 
 describeEachMode("identity: internal resolution on %s", (mode) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode, SUITE_ENV);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
   const { signUp } = accountHelpers(() => h);
 
   describe("internal resolution", () => {

@@ -2,16 +2,10 @@
 import { digestApiKey } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { describeEachMode } from "@crm/testing";
-import { accountHelpers, openHarness, PASSWORD, SUITE_ENV, uniqueEmail, type Harness } from "./harness";
+import { accountHelpers, sharedHarness, PASSWORD, uniqueEmail } from "./harness";
 
 describeEachMode("identity: users on %s", (mode) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode, SUITE_ENV);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
   const { signUp, addUser } = accountHelpers(() => h);
 
   describe("users", () => {
