@@ -3,10 +3,16 @@
  * `beforeAll`, and everything opened, there or later by a test through `track`, is closed in
  * `afterAll`, last opened first, so a service stops before the database it uses is dropped.
  */
+/**
+ * How long opening a file's fixtures may take: migrating a fresh PGlite database took over jest's
+ * default 30 s on this round's shared machine (load average 15-20).
+ */
+export const OPEN_TIMEOUT_MS = 180_000;
+
 export class SuiteResources {
   private readonly closers: Array<() => Promise<void> | void> = [];
 
-  constructor(open: (resources: SuiteResources) => Promise<void>, timeoutMs?: number) {
+  constructor(open: (resources: SuiteResources) => Promise<void>, timeoutMs = OPEN_TIMEOUT_MS) {
     beforeAll(() => open(this), timeoutMs);
     afterAll(() => this.closeAll());
   }
@@ -28,7 +34,7 @@ export class SuiteResources {
  * `this` are not bound); reading one before `beforeAll` has opened it (a set-up that failed) throws a
  * clear error instead of the TypeError an unset variable would give.
  */
-export function sharedFixture<T extends { close(): Promise<void> | void }>(name: string, open: () => Promise<T>, timeoutMs?: number): T {
+export function sharedFixture<T extends { close(): Promise<void> | void }>(name: string, open: () => Promise<T>, timeoutMs = OPEN_TIMEOUT_MS): T {
   let value: T | undefined;
   beforeAll(async () => {
     value = await open();
