@@ -2,16 +2,10 @@
 // record in order, the record counts and document numbers kept right. PGlite and PostgreSQL.
 import { RECORD_BATCH_MAX_ITEMS, type EventEnvelope } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 function batchSuite(mode: Mode): void {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
 
   const events = async (caller: Caller) =>
     (await h.prisma.outboxEvent.findMany({ where: { key: caller.businessId }, orderBy: { sequence: "asc" } })).map((r) => r.payload as unknown as EventEnvelope);

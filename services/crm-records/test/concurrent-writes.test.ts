@@ -10,18 +10,17 @@ import { createApp } from "../src/app";
 import type { PrismaClient } from "../src/persistence/prisma";
 import request from "supertest";
 import { signInternalToken } from "@crm/service-kit";
-import { createClient, logger, openHarness, principalFor, SECRET, type Harness } from "./harness";
+import { createClient, logger, sharedHarness, principalFor, SECRET } from "./harness";
 
 const NOT_FOUND = { success: false, error: { code: 404001, message: "Resource not found" } };
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
 
 describePostgres("update racing a delete (PostgreSQL, real concurrency)", () => {
-  let h: Harness;
+  const h = sharedHarness("postgres");
   let beforeWrite: (() => Promise<void>) | undefined;
   let raced: ReturnType<typeof createApp>;
 
   beforeAll(async () => {
-    h = await openHarness("postgres");
     // Every update/upsert through the app's client first runs the pending hook (once).
     const hooked = h.prisma.$extends({
       query: {
@@ -37,7 +36,6 @@ describePostgres("update racing a delete (PostgreSQL, real concurrency)", () => 
     }) as unknown as PrismaClient;
     raced = createApp({ logger, prisma: hooked, internalTokenSecret: SECRET, parallelQueries: true });
   });
-  afterAll(() => h?.close());
 
   it.each([
     ["employee", { firstName: "E", lastName: "One" }, { position: "Lead" }],

@@ -1,18 +1,12 @@
 // Conditional requests (extensions §E2.3): ETag on every single-record answer, If-None-Match -> 304,
 // If-Match on PATCH/PUT/DELETE -> 412000 with nothing changed and no event. PGlite and PostgreSQL.
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 const STRONG = /^"[A-Za-z0-9_-]{22}"$/;
 
 function conditionalSuite(mode: Mode): void {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
 
   const events = (caller: Caller) => h.prisma.outboxEvent.count({ where: { key: caller.businessId } });
 

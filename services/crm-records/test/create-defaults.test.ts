@@ -3,14 +3,10 @@
 // a create with only the required fields answers, stores and announces exactly the row a GET reads.
 import type { EventEnvelope, RecordEntity } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Mode } from "./harness";
 
 function suite(mode: Mode) {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  });
-  afterAll(() => h.close());
+  const h = sharedHarness(mode);
 
   it.each<[RecordEntity, (clientId: string) => object]>([
     ["client", () => ({ firstName: "Ada", lastName: "Lovelace" })],

@@ -5,7 +5,7 @@ import type request from "supertest";
 import { permission, recordResources, uuidv7, type Permission, type Principal, type RecordEntity } from "@crm/contracts";
 import type { Database } from "@crm/database";
 import { createLogger } from "@crm/logger";
-import { INTERNAL_TOKEN_SECRET, internalCaller, openTestDatabase, principalFor as kitPrincipal, type DatabaseMode } from "@crm/testing";
+import { INTERNAL_TOKEN_SECRET, internalCaller, openTestDatabase, sharedFixture, principalFor as kitPrincipal, type DatabaseMode } from "@crm/testing";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createPrismaClient, type PrismaClient, type Tx } from "../src/persistence/prisma";
@@ -80,6 +80,11 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
       await opened.close();
     },
   };
+}
+
+/** The harness all tests of a file (or describe block) share: opened in beforeAll, closed in afterAll. */
+export function sharedHarness(mode: Mode, options: Parameters<typeof openHarness>[1] = {}, timeoutMs?: number): Harness {
+  return sharedFixture(`crm-records harness on ${mode}`, () => openHarness(mode, options), timeoutMs);
 }
 
 /** After seeding rows straight into a table (createMany): the count every create keeps (see record-count.ts). */

@@ -3,20 +3,18 @@
 // cut. The cap is set small through configuration here; the code path is the production one.
 import { DEFAULT_INCLUDE_MAX_PER_RELATION } from "@crm/contracts";
 import { loadConfig } from "../src/config";
-import { createClient, openHarness, type Caller, type Harness } from "./harness";
+import { createClient, sharedHarness, type Caller } from "./harness";
 
 const CAP = 3;
 const item = { description: "Work", quantity: 1, unitPrice: 10 };
 
 describe("include cap (PGlite, INCLUDE_MAX_PER_RELATION=3)", () => {
-  let h: Harness;
+  const h = sharedHarness("pglite", { config: { INCLUDE_MAX_PER_RELATION: String(CAP) } });
   let caller: Caller;
 
   beforeAll(async () => {
-    h = await openHarness("pglite", { config: { INCLUDE_MAX_PER_RELATION: String(CAP) } });
     caller = h.caller();
   });
-  afterAll(() => h?.close());
 
   async function seed(counts: { invoices: number; quotes: number; contacts: number }) {
     const clientId = await createClient(caller);

@@ -2,7 +2,7 @@
 // bounded, answered with 400001 naming the field beyond them, so that no write can make an event
 // the bus would refuse. The largest accepted invoice is written and its outbox event weighed.
 import { RECORD_LIMITS, type EventEnvelope } from "@crm/contracts";
-import { createClient, openHarness, type Caller, type Harness } from "./harness";
+import { createClient, sharedHarness, type Caller } from "./harness";
 
 /** The character JSON encodes most expensively (`\u0001`: 6 bytes for 1 character). */
 const WORST = "\u0001";
@@ -14,16 +14,14 @@ function paths(res: { body: { error?: { details?: Array<{ path: string }> } } })
 }
 
 describe("write-time limits (PGlite)", () => {
-  let h: Harness;
+  const h = sharedHarness("pglite");
   let caller: Caller;
   let clientId: string;
 
   beforeAll(async () => {
-    h = await openHarness("pglite");
     caller = h.caller();
     clientId = await createClient(caller);
   });
-  afterAll(() => h?.close());
 
   it.each([
     ["/client", "firstName", () => ({ firstName: "x".repeat(RECORD_LIMITS.name + 1), lastName: "L" })],

@@ -4,7 +4,7 @@
 // deleted, and refuses any cursor it did not make for this business and entity.
 import { uuidv7 } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { countSeeded, createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { countSeeded, createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 interface Page {
   data: Array<{ id: string; [field: string]: unknown }>;
@@ -28,11 +28,10 @@ async function walk(caller: Caller, entity: string, query: string, perPage: numb
 const ids = (pages: Page[]) => pages.flatMap((page) => page.data.map((row) => row.id));
 
 function suite(mode: Mode) {
-  let h: Harness;
+  const h = sharedHarness(mode);
   let caller: Caller;
 
   beforeAll(async () => {
-    h = await openHarness(mode);
     caller = h.caller();
     const base = Date.UTC(2025, 0, 1);
     await h.prisma.client.createMany({
@@ -49,7 +48,6 @@ function suite(mode: Mode) {
     });
     await countSeeded(h, caller.businessId, "client", 31);
   });
-  afterAll(() => h?.close());
 
   it.each([
     ["", 31],

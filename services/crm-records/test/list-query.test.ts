@@ -2,14 +2,13 @@
 // query language wired to each entity (where, orderBy, include, their errors).
 import { uuidv7 } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { countSeeded, createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { countSeeded, createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 function listSuite(mode: Mode) {
-  let h: Harness;
+  const h = sharedHarness(mode);
   let caller: Caller;
 
   beforeAll(async () => {
-    h = await openHarness(mode);
     caller = h.caller();
     // 23 clients, strictly increasing createdAt (one per second), every third inactive.
     const base = Date.UTC(2025, 0, 1);
@@ -26,7 +25,6 @@ function listSuite(mode: Mode) {
     });
     await countSeeded(h, caller.businessId, "client", 23);
   });
-  afterAll(() => h?.close());
 
   it("paginates 23 records in pages of 10: lastPage 3, prev/next right, page 4 empty", async () => {
     const pages = [];

@@ -9,7 +9,7 @@ import { describePostgres } from "@crm/testing";
 import { entityDefinitions, querySpecOf } from "../src/entities";
 import { guardUuidFilters } from "../src/domain/where-guard";
 import { delegateOf } from "../src/persistence/prisma";
-import { countSeeded, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { countSeeded, sharedHarness, type Caller, type Mode } from "./harness";
 
 const CLIENT_WHERES = [
   "isActive:true",
@@ -65,11 +65,10 @@ const ERRORS: Array<[RecordEntity, string, number]> = [
 ];
 
 function suite(mode: Mode) {
-  let h: Harness;
+  const h = sharedHarness(mode);
   let caller: Caller;
 
   beforeAll(async () => {
-    h = await openHarness(mode);
     caller = h.caller();
     const businessId = caller.businessId;
     const base = Date.UTC(2025, 0, 1);
@@ -110,7 +109,6 @@ function suite(mode: Mode) {
     // Another business's rows, which no filter may reach.
     await h.prisma.client.create({ data: { id: uuidv7(), businessId: uuidv7(), firstName: "Ann", lastName: "Smith" } });
   });
-  afterAll(() => h?.close());
 
   async function expected(entity: RecordEntity, where: string | undefined, orderBy: string | undefined): Promise<{ ids: string[]; total: number }> {
     const definition = entityDefinitions[entity];

@@ -1,18 +1,16 @@
 // Invoice/quote numbers under concurrency, and exact money over HTTP.
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 function numberingSuite(mode: Mode) {
-  let h: Harness;
+  const h = sharedHarness(mode);
   let caller: Caller;
   let clientId: string;
 
   beforeAll(async () => {
-    h = await openHarness(mode);
     caller = h.caller();
     clientId = await createClient(caller);
   });
-  afterAll(() => h?.close());
 
   it("gives 20 parallel invoice creates in one business 20 distinct consecutive numbers", async () => {
     const responses = await Promise.all(

@@ -4,7 +4,7 @@ import { uuidv7 } from "@crm/contracts";
 import { startRetention } from "@crm/service-kit";
 import { errorCollectingLogger, testInfra } from "@crm/testing";
 import { outboxRetentionRule } from "../src/persistence/outbox-retention";
-import { openHarness, type Harness, type Mode } from "./harness";
+import { sharedHarness, type Harness, type Mode } from "./harness";
 
 const DAY = 24 * 3_600_000;
 const WEEK = 7 * DAY;
@@ -26,14 +26,7 @@ async function seed(h: Harness, count: number, sentAgoMs: number | null): Promis
 
 describe.each(modes)("outbox retention on %s", (mode) => {
   jest.setTimeout(60_000);
-  let h: Harness;
-
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  }, 180_000);
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode, {}, 180_000);
 
   it("deletes rows sent longer ago than the window, keeps newer, unsent and dead-lettered ones", async () => {
     const old = await seed(h, 7, WEEK + 60_000);

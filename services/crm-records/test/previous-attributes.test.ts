@@ -3,7 +3,7 @@
 // updates each report the state they replaced). Both database modes.
 import { RECORDS_TOPIC, type EventEnvelope } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Harness, type Mode } from "./harness";
 
 async function lastEvent(h: Harness, businessId: string, type: string): Promise<EventEnvelope> {
   const rows = await h.prisma.outboxEvent.findMany({ where: { key: businessId, topic: RECORDS_TOPIC }, orderBy: { sequence: "desc" } });
@@ -13,13 +13,7 @@ async function lastEvent(h: Harness, businessId: string, type: string): Promise<
 }
 
 function suite(mode: Mode): void {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = sharedHarness(mode);
 
   it("names every changed field with its value before, as GET showed it; not updatedAt", async () => {
     const caller = h.caller();

@@ -2,16 +2,12 @@
 // it must stay exactly the number of records through creates, deletes, cascades, refused deletes
 // and concurrent creates, per business and per entity.
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
 
 function recordCountSuite(mode: Mode) {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  });
-  afterAll(() => h?.close());
+  const h = sharedHarness(mode);
 
   async function totals(caller: Caller, entity: string): Promise<{ unfiltered: number; filtered: number }> {
     const unfiltered = (await caller.get(`/${entity}?perPage=1`).expect(200)).body.meta.total as number;

@@ -2,7 +2,7 @@
 // unknown and read-only fields, permissions; on PGlite and on PostgreSQL.
 import { isUuid, readOnlyRecordFields, type RecordEntity } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 interface EntityCase {
   entity: RecordEntity;
@@ -119,16 +119,14 @@ function paths(res: { body: { error?: { details?: Array<{ path: string }> } } })
 }
 
 function crudSuite(mode: Mode) {
-  let h: Harness;
+  const h = sharedHarness(mode);
   let caller: Caller;
   let clientId: string;
 
   beforeAll(async () => {
-    h = await openHarness(mode);
     caller = h.caller();
     clientId = await createClient(caller);
   });
-  afterAll(() => h?.close());
 
   describe.each(cases)("$entity", (c) => {
     it("creates (201), gets, lists, updates with PATCH and PUT, deletes (200, the record as it was)", async () => {

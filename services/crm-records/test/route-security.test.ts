@@ -2,7 +2,7 @@
 // a key without the route's permission gets 401014, another business's id 404001.
 import { routesOf } from "@crm/contracts";
 import { describeEachMode, internalCaller, runCommonRouteTests, type DeclaredRoute } from "@crm/testing";
-import { openHarness, SECRET, type Harness } from "./harness";
+import { sharedHarness, SECRET } from "./harness";
 
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
 
@@ -21,11 +21,7 @@ function createBody(entity: string, clientId: string): object {
 }
 
 describeEachMode("route security on %s", (mode) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(mode);
-  });
-  afterAll(() => h?.close());
+  const h = sharedHarness(mode);
 
   /** One record per entity and business, created on first use. */
   const created = new Map<string, Promise<string>>();

@@ -1,19 +1,18 @@
 // Two businesses: every operation of B against A's ids and relations finds nothing (404001),
 // sees nothing in lists and includes, and cannot reference A's clients (400001 at clientId).
 import { describePostgres } from "@crm/testing";
-import { createClient, openHarness, type Caller, type Harness, type Mode } from "./harness";
+import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 const NOT_FOUND = { success: false, error: { code: 404001, message: "Resource not found" } };
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
 
 function tenancySuite(mode: Mode) {
-  let h: Harness;
+  const h = sharedHarness(mode);
   let a: Caller;
   let b: Caller;
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    h = await openHarness(mode);
     a = h.caller();
     b = h.caller();
     ids["client"] = await createClient(a, { email: "a@example.com" });
@@ -27,7 +26,6 @@ function tenancySuite(mode: Mode) {
     };
     for (const [entity, body] of Object.entries(bodies)) ids[entity] = (await a.post(`/${entity}`, body).expect(201)).body.data.id;
   });
-  afterAll(() => h?.close());
 
   it("B gets, updates and deletes none of A's records (404001, never 403), and A's stay unchanged", async () => {
     for (const [entity, id] of Object.entries(ids)) {
