@@ -1,46 +1,15 @@
 // The contract over HTTP, through the gateway, in single-machine mode: one test per rule family,
 // each response also checked against the served OpenAPI document.
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
-import { ApiClient } from "./api-client";
-import { startEmbedded, startReceiver } from "./harness";
-import { OpenApiResponseValidator } from "./openapi-validator";
+import { startReceiver } from "./harness";
+import { validatedEmbeddedProduct } from "./validated-product";
 import { verifyInterfaceSignature } from "@crm/testing";
 import { waitFor } from "@crm/testing";
 
 jest.setTimeout(120_000);
 
-let product: Awaited<ReturnType<typeof startEmbedded>>;
-let validator: OpenApiResponseValidator;
-const clients: ApiClient[] = [];
-
-function api(): ApiClient {
-  const client = new ApiClient(product.baseUrl, validator);
-  clients.push(client);
-  return client;
-}
-
-async function owner(): Promise<ApiClient & { businessId: string }> {
-  const client = api();
-  const { businessId } = await client.signUp(randomUUID().slice(0, 8));
-  return Object.assign(client, { businessId });
-}
-
-beforeAll(async () => {
-  product = await startEmbedded({ RATE_LIMIT_MAX: "100000", CORS_ALLOWED_ORIGINS: "https://app.example" });
-  const doc = await (await fetch(`${product.baseUrl}/api/v1/openapi.json`)).json();
-  validator = new OpenApiResponseValidator(doc as Record<string, unknown>);
-});
-
-afterAll(async () => {
-  await product?.stop();
-  if (product) rmSync(product.dataDir, { recursive: true, force: true });
-});
-
-afterEach(() => {
-  const problems = clients.flatMap((c) => c.undocumented.splice(0));
-  expect(problems).toEqual([]);
-});
+const suite = validatedEmbeddedProduct({ RATE_LIMIT_MAX: "100000", CORS_ALLOWED_ORIGINS: "https://app.example" });
+const { api, owner } = suite;
 
 describe("sessions", () => {
   it("signs in case-insensitively, refreshes with rotation, detects reuse, and logs out", async () => {

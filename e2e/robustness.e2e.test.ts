@@ -1,50 +1,18 @@
 // Inputs a careless or hostile client can send, through the gateway, in single-machine mode: none
 // may produce a 5xx, each gets the contract's envelope, and every response matches the OpenAPI document.
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
 import net from "node:net";
-import { ApiClient } from "./api-client";
-import { startEmbedded } from "./harness";
-import { OpenApiResponseValidator } from "./openapi-validator";
+import { validatedEmbeddedProduct } from "./validated-product";
 
 jest.setTimeout(120_000);
 
-let product: Awaited<ReturnType<typeof startEmbedded>>;
-let validator: OpenApiResponseValidator;
-const clients: ApiClient[] = [];
-
-function api(): ApiClient {
-  const client = new ApiClient(product.baseUrl, validator);
-  clients.push(client);
-  return client;
-}
-
-async function owner(): Promise<ApiClient> {
-  const client = api();
-  await client.signUp(randomUUID().slice(0, 8));
-  return client;
-}
-
-beforeAll(async () => {
-  product = await startEmbedded({ RATE_LIMIT_MAX: "100000" });
-  const doc = await (await fetch(`${product.baseUrl}/api/v1/openapi.json`)).json();
-  validator = new OpenApiResponseValidator(doc as Record<string, unknown>);
-});
-
-afterAll(async () => {
-  await product?.stop();
-  if (product) rmSync(product.dataDir, { recursive: true, force: true });
-});
-
-afterEach(() => {
-  const problems = clients.flatMap((c) => c.undocumented.splice(0));
-  expect(problems).toEqual([]);
-});
+const suite = validatedEmbeddedProduct({ RATE_LIMIT_MAX: "100000" });
+const { api, owner } = suite;
 
 const NUL = "\u0000";
 
 function rawStatusLine(request: string): Promise<string> {
-  const { hostname, port } = new URL(product.baseUrl);
+  const { hostname, port } = new URL(suite.product.baseUrl);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => socket.write(request));
     let received = "";
