@@ -41,9 +41,6 @@ export interface AttemptExecutorOptions {
   now?: () => Date;
 }
 
-/** How long a new first attempt is left to the sendNow that follows its insert before the poller may take it. */
-const FRESH_DELIVERY_GRACE_MS = 500;
-
 /**
  * Makes delivery attempts: claims, sends under the concurrency limits, records the outcome. Used by
  * the event consumer (first attempt at once), the retry scheduler and manual retries alike, so there
@@ -95,24 +92,17 @@ export class AttemptExecutor {
   }
 
   /**
-   * Claims the given deliveries (if still due and unclaimed) and attempts them; resolves when done.
-   * With `businessId` (first attempts of one event), only as many as the business's and the
-   * process's room allow are claimed: the rest stay due and are claimed as room frees up, so a flood
-   * from one business is back-pressured in the database, not held in memory. Without it (a manual
-   * retry), all are claimed.
+   * Claims the given deliveries (if still due and unclaimed) and attempts them all; resolves when done.
+   * For manual retries: first attempts of events go through sendNew, which respects the room.
    */
-  sendNow(ids: readonly string[], options: { businessId?: string } = {}): Promise<void> {
+  sendNow(ids: readonly string[]): Promise<void> {
     if (this.stopping || ids.length === 0) return Promise.resolve();
-    const { businessId } = options;
-    const limit = businessId === undefined ? ids.length : Math.min(ids.length, this.roomFor(businessId));
-    if (businessId !== undefined && limit < ids.length) this.backlog.set(businessId, (this.backlog.get(businessId) ?? 0) + 1);
-    if (limit < 1) return Promise.resolve();
-    // The room is taken before the claim query, so concurrent events cannot all see the same room.
-    const reserved = businessId ?? "";
-    // The caller's trace (the consumer's span, tracing on) is carried to the attempts explicitly: an
-    // attempt may wait for a slot and then run from another attempt's completion.
+    const limit = ids.length;
+    // The caller's trace (tracing on) is carried to the attempts explicitly: an attempt may wait for
+    // a slot and then run from another attempt's completion.
     const trace = activeTraceHeaders();
-    this.hold(reserved, limit);
+    // The room is taken before the claim query, so concurrent calls cannot all see the same room.
+    this.hold("", limit);
     return this.track(
       (async () => {
         let claims: ClaimedDelivery[] = [];
@@ -120,11 +110,33 @@ export class AttemptExecutor {
           const now = this.now();
           claims = await this.options.deliveries.claimDue({ now, leaseUntil: this.leaseFrom(now), limit, ids });
         } finally {
-          this.hold(reserved, -limit);
+          this.hold("", -limit);
         }
         await Promise.all(this.run(claims, trace));
       })(),
     );
+  }
+
+  /**
+   * First attempts of one event, claimed by the statement that creates them: `create` gets how many
+   * rows it may create already leased by this process (as many as the business's and the process's
+   * room allow; the rest are created due, for any instance's poller) and returns those claims, which
+   * are then attempted without being awaited. Resolves once `create` has committed; rejects if it fails.
+   */
+  async sendNew(businessId: string, count: number, create: (lease: { leaseUntil: Date; limit: number }) => Promise<ClaimedDelivery[]>): Promise<void> {
+    const limit = this.stopping ? 0 : Math.min(count, this.roomFor(businessId));
+    if (!this.stopping && limit < count) this.backlog.set(businessId, (this.backlog.get(businessId) ?? 0) + 1);
+    // The room is held across the statement, so concurrent events cannot all see the same room; the
+    // caller's trace (the consumer's span) goes to the attempts.
+    const trace = activeTraceHeaders();
+    this.hold(businessId, limit);
+    let claims: ClaimedDelivery[];
+    try {
+      claims = await create({ leaseUntil: this.leaseFrom(this.now()), limit });
+    } finally {
+      this.hold(businessId, -limit);
+    }
+    this.run(claims, trace);
   }
 
   /** Attempts already-claimed deliveries; each promise resolves when its attempt is recorded. */
@@ -153,9 +165,6 @@ export class AttemptExecutor {
     const now = this.now();
     const claims = await this.options.deliveries.claimFirstAttempts({
       now,
-      // A delivery the consumer has just written is about to be claimed by its sendNow, which carries
-      // the event's trace into the attempt; the poller leaves it that long so it does not win that race.
-      dueBy: new Date(now.getTime() - FRESH_DELIVERY_GRACE_MS),
       leaseUntil: this.leaseFrom(now),
       limit: room,
       perBusiness: Math.min(room, this.maxPendingPerBusiness),

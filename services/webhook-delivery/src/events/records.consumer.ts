@@ -38,24 +38,18 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): EventHandler {
       deps.logger.warn({ eventId: event.id, occurredAt: event.occurredAt }, "event has no valid occurredAt; using the receipt time");
       occurredAt = at;
     }
-    const created = await deps.deliveries.createForEvent({
-      webhookIds: subscribers.map((w) => w.id),
-      businessId: event.businessId,
-      eventId: event.id,
+    const webhookIds = subscribers.map((w) => w.id);
+    const payload = serializePayload({
       event: event.type,
-      payload: serializePayload({
-        event: event.type,
-        data: event.data,
-        ...(event.previousAttributes !== undefined && { previousAttributes: event.previousAttributes }),
-        businessId: event.businessId,
-        timestamp: occurredAt,
-      }),
-      now: at,
+      data: event.data,
+      ...(event.previousAttributes !== undefined && { previousAttributes: event.previousAttributes }),
+      businessId: event.businessId,
+      timestamp: occurredAt,
     });
-    if (created.length > 0)
-      void deps.executor.sendNow(
-        created.map((d) => d.id),
-        { businessId: event.businessId },
-      );
+    // The records are created already claimed by this process, as many as it has room for, and their
+    // first attempts start once that statement has committed, without being awaited.
+    await deps.executor.sendNew(event.businessId, webhookIds.length, (lease) =>
+      deps.deliveries.createForEvent({ webhookIds, businessId: event.businessId, eventId: event.id, event: event.type, payload, now: at }, lease),
+    );
   };
 }

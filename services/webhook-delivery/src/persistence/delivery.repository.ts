@@ -92,29 +92,41 @@ export class DeliveryRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   /**
-   * One PENDING record per webhook, due at once, and the event's payload stored once for all of them,
-   * in one statement; a re-delivered event finds its payload (unique on the event id) and hits the
-   * (webhookId, eventId) unique key, so it creates nothing. Returns only the records created now.
+   * One PENDING record per webhook and the event's payload stored once for all of them, in one
+   * statement; a re-delivered event finds its payload (unique on the event id) and hits the
+   * (webhookId, eventId) unique key, so it creates nothing. The first `lease.limit` records are created
+   * already claimed by the caller (nextRetryAt = lease.leaseUntil) and returned as claims with what to
+   * send: no claim statement follows the insert, and no other instance's poller can take them before
+   * the caller sends them (with the event's trace). The others are due at once, for whoever has room.
    */
-  async createForEvent(input: NewEventDeliveries): Promise<Array<Pick<Delivery, "id">>> {
+  async createForEvent(input: NewEventDeliveries, lease: { leaseUntil: Date; limit: number }): Promise<ClaimedDelivery[]> {
     if (input.webhookIds.length === 0) return [];
     const at = input.now.getTime();
-    const rows = Prisma.join(input.webhookIds.map((webhookId) => Prisma.sql`(${uuidv7(at)}::uuid, ${webhookId}::uuid)`));
-    return this.prisma.$queryRaw<Array<{ id: string }>>`
-      WITH payload AS (
+    const rows = Prisma.join(
+      input.webhookIds.map(
+        (webhookId, i) =>
+          // Due now when not leased: if the immediate attempt is lost in a crash, the retry cycle still sends it.
+          Prisma.sql`(${uuidv7(at)}::uuid, ${webhookId}::uuid, ${i < lease.limit ? lease.leaseUntil : input.now}::timestamptz)`,
+      ),
+    );
+    const claimed = await this.prisma.$queryRaw<ClaimRow[]>`
+      WITH p AS (
         INSERT INTO ${PAYLOAD} (id, "eventId", body, "createdAt")
         VALUES (${uuidv7(at)}::uuid, ${input.eventId}, ${input.payload}, ${input.now}::timestamptz)
         ON CONFLICT ("eventId") DO UPDATE SET "eventId" = EXCLUDED."eventId"
-        RETURNING id
+        RETURNING id, body
+      ), d AS (
+        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
+        SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, p.id,
+               'PENDING'::${DELIVERY_STATUS}, 0, v."nextRetryAt", ${input.now}::timestamptz, ${input.now}::timestamptz
+        FROM p, (VALUES ${rows}) AS v(id, "webhookId", "nextRetryAt")
+        ON CONFLICT ("webhookId", "eventId") DO NOTHING
+        RETURNING id, "webhookId", "businessId", attempt, event, "manualRetry", "nextRetryAt", "updatedAt"
       )
-      INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
-      SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, payload.id,
-             'PENDING'::${DELIVERY_STATUS}, 0,
-             -- Due now: if the immediate attempt is lost in a crash, the retry cycle still sends it.
-             ${input.now}::timestamptz, ${input.now}::timestamptz, ${input.now}::timestamptz
-      FROM payload, (VALUES ${rows}) AS v(id, "webhookId")
-      ON CONFLICT ("webhookId", "eventId") DO NOTHING
-      RETURNING id::text AS id`;
+      SELECT d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}
+      FROM d JOIN ${WEBHOOK} AS w ON w.id = d."webhookId", p
+      WHERE d."nextRetryAt" = ${lease.leaseUntil}::timestamptz`;
+    return claimsFrom(claimed, lease.leaseUntil, input.now);
   }
 
   /** A test delivery: PENDING, never due (nextRetryAt null), so no HTTP call is ever made. */
@@ -180,27 +192,18 @@ export class DeliveryRepository {
    * business and none of `exclude`, so one business's backlog cannot fill a claim. This is how any
    * instance takes over first attempts the instance that created them had no room for.
    */
-  async claimFirstAttempts(options: {
-    now: Date;
-    /** Only deliveries due at or before this (default `now`). */
-    dueBy?: Date;
-    leaseUntil: Date;
-    limit: number;
-    perBusiness: number;
-    exclude: readonly string[];
-  }): Promise<ClaimedDelivery[]> {
+  async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; exclude: readonly string[] }): Promise<ClaimedDelivery[]> {
     if (options.limit < 1 || options.perBusiness < 1) return [];
-    const dueBy = options.dueBy ?? options.now;
     const exclude = options.exclude.length > 0 ? Prisma.sql`AND "businessId" NOT IN (${Prisma.join(options.exclude)})` : Prisma.empty;
     const rows = await this.prisma.$queryRaw<ClaimRow[]>`
       WITH ranked AS (
         SELECT id, "nextRetryAt", row_number() OVER (PARTITION BY "businessId" ORDER BY "nextRetryAt", id) AS n
         FROM ${DELIVERY}
-        WHERE status = 'PENDING' AND "nextRetryAt" <= ${dueBy} ${exclude}
+        WHERE status = 'PENDING' AND "nextRetryAt" <= ${options.now} ${exclude}
       ), due AS (
         SELECT d.id FROM ${DELIVERY} AS d
         WHERE d.id IN (SELECT id FROM ranked WHERE n <= ${options.perBusiness} ORDER BY "nextRetryAt", id LIMIT ${options.limit})
-          AND d.status = 'PENDING' AND d."nextRetryAt" <= ${dueBy}
+          AND d.status = 'PENDING' AND d."nextRetryAt" <= ${options.now}
         FOR UPDATE SKIP LOCKED
       )
       UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
