@@ -2,4 +2,4 @@ export { errorCatalogue, ErrorCodes, type ErrorCode, type ErrorName } from "./ca
 export { AppError, errorBody, isAppError, isErrorCode, type ErrorBody, type ErrorDetail } from "./app-error";
 export { errors, validationError, type ErrorConstructor } from "./errors";
 export { zodIssuesToDetails, parseOrThrow } from "./zod";
-export { errorMiddleware, routeNotFound, type ErrorLogger } from "./middleware";
+export { bodyReadError, errorMiddleware, routeNotFound, type ErrorLogger } from "./middleware";

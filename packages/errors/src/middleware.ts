@@ -21,10 +21,23 @@ function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | u
     case "request.aborted":
     case "request.size.invalid":
     case "stream.encoding.set":
-      return errors.validationFailed([{ path: "body", message: "Request body could not be read" }]);
+      return unreadableBody();
     default:
       return undefined;
   }
+}
+
+const unreadableBody = () => errors.validationFailed([{ path: "body", message: "Request body could not be read" }]);
+
+/**
+ * What a body reader's failure means to the client. Besides the errors body-parser types, its
+ * decompression fails with zlib's own error (a corrupt gzip, deflate or br body: `Z_DATA_ERROR`
+ * wrapped as a bare 400), which the error middleware alone could not tell from a fault of ours
+ * and answered 500000. Called only on a body reader's error, so anything untyped is the body's.
+ */
+export function bodyReadError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  return (typeof err === "object" && err !== null ? fromBodyParser(err) : undefined) ?? unreadableBody();
 }
 
 /**

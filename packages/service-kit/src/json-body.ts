@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from "express";
-import { errors } from "@crm/errors";
+import { bodyReadError, errors } from "@crm/errors";
 import { nulTextDetails } from "./nul-text";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -8,7 +8,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
 
 /**
  * JSON bodies only: a body with another media type is 415000, malformed JSON 400002, over 1 MiB
- * 413000 (the error middleware maps body-parser's errors), a NUL character in any string or key
+ * 413000, a body that cannot be read or decompressed 400001 (bodyReadError), a NUL character in any string or key
  * 400001 naming each field (see nul-text.ts). Bodiless requests pass through.
  */
 export function jsonBody(): RequestHandler[] {
@@ -23,18 +23,16 @@ export function jsonBody(): RequestHandler[] {
     const details = req.body === undefined ? [] : nulTextDetails(req.body);
     next(details.length > 0 ? errors.validationFailed(details) : undefined);
   };
-  return [
-    guard,
-    express.json({
-      limit: BODY_LIMIT_BYTES,
-      strict: false,
-      type: (req) =>
-        JSON_TYPE.test(
-          String(req.headers["content-type"] ?? "")
-            .split(";")[0]!
-            .trim(),
-        ),
-    }),
-    noNulText,
-  ];
+  const parse = express.json({
+    limit: BODY_LIMIT_BYTES,
+    strict: false,
+    type: (req) =>
+      JSON_TYPE.test(
+        String(req.headers["content-type"] ?? "")
+          .split(";")[0]!
+          .trim(),
+      ),
+  });
+  const readJson: RequestHandler = (req, res, next) => parse(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err)));
+  return [guard, readJson, noNulText];
 }

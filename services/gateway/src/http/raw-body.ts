@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type RequestHandler } from "express";
-import { errors } from "@crm/errors";
+import { bodyReadError, errors } from "@crm/errors";
 import { BODY_LIMIT_BYTES } from "@crm/service-kit";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
@@ -72,7 +72,7 @@ export const rawJsonBody: RequestHandler[] = [
     const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
     if (!hasBody) return next();
     if (isPlainSizedBody(req)) readPlain(req, next);
-    else readRaw(req, res, next);
+    else readRaw(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err)));
   },
   (req, _res, next) => {
     if (!Buffer.isBuffer(req.body) || req.body.length === 0) {

@@ -1,0 +1,47 @@
+// A service's JSON body reader: what a client can send answers in the catalogue's envelope, never 500000.
+import { gzipSync } from "node:zlib";
+import express from "express";
+import request from "supertest";
+import { errorMiddleware } from "@crm/errors";
+import { jsonBody } from "./json-body";
+
+const silent = { error: () => undefined, info: () => undefined };
+
+function app(): express.Express {
+  const a = express();
+  a.post("/", ...jsonBody(), (req, res) => void res.json({ body: req.body ?? null }));
+  a.use(errorMiddleware(() => silent));
+  return a;
+}
+
+/** supertest would serialise a Buffer with a JSON media type as JSON; send the compressed bytes as they are. */
+const asIs = (bytes: unknown) => bytes as string;
+
+describe("jsonBody", () => {
+  const json = '{"firstName":"Grace"}';
+
+  it("parses a JSON body, and a gzip-compressed one", async () => {
+    const plain = await request(app()).post("/").set("content-type", "application/json").send(json);
+    expect([plain.status, plain.body]).toEqual([200, { body: { firstName: "Grace" } }]);
+    const gzipped = await request(app()).post("/").set("content-type", "application/json").set("content-encoding", "gzip").serialize(asIs).send(gzipSync(json));
+    expect([gzipped.status, gzipped.body]).toEqual([200, { body: { firstName: "Grace" } }]);
+  });
+
+  it("answers malformed JSON 400002 and another media type 415000", async () => {
+    const malformed = await request(app()).post("/").set("content-type", "application/json").send("{ nope");
+    expect([malformed.status, malformed.body.error.code]).toEqual([400, 400002]);
+    const text = await request(app()).post("/").set("content-type", "text/plain").send("hello");
+    expect([text.status, text.body.error.code]).toEqual([415, 415000]);
+  });
+
+  it.each(["gzip", "deflate", "br"])("answers a corrupt %s body 400001, not 500000", async (encoding) => {
+    const res = await request(app()).post("/").set("content-type", "application/json").set("content-encoding", encoding).send(json);
+    expect([res.status, res.body.error.code]).toEqual([400, 400001]);
+    expect(res.body.error.details).toEqual([{ path: "body", message: "Request body could not be read" }]);
+  });
+
+  it("answers an unknown content encoding 415000", async () => {
+    const res = await request(app()).post("/").set("content-type", "application/json").set("content-encoding", "zstd-nope").send(json);
+    expect([res.status, res.body.error.code]).toEqual([415, 415000]);
+  });
+});
