@@ -1,0 +1,112 @@
+// `npx tsx bench/src/records-http.bench.ts` (issue 9): what crm-records' HTTP layer costs per create,
+// in CPU of one process. The same RecordService.create is served three ways in this process, on the
+// local PostgreSQL: crm-records' real Express app (service-kit's middleware chain, Express's router and
+// response, the records router); a bare node:http handler that does only the router's own work (the
+// body check and zod, the create, the ETag, the JSON answer); and a bare handler with the create alone.
+// autocannon runs as a child process (its CPU is not counted); the three alternate, round after round.
+// Settings: BENCH_ROUNDS (3), BENCH_REQUESTS per run (3000), BENCH_CONNECTIONS (10). The first round
+// warms the JIT: read the later ones. It prints figures; nothing is asserted.
+import http from "node:http";
+import os from "node:os";
+import { spawn } from "node:child_process";
+import { openDatabase } from "../../packages/database/src";
+import { createTestDatabase, startInfra, testInfra } from "@crm/testing";
+import { permission, type Principal } from "@crm/contracts";
+import { createLogger } from "../../packages/logger/src";
+import { signInternalToken } from "@crm/service-kit";
+import { entityDefinitions } from "../../services/crm-records/src/entities";
+import { createPrismaClient } from "../../services/crm-records/src/persistence/prisma";
+import { RecordService } from "../../services/crm-records/src/application/record.service";
+import { createApp } from "../../services/crm-records/src/app";
+import { MIGRATIONS_DIR } from "../../services/crm-records/src/start";
+const BUSINESS = "0193a1b2-0000-7000-8000-00000000000a";
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const BODY = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
+function drive(port: number, headers: Record<string, string>): Promise<number> {
+  const args = ["-c", String(CONNECTIONS), "-a", String(REQUESTS), "-m", "POST", "-b", BODY, "-j"];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}=${v}`);
+  args.push(`http://127.0.0.1:${port}/api/v1/client`);
+  const child = spawn(`${__dirname}/../node_modules/.bin/autocannon`, args, { stdio: ["ignore", "pipe", "ignore"] });
+  let out = "";
+  child.stdout.on("data", (c) => (out += c));
+  return new Promise((resolve) => child.on("exit", () => resolve(JSON.parse(out).requests.total)));
+}
+async function main() {
+  const infra = await startInfra(() => undefined);
+  Object.assign(testInfra, { databaseUrl: infra.databaseUrl });
+  const database = await createTestDatabase("bench_records_http");
+  const db = await openDatabase({ url: database.url, dataDir: os.tmpdir(), schema: "records", migrationsDir: MIGRATIONS_DIR, migrate: true });
+  const prisma = createPrismaClient(db.adapter);
+  const secret = "s".repeat(40);
+  const app = createApp({ logger: createLogger({ service: "crm-records", level: "warn" }), prisma, internalTokenSecret: secret, sql: db.sql, parallelQueries: true });
+  const express = http.createServer(app).listen(0);
+  const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: secret, sql: db.sql });
+  const bare = http
+    .createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", async () => {
+        const view = await service.create(entityDefinitions.client, BUSINESS, JSON.parse(Buffer.concat(chunks).toString()));
+        const body = JSON.stringify({ success: true, data: view });
+        res.writeHead(201, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+      });
+    })
+    .listen(0);
+  const { parseRecordBody } = await import("../../services/crm-records/src/http/record-body");
+  const { recordEtag } = await import("../../services/crm-records/src/domain/record-etag");
+  const handler = http
+    .createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", async () => {
+        const input = parseRecordBody(entityDefinitions.client.createSchema, JSON.parse(Buffer.concat(chunks).toString()));
+        const view = await service.create(entityDefinitions.client, BUSINESS, input);
+        const body = JSON.stringify({ success: true, data: view });
+        res.writeHead(201, { etag: recordEtag(entityDefinitions.client, view), "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+      });
+    })
+    .listen(0);
+  await new Promise((r) => setTimeout(r, 300));
+  const principal: Principal = {
+    businessId: BUSINESS,
+    authType: "jwt",
+    userId: BUSINESS,
+    apiKeyId: null,
+    sessionId: null,
+    jti: null,
+    permissions: [permission("clients", "create")],
+  };
+  const token = signInternalToken({ principal, requestId: "x" }, secret, 86400);
+  const headers = { "content-type": "application/json", "x-internal-token": token };
+  const port = (s: http.Server) => (s.address() as { port: number }).port;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, server] of [
+      ["express app", express],
+      ["bare node:http + RecordService.create", bare],
+      ["bare + the router's own work (zod, etag)", handler],
+    ] as const) {
+      const c0 = process.cpuUsage();
+      const n = await drive(port(server), headers);
+      const u = process.cpuUsage(c0);
+      console.log(`${name.padEnd(40)} ${((u.user + u.system) / 1000 / n).toFixed(3)} ms CPU per create (${n} requests)`);
+    }
+  }
+  express.close();
+  bare.close();
+  handler.close();
+  await prisma.$disconnect();
+  await db.close();
+  await database.drop();
+  await infra.stop();
+}
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
