@@ -1,0 +1,189 @@
+// The webhook operations of interface §3 and extensions §E1: what creating, changing, testing, rotating,
+// retrying and recovering mean, each within the caller's business. http/webhook.router.ts parses and answers.
+import { WEBHOOK_RECOVER_MAX_WINDOW_MS, WEBHOOK_TEST_EVENT, type WebhookCreate, type WebhookRecover, type WebhookRotateSecret, type WebhookUpdate } from "@crm/contracts";
+import { errors, validationError } from "@crm/errors";
+import type { Pagination } from "@crm/query-language";
+import { serializePayload } from "../domain/payload";
+import { generateWebhookSecret, secretPrefix } from "../domain/secret";
+import { isRedactedFormOf } from "../domain/url-credentials";
+import { checkWebhookFilter } from "../domain/webhook-filter";
+import type { Delivery, Webhook } from "../generated/prisma/client";
+import { checkTargetUrl } from "../outbound/ssrf-guard";
+import type { DeliveryRepository } from "../persistence/delivery.repository";
+import type { WebhookChanges, WebhookRepository } from "../persistence/webhook.repository";
+import type { AttemptExecutor } from "./attempt-executor";
+
+export interface WebhookServiceDeps {
+  webhooks: WebhookRepository;
+  deliveries: DeliveryRepository;
+  executor: AttemptExecutor;
+  /** How long a manual retry waits for its attempt before answering 202 with the record as it is then. */
+  manualRetryWaitMs: number;
+  now?: () => Date;
+}
+
+/** A new or rotated secret is shown once, in the answer that made it. */
+export interface WithSecret {
+  webhook: Webhook;
+  secret: string;
+}
+
+/**
+ * An absolute http: or https: URL, else 400001 on `url`. Whether the address may be called is decided
+ * at delivery time (decisions §6): a private or loopback target, literal or resolved, becomes a failed
+ * attempt with responseStatus 0 that the owner sees in the delivery log, not a refusal here.
+ */
+function targetUrl(url: string): string {
+  const check = checkTargetUrl(url, { allowPrivateTargets: true });
+  if (!check.ok) throw validationError("url", check.message);
+  return url;
+}
+
+/** Subscribing twice to one event means nothing more; keep the first occurrence's order. */
+function uniqueEvents(events: string[]): string[] {
+  return [...new Set(events)];
+}
+
+/**
+ * What setting `isActive` changes (extensions §E1.3). true: the owner says the endpoint is fixed, so the
+ * health starts over (consecutiveFailures 0, disabledReason null), also when it was active already.
+ * false on an active webhook: the owner's choice (no disabledReason), and the moment it stopped, so
+ * deliveries waiting for a retry then are never sent, even after a re-enable.
+ */
+function activityChanges(current: Webhook, isActive: boolean, at: Date): WebhookChanges {
+  if (isActive) return { isActive: true, consecutiveFailures: 0, disabledReason: null };
+  return current.isActive ? { isActive: false, disabledReason: null, deactivatedAt: at } : { isActive: false };
+}
+
+export class WebhookService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: WebhookServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async create(businessId: string, input: WebhookCreate): Promise<WithSecret> {
+    const filter = input.filter ?? null;
+    if (filter !== null) checkWebhookFilter(filter, input.events);
+    const secret = generateWebhookSecret();
+    const webhook = await this.deps.webhooks.create({
+      businessId,
+      url: targetUrl(input.url),
+      events: uniqueEvents(input.events),
+      description: input.description ?? "",
+      autoDisableAfter: input.autoDisableAfter ?? null,
+      secret,
+      secretPrefix: secretPrefix(secret),
+      filter,
+    });
+    return { webhook, secret };
+  }
+
+  list(businessId: string, page: Pagination): Promise<{ rows: Webhook[]; total: number }> {
+    return this.deps.webhooks.list(businessId, page);
+  }
+
+  /**
+   * The `id` webhook of the business, or 404001 (another tenant's, unknown or malformed id alike). The
+   * operations below take the webhook it found: the router looks it up before reading the body, so an
+   * unknown webhook is 404001 whatever the body.
+   */
+  async get(businessId: string, id: string): Promise<Webhook> {
+    const webhook = await this.deps.webhooks.find(businessId, id);
+    if (!webhook) throw errors.notFound();
+    return webhook;
+  }
+
+  async update(current: Webhook, input: WebhookUpdate): Promise<Webhook> {
+    // The filter must suit the events it will apply to: checked when either of them changes.
+    const filter = input.filter !== undefined ? input.filter : current.filter;
+    if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events);
+    return this.change(current, {
+      ...(input.url !== undefined && !isRedactedFormOf(input.url, current.url) && { url: targetUrl(input.url) }),
+      ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.filter !== undefined && { filter: input.filter }),
+      ...(input.autoDisableAfter !== undefined && { autoDisableAfter: input.autoDisableAfter }),
+      ...(input.isActive !== undefined && activityChanges(current, input.isActive, this.now())),
+    });
+  }
+
+  /** Deactivates, keeps the record (interface §3); deleting twice answers the same. */
+  deactivate(current: Webhook): Promise<Webhook> {
+    return this.change(current, activityChanges(current, false, this.now()));
+  }
+
+  sendTest(webhook: Webhook): Promise<Delivery> {
+    const at = this.now();
+    return this.deps.deliveries.createTest({
+      webhookId: webhook.id,
+      businessId: webhook.businessId,
+      event: WEBHOOK_TEST_EVENT,
+      payload: serializePayload({ event: WEBHOOK_TEST_EVENT, data: { webhookId: webhook.id }, businessId: webhook.businessId, timestamp: at }),
+      now: at,
+    });
+  }
+
+  /** No grace period unless asked for (extensions §E1.1). */
+  async rotateSecret(current: Webhook, input: WebhookRotateSecret): Promise<WithSecret & { at: Date }> {
+    const secret = generateWebhookSecret();
+    const at = this.now();
+    const webhook = await this.deps.webhooks.rotateSecret(current.businessId, current.id, {
+      secret,
+      secretPrefix: secretPrefix(secret),
+      gracePeriodSeconds: input.gracePeriodSeconds ?? 0,
+      now: at,
+    });
+    if (!webhook) throw errors.notFound();
+    return { webhook, secret, at };
+  }
+
+  deliveries(webhook: Webhook, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {
+    return this.deps.deliveries.list(webhook.id, page);
+  }
+
+  async retryDelivery(webhook: Webhook, deliveryId: string): Promise<Delivery> {
+    const result = await this.deps.deliveries.requestManualRetry(webhook.businessId, webhook.id, deliveryId, this.now());
+    if (result === "not-found") throw errors.notFound();
+    if (result === "not-failed") throw errors.deliveryNotRetryable();
+    // The re-send is durable from here (the record is due); waiting a bounded time lets the answer
+    // usually show the attempt's outcome without ever holding the request for a hung receiver.
+    await Promise.race([this.deps.executor.sendNow([deliveryId]), delay(this.deps.manualRetryWaitMs)]);
+    const delivery = await this.deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
+    if (!delivery) throw errors.notFound();
+    return delivery;
+  }
+
+  /** Resolves to how many deliveries were recovered. */
+  async recover(webhook: Webhook, input: WebhookRecover): Promise<number> {
+    const at = this.now();
+    const since = new Date(input.since);
+    const until = input.until === undefined ? at : new Date(input.until);
+    if (since >= until) throw validationError("since", "since must be before until (default: now)");
+    if (until.getTime() - since.getTime() > WEBHOOK_RECOVER_MAX_WINDOW_MS) throw validationError("since", "The window from since to until is at most 14 days");
+    // Nothing would be sent to an inactive webhook: say so rather than fail every delivery again.
+    if (!webhook.isActive) throw errors.deliveryNotRetryable();
+    const ids = await this.deps.deliveries.requestRecovery(webhook.businessId, webhook.id, { since, until }, at);
+    // Durable from here (each record is due now); sent in bounded batches without holding the request,
+    // and whatever this process does not get to (a restart) the retry cycle sends.
+    void sendInBatches(this.deps.executor, ids);
+    return ids.length;
+  }
+
+  private async change(current: Webhook, changes: WebhookChanges): Promise<Webhook> {
+    const updated = await this.deps.webhooks.update(current.businessId, current.id, changes);
+    if (!updated) throw errors.notFound();
+    return updated;
+  }
+}
+
+/** Claims a bounded number of recovered deliveries at a time: a large recovery never floods memory or slots. */
+const RECOVERY_BATCH = 20;
+
+async function sendInBatches(executor: AttemptExecutor, ids: readonly string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += RECOVERY_BATCH) await executor.sendNow(ids.slice(i, i + RECOVERY_BATCH));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
