@@ -84,7 +84,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
     undo.push(() => dispatcher.close());
     const webhooks = new WebhookRepository(prisma, keyring);
-    const deliveries = new DeliveryRepository(prisma);
+    const deliveries = new DeliveryRepository(prisma, db.sql);
     const executor = new AttemptExecutor({
       deliveries,
       dispatcher,
