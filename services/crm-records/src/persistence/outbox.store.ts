@@ -21,14 +21,6 @@ interface PendingRow {
 }
 
 export class SqlOutboxStore implements OutboxStore {
-  /**
-   * When this store last took or renewed the lease (performance.now() before the statement was
-   * sent) and for how long. The database set the lease's expiry to its own now() + ttl after that
-   * moment, so until half the ttl has passed here the lease is certainly still ours: the relay asks
-   * for it every round (every burst of writes), and renewing it once per half-ttl is enough.
-   */
-  private held: { holder: string; since: number; ttlMs: number } | undefined;
-
   constructor(private readonly sql: Pick<SqlRunner, "query">) {}
 
   async pending(limit: number): Promise<OutboxRow[]> {
@@ -62,9 +54,6 @@ export class SqlOutboxStore implements OutboxStore {
 
   /** Takes the lease when free or expired, renews it when already held; the database clock decides expiry. */
   async acquireLease(holder: string, ttlMs: number): Promise<boolean> {
-    const now = performance.now();
-    if (this.held?.holder === holder && this.held.ttlMs === ttlMs && now - this.held.since < ttlMs / 2) return true;
-    this.held = undefined;
     const { rows } = await this.sql.query<{ holder: string }>(
       `INSERT INTO "records"."OutboxLease" ("name", "holder", "expiresAt")
        VALUES ($1, $2, now() + ($3::int * interval '1 millisecond'))
@@ -73,13 +62,10 @@ export class SqlOutboxStore implements OutboxStore {
        RETURNING "holder"`,
       [LEASE_NAME, holder, Math.round(ttlMs)],
     );
-    if (rows.length !== 1) return false;
-    this.held = { holder, since: now, ttlMs };
-    return true;
+    return rows.length === 1;
   }
 
   async releaseLease(holder: string): Promise<void> {
-    this.held = undefined;
     await this.sql.query(`UPDATE "records"."OutboxLease" SET "expiresAt" = now() - interval '1 second' WHERE "name" = $1 AND "holder" = $2`, [LEASE_NAME, holder]);
   }
 
