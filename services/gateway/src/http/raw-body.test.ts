@@ -1,6 +1,7 @@
 // The gateway's body reading: a plain sized body is read straight off the stream, anything else
 // (chunked, compressed) through body-parser; both keep the exact bytes and give the same answers.
 import express from "express";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { gzipSync } from "node:zlib";
 import request from "supertest";
 import { errorMiddleware } from "@crm/errors";
@@ -74,5 +75,18 @@ describe("rawJsonBody", () => {
     const res = await request(app()).post("/").set("content-type", "application/json").set("content-encoding", encoding).send(json);
     expect([res.status, res.body.error.code]).toEqual([400, 400001]);
     expect(res.body.error.details).toEqual([{ path: "body", message: "Request body could not be read" }]);
+  });
+
+  it("keeps the request's async context (its trace span) for what follows, on both paths", async () => {
+    const context = new AsyncLocalStorage<string>();
+    const a = express();
+    a.use((req, _res, next) => context.run(String(req.headers["x-context"]), next));
+    a.use(rawJsonBody);
+    a.post("/", (_req, res) => void res.json({ context: context.getStore() ?? null }));
+    const sized = await request(a).post("/").set("x-context", "sized").set("content-type", "application/json").send(json);
+    expect(sized.body).toEqual({ context: "sized" });
+    const chunked = request(a).post("/").set("x-context", "chunked").set("content-type", "application/json").set("transfer-encoding", "chunked");
+    chunked.write(json);
+    expect((await chunked).body).toEqual({ context: "chunked" });
   });
 });

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import express, { type NextFunction, type Request, type RequestHandler } from "express";
 import { bodyReadError, errors } from "@crm/errors";
 import { BODY_LIMIT_BYTES } from "@crm/service-kit";
@@ -33,6 +34,9 @@ function isPlainSizedBody(req: Request): boolean {
 const unreadable = () => errors.validationFailed([{ path: "body", message: "Request body could not be read" }]);
 
 function readPlain(req: Request, next: NextFunction): void {
+  // The stream's events run in the socket's async context, not this request's: bound, `next`
+  // carries the request's trace span (AsyncLocalStorage) on, as raw-body binds body-parser's.
+  const resume = AsyncResource.bind(next);
   const length = Number(req.headers["content-length"]);
   const chunks: Buffer[] = [];
   let received = 0;
@@ -44,7 +48,7 @@ function readPlain(req: Request, next: NextFunction): void {
     req.off("end", onEnd);
     req.off("error", onFail);
     req.off("close", onFail);
-    next(err);
+    resume(err);
   };
   const onData = (chunk: Buffer) => {
     chunks.push(chunk);
