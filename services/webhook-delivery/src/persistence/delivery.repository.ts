@@ -84,6 +84,18 @@ function claimsFrom(rows: ClaimRow[], leaseUntil: Date, at: Date): ClaimedDelive
 }
 
 /**
+ * The second half of every claim: lease the rows the statement's `due` CTE picked (their
+ * nextRetryAt moves to the lease's end) and read what sending them needs, in the same statement.
+ */
+function leaseDueAndRead(leaseUntil: Date): Prisma.Sql {
+  return Prisma.sql`
+      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${leaseUntil}
+      FROM due, ${WEBHOOK} AS w, ${PAYLOAD} AS p
+      WHERE d.id = due.id AND w.id = d."webhookId" AND p.id = d."payloadId"
+      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}`;
+}
+
+/**
  * Delivery records and the claim protocol that lets any number of instances share the work:
  * a due row (status PENDING or RETRYING, nextRetryAt <= now) is claimed by moving its nextRetryAt
  * to a lease end under FOR UPDATE SKIP LOCKED, so exactly one instance gets it; every later write
@@ -194,10 +206,7 @@ export class DeliveryRepository {
         LIMIT ${options.limit}
         FOR UPDATE SKIP LOCKED
       )
-      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
-      FROM due, ${WEBHOOK} AS w, ${PAYLOAD} AS p
-      WHERE d.id = due.id AND w.id = d."webhookId" AND p.id = d."payloadId"
-      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}`);
+      ${leaseDueAndRead(options.leaseUntil)}`);
     return claimsFrom(rows, options.leaseUntil, options.now);
   }
 
@@ -220,10 +229,7 @@ export class DeliveryRepository {
           AND d.status = 'PENDING' AND d."nextRetryAt" <= ${options.now}
         FOR UPDATE SKIP LOCKED
       )
-      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${options.leaseUntil}
-      FROM due, ${WEBHOOK} AS w, ${PAYLOAD} AS p
-      WHERE d.id = due.id AND w.id = d."webhookId" AND p.id = d."payloadId"
-      RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}`);
+      ${leaseDueAndRead(options.leaseUntil)}`);
     return claimsFrom(rows, options.leaseUntil, options.now);
   }
 
