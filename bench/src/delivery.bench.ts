@@ -30,6 +30,7 @@ import { freePort, startInfra, testInfra } from "@crm/testing";
 import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type RunningProduct } from "../../e2e/harness";
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
+import { runMain } from "./load";
 
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map((m) => m.trim()) as Array<"embedded" | "distributed">;
@@ -344,10 +345,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

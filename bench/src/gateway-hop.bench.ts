@@ -25,7 +25,7 @@ import { AccessTokenCodec, AuthCache } from "@crm/auth-cache";
 import { RedisKvStore } from "@crm/kv-store";
 import { uuidv7 } from "@crm/contracts";
 import { freePort } from "@crm/testing";
-import { median, runLoad, runPaced, type LoadResult } from "./load";
+import { median, runLoad, runPaced, type LoadResult, runMain } from "./load";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -253,10 +253,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

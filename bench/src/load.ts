@@ -46,13 +46,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export interface PacedOptions {
-  url: string;
-  method?: "GET" | "POST";
-  headers?: Record<string, string>;
-  body?: string;
-  connections: number;
-  durationS: number;
+export interface PacedOptions extends Omit<LoadOptions, "overallRate"> {
   /** Requests per second, sent evenly spaced (open loop). */
   rate: number;
 }
@@ -145,4 +139,15 @@ export function pidListeningOn(port: number): number {
     }
   }
   throw new Error(`no process of this user listens on port ${port}`);
+}
+
+/** A benchmark's entry point: exit 0 when `main` resolves, print the error and exit 1 when it rejects (servers it left open must not keep the process alive). */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

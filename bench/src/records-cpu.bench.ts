@@ -14,6 +14,7 @@ import { RecordService } from "../../services/crm-records/src/application/record
 import { MIGRATIONS_DIR } from "../../services/crm-records/src/start";
 import { uuidv7 } from "@crm/contracts";
 import { seedClients } from "./records-seed";
+import { runMain } from "./load";
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 500);
 const BUSINESS = "0193a1b2-0000-7000-8000-00000000000a";
@@ -120,10 +121,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

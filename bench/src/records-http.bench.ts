@@ -19,6 +19,7 @@ import { createPrismaClient } from "../../services/crm-records/src/persistence/p
 import { RecordService } from "../../services/crm-records/src/application/record.service";
 import { createApp } from "../../services/crm-records/src/app";
 import { MIGRATIONS_DIR } from "../../services/crm-records/src/start";
+import { runMain } from "./load";
 const BUSINESS = "0193a1b2-0000-7000-8000-00000000000a";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
@@ -103,10 +104,4 @@ async function main() {
   await database.drop();
   await infra.stop();
 }
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -23,7 +23,7 @@ import { permission, type Principal } from "@crm/contracts";
 import { signInternalToken } from "@crm/service-kit";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
-import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult } from "./load";
+import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
 import { preparePeerTables, seedClients } from "./records-seed";
 
@@ -370,10 +370,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
