@@ -1,6 +1,6 @@
 import express, { type Express, type RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
-import { errorMiddleware, isAppError, routeNotFound } from "@crm/errors";
+import { ErrorCodes, errorMiddleware, isAppError, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 import { expressRouteTemplate, readinessHandler, requestContext, type ReadinessCheck, type RouteTemplateOf } from "@crm/service-kit";
 import { gatewayMetrics, startSpan, statusClass, type TraceSpan } from "@crm/telemetry";
@@ -134,8 +134,8 @@ function forwardToService({ forwarder, idempotency }: GatewayDeps): RequestHandl
 }
 
 function upstreamErrorReason(err: unknown): string {
-  if (isAppError(err) && err.code === 503000) return "unavailable";
-  if (isAppError(err) && err.code === 500000) return "too_large";
+  if (isAppError(err) && err.code === ErrorCodes.unavailable) return "unavailable";
+  if (isAppError(err) && err.code === ErrorCodes.internal) return "too_large";
   return "other";
 }
 
