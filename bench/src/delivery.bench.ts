@@ -18,6 +18,7 @@
 //   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=2  BENCH_WEBHOOKS=10  BENCH_CREATES=200
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
 //   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50
+//   BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 //   Product settings (WEBHOOK_*, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_SESSION_TIMEOUT_MS, ...) in the
 //   environment are passed through, e.g. KAFKA_FETCH_MAX_WAIT_MS=5000 for the kafkajs default.
 // It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
@@ -207,6 +208,12 @@ function passedThroughSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(WEBHOOK_|KAFKA_(FETCH|SESSION|HEARTBEAT))/.test(k))) as Record<string, string>;
 }
 
+/** `BENCH_CPU_PROF=<dir>`: every product process writes a .cpuprofile there (as in bench:records). */
+function cpuProfileSettings(): Record<string, string> {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(dir) } : {};
+}
+
 /** A second webhook-delivery process on the same database and topic, as a scaled-out deployment runs. */
 async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<() => Promise<void>> {
   const port = await freePort();
@@ -282,6 +289,7 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
     // Shared by every webhook-delivery process (the scale-out worker too), as a deployment would.
     WEBHOOK_SECRET_KEYS: randomBytes(32).toString("hex"),
     ...passedThroughSettings(),
+    ...cpuProfileSettings(),
   };
   console.log(`\n== ${mode} ==  (starting the product ...)`);
   const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
