@@ -27,4 +27,13 @@ describe("uuidv7", () => {
     expect(a[14]).toBe("7");
     expect(a < b).toBe(true);
   });
+
+  it("stays unique and well-formed across many refills of its random pool", () => {
+    const ids = Array.from({ length: 2_000 }, () => uuidv7(5_000));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) {
+      expect(id.startsWith("00000000-1388-7")).toBe(true);
+      expect("89ab").toContain(id[19]);
+    }
+  });
 });
