@@ -34,9 +34,11 @@ function isPlainSizedBody(req: Request): boolean {
 const unreadable = () => errors.validationFailed([{ path: "body", message: "Request body could not be read" }]);
 
 function readPlain(req: Request, next: NextFunction): void {
-  // The stream's events run in the socket's async context, not this request's: bound, `next`
-  // carries the request's trace span (AsyncLocalStorage) on, as raw-body binds body-parser's.
-  const resume = AsyncResource.bind(next);
+  // The stream's events run in the socket's async context, not this request's: run in this resource's
+  // scope, `next` carries the request's trace span (AsyncLocalStorage) on, as raw-body binds
+  // body-parser's. (AsyncResource.bind would also build a deprecated-property wrapper per request.)
+  const scope = new AsyncResource("GatewayRequestBody");
+  const resume = (err?: unknown) => scope.runInAsyncScope(next, undefined, err);
   const length = Number(req.headers["content-length"]);
   const chunks: Buffer[] = [];
   let received = 0;
