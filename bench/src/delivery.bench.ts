@@ -214,8 +214,16 @@ function cpuProfileSettings(): Record<string, string> {
   return dir ? { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(dir) } : {};
 }
 
+/** Attempts a webhook-delivery process has made, whatever their outcome (its crm_webhook_attempts_total). */
+async function attemptsSent(serviceUrl: string): Promise<number> {
+  const text = await (await fetch(`${serviceUrl}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split("\n")) if (line.startsWith("crm_webhook_attempts_total{")) total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  return total;
+}
+
 /** A second webhook-delivery process on the same database and topic, as a scaled-out deployment runs. */
-async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<() => Promise<void>> {
+async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const { PATH, HOME, LANG } = process.env;
   const child = spawn(process.execPath, ["services/webhook-delivery/dist/main.js"], {
@@ -239,10 +247,13 @@ async function startSecondWorker(product: RunningDistributed, extra: Record<stri
   });
   const ready = await waitUntilAsync(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, 60_000);
   if (!ready) throw new Error("second webhook-delivery worker did not become ready");
-  return async () => {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    },
   };
 }
 
@@ -261,7 +272,8 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
   let stopSecond: (() => Promise<void>) | undefined;
   try {
     const one = await productThroughput(product.baseUrl, slow, "scale-1");
-    stopSecond = await startSecondWorker(product, extra);
+    const second = await startSecondWorker(product, extra);
+    stopSecond = second.stop;
     // Its readiness does not wait for the consumer group join: wait for the join and the rebalance it
     // starts (the broker's ~3 s rebalance delay, then each member's next heartbeat), so the second
     // run measures two settled workers, not a paused consumer group.
@@ -269,13 +281,17 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
     // The first worker is warm from the rounds before; the second is not: one untimed round first, so
     // the ratio compares two warm workers with one.
     await productThroughput(product.baseUrl, slow, "scale-2-warm-up");
+    const workers = [product.services["webhook-delivery"].url, second.url];
+    const attemptsBefore = await Promise.all(workers.map(attemptsSent));
     const two = await productThroughput(product.baseUrl, slow, "scale-2");
+    const attemptsBy = (await Promise.all(workers.map(attemptsSent))).map((n, i) => n - attemptsBefore[i]!);
     const perDelivery = new Map<string, number>();
     for (const a of slow.arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
     const duplicates = [...perDelivery.values()].filter((n) => n > 1).length;
     console.log(
       `  1 worker ${one.rate.toFixed(0).padStart(6)} /s (drain ${one.drain.toFixed(0)})   2 workers ${two.rate.toFixed(0).padStart(6)} /s (drain ${two.drain.toFixed(0)})   ratio ${(two.rate / one.rate).toFixed(2)} (drain ${(two.drain / one.drain).toFixed(2)})   goal >= 1.6   deliveries received twice: ${duplicates}${one.missing + two.missing ? `   MISSING ${one.missing + two.missing}` : ""}`,
     );
+    console.log(`  attempts sent in the two-worker round: consuming worker ${attemptsBy[0]}, second worker ${attemptsBy[1]}`);
   } finally {
     await stopSecond?.();
     await slow.close();
