@@ -61,6 +61,8 @@ export class AttemptExecutor {
   private readonly backlog = new Map<string, number>();
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
+  /** Businesses the last pullFirstAttempts left out because this process held all it may of them. */
+  private leftOutForRoom: string[] = [];
   private readonly maxPendingPerBusiness: number;
   private readonly maxPending: number;
   /** Outcomes are written in batches: one statement for the attempts that finish together. */
@@ -162,6 +164,7 @@ export class AttemptExecutor {
     const room = Math.min(this.maxPending - this.claims, 1_000);
     if (room < batch) return 0;
     const exclude = [...this.claimsPerBusiness].filter(([businessId]) => this.roomFor(businessId) < batch).map(([businessId]) => businessId);
+    this.leftOutForRoom = exclude.filter((businessId) => businessId !== "");
     const now = this.now();
     const claims = await this.options.deliveries.claimFirstAttempts({
       now,
@@ -177,6 +180,24 @@ export class AttemptExecutor {
   /** Whether pullFirstAttempts has room to claim a batch now (it claims nothing otherwise). */
   get canPull(): boolean {
     return !this.stopping && Math.min(this.maxPending - this.claims, 1_000) >= this.batchSize();
+  }
+
+  /**
+   * The last pull left out some business for want of room (it probably has more due), and none of
+   * those has room for a batch yet: pulling now would find nothing for them. The poller keeps
+   * checking this in memory rather than going back to its interval, so a process that holds all it
+   * may of a business's backlog takes the next batch as soon as it has sent some, not 250 ms later
+   * (scale-out: the second instance sent 650 attempts against the consuming instance's 1,357).
+   */
+  get waitingForRoom(): boolean {
+    if (this.leftOutForRoom.length === 0) return false;
+    const batch = this.batchSize();
+    return this.leftOutForRoom.every((businessId) => this.roomFor(businessId) < batch);
+  }
+
+  /** Whether the last pull left out some business for want of room. */
+  get leftOutBusinesses(): boolean {
+    return this.leftOutForRoom.length > 0;
   }
 
   private batchSize(): number {

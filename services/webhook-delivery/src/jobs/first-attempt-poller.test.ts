@@ -10,6 +10,8 @@ describe("FirstAttemptPoller", () => {
     const polls: number[] = [];
     let room = true;
     const executor = {
+      waitingForRoom: false,
+      leftOutBusinesses: false,
       get canPull() {
         return room;
       },
@@ -37,6 +39,74 @@ describe("FirstAttemptPoller", () => {
       await waitFor(() => polls.length >= 3, 45_000, 5);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(polls).toHaveLength(3);
+    } finally {
+      await poller.stop();
+    }
+  });
+
+  it("stays on a business it had to leave out for want of room, and takes its next batch as soon as there is room", async () => {
+    // Each poll's answer: how many it claimed, and whether it left the business out (this process
+    // already holds all it may of it).
+    const answers = [
+      { claimed: 40, leftOut: false },
+      { claimed: 0, leftOut: true },
+      { claimed: 10, leftOut: false },
+      { claimed: 0, leftOut: false },
+    ];
+    const polls: number[] = [];
+    let roomForLeftOut = false;
+    let leftOut = false;
+    const executor = {
+      canPull: true,
+      get waitingForRoom() {
+        return leftOut && !roomForLeftOut;
+      },
+      get leftOutBusinesses() {
+        return leftOut;
+      },
+      pullFirstAttempts: async () => {
+        polls.push(Date.now());
+        const answer = answers.shift() ?? { claimed: 0, leftOut: false };
+        leftOut = answer.leftOut;
+        roomForLeftOut = false;
+        return answer.claimed;
+      },
+    };
+    const poller = new FirstAttemptPoller({ executor, intervalMs: 60_000, busyCheckMs: 1, logger });
+    poller.start();
+    try {
+      // The full claim, then the poll that has to leave the business out: still busy, not back to 60 s.
+      await waitFor(() => polls.length >= 2, 45_000, 5);
+      // No room for that business yet: no query, however long.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(polls).toHaveLength(2);
+      roomForLeftOut = true;
+      // Room again: the next batch at once, then a poll that finds nothing and leaves nothing out.
+      await waitFor(() => polls.length >= 4, 45_000, 5);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(polls).toHaveLength(4);
+    } finally {
+      await poller.stop();
+    }
+  });
+
+  it("still looks at other businesses once per interval while it waits for room for one", async () => {
+    const polls: number[] = [];
+    const executor = {
+      canPull: true,
+      waitingForRoom: true,
+      leftOutBusinesses: true,
+      pullFirstAttempts: async () => {
+        polls.push(Date.now());
+        return 0;
+      },
+    };
+    const poller = new FirstAttemptPoller({ executor, intervalMs: 40, busyCheckMs: 1, logger });
+    poller.start();
+    try {
+      await waitFor(() => polls.length >= 4, 45_000, 5);
+      // Once per interval (40 ms), not once per busy check (1 ms).
+      for (let i = 1; i < polls.length; i++) expect(polls[i]! - polls[i - 1]!).toBeGreaterThanOrEqual(35);
     } finally {
       await poller.stop();
     }

@@ -3,7 +3,7 @@ import { startLoop, type Loop } from "@crm/service-kit";
 import type { AttemptExecutor } from "../application/attempt-executor";
 
 export interface FirstAttemptPollerOptions {
-  executor: Pick<AttemptExecutor, "pullFirstAttempts" | "canPull">;
+  executor: Pick<AttemptExecutor, "pullFirstAttempts" | "canPull" | "waitingForRoom" | "leftOutBusinesses">;
   /** How often to look for first attempts nobody has claimed. */
   intervalMs: number;
   /**
@@ -21,13 +21,17 @@ export interface FirstAttemptPollerOptions {
  * instances, one business's deliveries are sent by both, not only by the owner of its partition, and
  * after a crash the survivors pick up what was left at once instead of at the next retry cycle.
  * Unlike the retry cycle it takes only never-attempted (PENDING) deliveries, so retries keep their
- * schedule and batch size. While a backlog lasts (the last poll claimed something), it claims again as
- * soon as there is room for a batch; once a poll with room finds nothing, it is back to its interval.
+ * schedule and batch size. While a backlog lasts (the last poll claimed something, or had to leave a
+ * business out because this process already held all it may of it), it claims again as soon as there
+ * is room for a batch; once a poll with room finds nothing and leaves nothing out, it is back to its
+ * interval.
  */
 export class FirstAttemptPoller {
   private loop: Loop | undefined;
-  /** The last poll claimed something: more is probably due. */
+  /** The last poll claimed something, or left a business out for want of room: more is probably due. */
   private busy = false;
+  /** When the last query ran: while busy waiting for room, other businesses still get one per interval. */
+  private lastQueryAt = 0;
 
   constructor(private readonly options: FirstAttemptPollerOptions) {}
 
@@ -51,10 +55,17 @@ export class FirstAttemptPoller {
   }
 
   private async poll(): Promise<void> {
-    // During a backlog, no query until there is room for a batch.
-    if (this.busy && !this.options.executor.canPull) return;
-    const claimed = await this.options.executor.pullFirstAttempts();
-    this.busy = claimed > 0;
+    const { executor } = this.options;
+    if (this.busy) {
+      // During a backlog, no query until there is room for a batch: in all, and for one of the
+      // businesses the last poll had to leave out (other businesses are still looked at once per
+      // interval).
+      if (!executor.canPull) return;
+      if (executor.waitingForRoom && Date.now() - this.lastQueryAt < this.options.intervalMs) return;
+    }
+    this.lastQueryAt = Date.now();
+    const claimed = await executor.pullFirstAttempts();
+    this.busy = claimed > 0 || executor.leftOutBusinesses;
     if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
   }
 }
