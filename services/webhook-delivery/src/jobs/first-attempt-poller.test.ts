@@ -111,4 +111,30 @@ describe("FirstAttemptPoller", () => {
       await poller.stop();
     }
   });
+
+  it("keeps taking a backlog as fast as before while another business waits for room", async () => {
+    // Business A is held at its bound the whole time (its receiver hangs); business B's backlog is
+    // claimed batch after batch, each as soon as there is room, not once per interval.
+    const claims = [10, 10, 10, 0];
+    const polls: number[] = [];
+    const executor = {
+      canPull: true,
+      waitingForRoom: true,
+      leftOutBusinesses: true,
+      pullFirstAttempts: async () => {
+        polls.push(Date.now());
+        return claims.shift() ?? 0;
+      },
+    };
+    const poller = new FirstAttemptPoller({ executor, intervalMs: 60_000, busyCheckMs: 1, logger });
+    poller.start();
+    try {
+      await waitFor(() => polls.length >= 4, 45_000, 5);
+      // Then only A is left out and nothing was claimed: no fifth query within the interval.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(polls).toHaveLength(4);
+    } finally {
+      await poller.stop();
+    }
+  });
 });

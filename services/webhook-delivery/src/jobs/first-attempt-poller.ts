@@ -30,6 +30,8 @@ export class FirstAttemptPoller {
   private loop: Loop | undefined;
   /** The last poll claimed something, or left a business out for want of room: more is probably due. */
   private busy = false;
+  /** The last poll claimed something (not only left a business out). */
+  private claimedLast = false;
   /** When the last query ran: while busy waiting for room, other businesses still get one per interval. */
   private lastQueryAt = 0;
 
@@ -57,14 +59,15 @@ export class FirstAttemptPoller {
   private async poll(): Promise<void> {
     const { executor } = this.options;
     if (this.busy) {
-      // During a backlog, no query until there is room for a batch: in all, and for one of the
-      // businesses the last poll had to leave out (other businesses are still looked at once per
-      // interval).
+      // During a backlog, no query until there is room for a batch. After a poll that only left
+      // businesses out (it claimed nothing), also none until one of those has room again: the others
+      // had nothing due a moment ago, and are still looked at once per interval.
       if (!executor.canPull) return;
-      if (executor.waitingForRoom && Date.now() - this.lastQueryAt < this.options.intervalMs) return;
+      if (!this.claimedLast && executor.waitingForRoom && Date.now() - this.lastQueryAt < this.options.intervalMs) return;
     }
     this.lastQueryAt = Date.now();
     const claimed = await executor.pullFirstAttempts();
+    this.claimedLast = claimed > 0;
     this.busy = claimed > 0 || executor.leftOutBusinesses;
     if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
   }
