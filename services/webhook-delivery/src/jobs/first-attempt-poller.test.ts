@@ -1,8 +1,19 @@
 import { createLogger } from "@crm/logger";
 import { waitFor } from "@crm/testing";
-import { FirstAttemptPoller } from "./first-attempt-poller";
+import { FirstAttemptPoller, type FirstAttemptPollerOptions } from "./first-attempt-poller";
 
 const logger = createLogger({ service: "test", level: "silent" });
+
+/** Runs `body` while a poller (busy checks every 1 ms) polls `executor`, and stops it after. */
+async function whilePolling(executor: FirstAttemptPollerOptions["executor"], intervalMs: number, body: () => Promise<void>): Promise<void> {
+  const poller = new FirstAttemptPoller({ executor, intervalMs, busyCheckMs: 1, logger });
+  poller.start();
+  try {
+    await body();
+  } finally {
+    await poller.stop();
+  }
+}
 
 describe("FirstAttemptPoller", () => {
   it("keeps claiming while a backlog lasts, only when there is room, then goes back to its interval", async () => {
@@ -24,9 +35,7 @@ describe("FirstAttemptPoller", () => {
       },
     };
     // The interval is far longer than the test: every poll after the first (at start) is a busy one.
-    const poller = new FirstAttemptPoller({ executor, intervalMs: 60_000, busyCheckMs: 1, logger });
-    poller.start();
-    try {
+    await whilePolling(executor, 60_000, async () => {
       await waitFor(() => polls.length >= 1, 45_000, 5);
       // No room: no query, however long.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -39,9 +48,7 @@ describe("FirstAttemptPoller", () => {
       await waitFor(() => polls.length >= 3, 45_000, 5);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(polls).toHaveLength(3);
-    } finally {
-      await poller.stop();
-    }
+    });
   });
 
   it("stays on a business it had to leave out for want of room, and takes its next batch as soon as there is room", async () => {
@@ -72,9 +79,7 @@ describe("FirstAttemptPoller", () => {
         return answer.claimed;
       },
     };
-    const poller = new FirstAttemptPoller({ executor, intervalMs: 60_000, busyCheckMs: 1, logger });
-    poller.start();
-    try {
+    await whilePolling(executor, 60_000, async () => {
       // The full claim, then the poll that has to leave the business out: still busy, not back to 60 s.
       await waitFor(() => polls.length >= 2, 45_000, 5);
       // No room for that business yet: no query, however long.
@@ -85,9 +90,7 @@ describe("FirstAttemptPoller", () => {
       await waitFor(() => polls.length >= 4, 45_000, 5);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(polls).toHaveLength(4);
-    } finally {
-      await poller.stop();
-    }
+    });
   });
 
   it("still looks at other businesses once per interval while it waits for room for one", async () => {
@@ -101,15 +104,11 @@ describe("FirstAttemptPoller", () => {
         return 0;
       },
     };
-    const poller = new FirstAttemptPoller({ executor, intervalMs: 40, busyCheckMs: 1, logger });
-    poller.start();
-    try {
+    await whilePolling(executor, 40, async () => {
       await waitFor(() => polls.length >= 4, 45_000, 5);
       // Once per interval (40 ms), not once per busy check (1 ms).
       for (let i = 1; i < polls.length; i++) expect(polls[i]! - polls[i - 1]!).toBeGreaterThanOrEqual(35);
-    } finally {
-      await poller.stop();
-    }
+    });
   });
 
   it("keeps taking a backlog as fast as before while another business waits for room", async () => {
@@ -126,15 +125,11 @@ describe("FirstAttemptPoller", () => {
         return claims.shift() ?? 0;
       },
     };
-    const poller = new FirstAttemptPoller({ executor, intervalMs: 60_000, busyCheckMs: 1, logger });
-    poller.start();
-    try {
+    await whilePolling(executor, 60_000, async () => {
       await waitFor(() => polls.length >= 4, 45_000, 5);
       // Then only A is left out and nothing was claimed: no fifth query within the interval.
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(polls).toHaveLength(4);
-    } finally {
-      await poller.stop();
-    }
+    });
   });
 });
