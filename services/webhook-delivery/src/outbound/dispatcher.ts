@@ -39,7 +39,7 @@ export interface DispatcherOptions {
   timeoutMs: number;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: skip the SSRF address check (tests, on-prem). */
   allowPrivateTargets: boolean;
-  /** Pooled keep-alive connections per origin (default 16). */
+  /** Pooled keep-alive connections per origin (default 32). */
   maxConnectionsPerOrigin?: number;
   /** Characters of the response body kept (default 4096, decisions §6). */
   maxResponseBodyChars?: number;
@@ -56,7 +56,9 @@ export interface Dispatcher {
 }
 
 export const DEFAULT_MAX_RESPONSE_BODY_CHARS = 4096;
-const DEFAULT_MAX_CONNECTIONS_PER_ORIGIN = 16;
+// Above the per-business in-flight cap (20), so a business whose webhooks share one receiver origin
+// can use all its slots: with 16, one process at a receiver answering in 50 ms stopped at ~300 /s.
+const DEFAULT_MAX_CONNECTIONS_PER_ORIGIN = 32;
 // Answers are reused briefly (getaddrinfo gives no TTL) and never trusted: each is checked again.
 const DNS_CACHE_TTL_MS = 10_000;
 const DNS_CACHE_ENTRIES = 1_000;
