@@ -92,7 +92,9 @@ async function openPostgres(options: DatabaseOptions, url: string): Promise<Data
   pool.on("error", () => undefined);
   const sql: SqlRunner = {
     exec: (text) => pool.query(text),
-    query: async <T>(text: string, params?: unknown[]) => ({ rows: (await pool.query(text, params)).rows as T[] }),
+    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => ({
+      rows: (await (options?.name ? pool.query({ name: options.name, text, values: params }) : pool.query(text, params))).rows as T[],
+    }),
   };
   try {
     if (options.migrate) await withOneClient(pool, (client) => applyMigrations(client, options.schema, options.migrationsDir));

@@ -9,7 +9,13 @@ import path from "node:path";
 export interface SqlRunner {
   /** Runs a multi-statement script. */
   exec(sql: string): Promise<unknown>;
-  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  /**
+   * `options.name`: the statement is prepared once per connection under this name and later only
+   * bound and executed (PostgreSQL then skips parsing and, after a few runs, planning). Only for a
+   * text that never changes for that name, and for a bounded set of names (pg keeps each one for the
+   * connection's life). Embedded PGlite prepares every text it sees already (prepared-pglite.ts).
+   */
+  query<T>(sql: string, params?: unknown[], options?: { name?: string }): Promise<{ rows: T[] }>;
 }
 
 interface AppliedRow {

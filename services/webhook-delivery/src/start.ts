@@ -83,7 +83,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
 
     const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
     undo.push(() => dispatcher.close());
-    const webhooks = new WebhookRepository(prisma, keyring);
+    const webhooks = new WebhookRepository(prisma, keyring, db.sql);
     const deliveries = new DeliveryRepository(prisma, db.sql);
     const executor = new AttemptExecutor({
       deliveries,
