@@ -19,6 +19,7 @@
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
 //   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50
 //   BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
+//   BENCH_PHASES=throughput,latency,fairness,scale-out (a subset runs only those)
 //   Product settings (WEBHOOK_*, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_SESSION_TIMEOUT_MS, ...) in the
 //   environment are passed through, e.g. KAFKA_FETCH_MAX_WAIT_MS=5000 for the kafkajs default.
 // It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
@@ -28,10 +29,11 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort, startInfra, testInfra } from "@crm/testing";
+import { request } from "undici";
 import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type RunningProduct } from "../../e2e/harness";
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
-import { runMain } from "./load";
+import { cpuMs, pidListeningOn, runMain } from "./load";
 
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map((m) => m.trim()) as Array<"embedded" | "distributed">;
@@ -45,6 +47,7 @@ const FAIR_A_CREATES = num("BENCH_FAIR_A_CREATES", 2);
 const FAIR_B_EVENTS = num("BENCH_FAIR_B_EVENTS", 20);
 const RECEIVER_DELAY_MS = num("BENCH_RECEIVER_DELAY_MS", 0);
 const SCALE_OUT_DELAY_MS = num("BENCH_SCALE_OUT_DELAY_MS", 50);
+const PHASES = new Set((process.env.BENCH_PHASES ?? "throughput,latency,fairness,scale-out").split(",").map((p) => p.trim()));
 const PER_WEBHOOK = 2; // the product's in-flight cap per webhook
 const PER_BUSINESS = num("WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS", 20);
 // The peer's pool per origin: 16, its faster setting at this receiver (with 32 it measured 10,000-
@@ -91,14 +94,20 @@ class Api {
     return new Api(`${baseUrl}/api/v1`, data.accessToken, data.business.id);
   }
 
+  /**
+   * undici's `request`, not `fetch`: the creates' client runs on the same 2 cores as the product,
+   * and with fetch (WHATWG streams, Response objects) this process spent 483-555 µs of CPU per
+   * delivery (receiver included) against 252-424 with `request`: 1-2 ms per create the product lacked.
+   */
   private async post(path: string, body: object): Promise<{ id: string }> {
-    const res = await fetch(`${this.base}${path}`, {
+    const res = await request(`${this.base}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${this.token}` },
       body: JSON.stringify(body),
     });
-    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-    return ((await res.json()) as { data: { id: string } }).data;
+    const text = await res.body.text();
+    if (res.statusCode !== 201) throw new Error(`POST ${path}: ${res.statusCode} ${text}`);
+    return (JSON.parse(text) as { data: { id: string } }).data;
   }
 
   async webhooks(count: number, url: string): Promise<void> {
@@ -133,9 +142,16 @@ async function pool<T>(total: number, concurrency: number, task: (i: number) => 
  * the drain rate (deliveries still owed when the last create answered, over the time to deliver them)
  * is delivery alone.
  */
-async function productThroughput(baseUrl: string, receiver: BenchReceiver, round: number | string): Promise<{ rate: number; drain: number; backlog: number; missing: number }> {
+async function productThroughput(
+  baseUrl: string,
+  receiver: BenchReceiver,
+  round: number | string,
+  /** Called once the business and its webhooks exist, right before the first create. */
+  beforeCreates?: () => void,
+): Promise<{ rate: number; drain: number; backlog: number; missing: number }> {
   const api = await Api.signUp(baseUrl, `throughput-${round}`);
   await api.webhooks(WEBHOOKS, receiver.okUrl);
+  beforeCreates?.();
   const expected = WEBHOOKS * CREATES;
   await pool(CREATES, CREATE_CONCURRENCY, (i) => api.createClient(i));
   const createsDoneAt = performance.now();
@@ -315,37 +331,22 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
   console.log(`\n== ${mode} ==  (starting the product ...)`);
   const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
   try {
-    console.log(
-      `-- throughput: ${WEBHOOKS} webhooks x ${CREATES} creates = ${WEBHOOKS * CREATES} deliveries, receiver delay ${RECEIVER_DELAY_MS} ms; peer at ${Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS)} in flight`,
-    );
-    // One untimed round of each first: the peer's rate rose 7,000 -> 11,000 -> 16,000 /s over three
-    // cold rounds (JIT), and the product's first round waited for its consumer's first fetch.
-    await productThroughput(product.baseUrl, receiver, "warm-up");
-    await peerThroughput(receiver);
-    const ratios: number[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      const p = await productThroughput(product.baseUrl, receiver, round);
-      const peer = await peerThroughput(receiver);
-      ratios.push(p.rate / peer);
+    if (PHASES.has("throughput")) await throughputPhase(product, receiver);
+    if (PHASES.has("latency")) {
+      console.log(`-- latency: create response -> signed POST received (${LATENCY_S} s per rate)`);
+      for (const rate of LATENCY_RATES) {
+        const l = await latency(product.baseUrl, receiver, rate);
+        console.log(`  ${String(rate).padStart(4)} events/s: p50 ${ms(l.p50)}   p99 ${ms(l.p99)}   max ${ms(l.max)}${l.missing ? `   MISSING ${l.missing}` : ""}`);
+      }
+    }
+    if (PHASES.has("fairness")) {
       console.log(
-        `  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s (drain ${p.drain.toFixed(0)} /s of a backlog of ${p.backlog})   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)} (drain ${(p.drain / peer).toFixed(2)})${p.missing ? `   MISSING ${p.missing}` : ""}`,
+        `-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`,
       );
+      const f = await fairness(product.baseUrl, receiver, hanging);
+      console.log(`  B write -> received: p50 ${ms(f.p50)}   max ${ms(f.max)}   goal max <= 1000 ms${f.missing ? `   MISSING ${f.missing} (still undelivered)` : ""}`);
     }
-    console.log(`  throughput ratio product/peer (median of rounds): ${percentile(ratios, 50).toFixed(2)}   goal >= 0.5`);
-
-    console.log(`-- latency: create response -> signed POST received (${LATENCY_S} s per rate)`);
-    for (const rate of LATENCY_RATES) {
-      const l = await latency(product.baseUrl, receiver, rate);
-      console.log(`  ${String(rate).padStart(4)} events/s: p50 ${ms(l.p50)}   p99 ${ms(l.p99)}   max ${ms(l.max)}${l.missing ? `   MISSING ${l.missing}` : ""}`);
-    }
-
-    console.log(
-      `-- fairness: A has ${FAIR_A_WEBHOOKS} webhooks on an endpoint that never answers (${FAIR_A_CREATES} creates = ${FAIR_A_WEBHOOKS * FAIR_A_CREATES} hanging deliveries); B ${FAIR_B_EVENTS} events to a healthy endpoint`,
-    );
-    const f = await fairness(product.baseUrl, receiver, hanging);
-    console.log(`  B write -> received: p50 ${ms(f.p50)}   max ${ms(f.max)}   goal max <= 1000 ms${f.missing ? `   MISSING ${f.missing} (still undelivered)` : ""}`);
-
-    if (mode === "distributed") {
+    if (mode === "distributed" && PHASES.has("scale-out")) {
       console.log(
         `-- scale-out: one business, ${WEBHOOKS} webhooks x ${CREATES} creates, receiver answering after ${SCALE_OUT_DELAY_MS} ms; one webhook-delivery process, then two`,
       );
@@ -354,6 +355,84 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
   } finally {
     await product.stop().catch((err) => console.error(String(err)));
   }
+}
+
+/**
+ * CPU spent so far (ms) by each product process (found by its listening port), by the PostgreSQL
+ * backends serving the product's databases (distributed), and by this process (receiver and peer):
+ * per delivery, these say where the work is, which a busy machine disturbs far less than rates.
+ */
+type CpuSnapshot = Map<string, number>;
+
+function serverPids(product: RunningProduct): Map<string, number> {
+  const pids = new Map<string, number>();
+  const portOf = (url: string) => Number(new URL(url).port);
+  pids.set("services" in product ? "gateway" : "product", pidListeningOn(portOf(product.baseUrl)));
+  if ("services" in product) {
+    for (const [name, service] of Object.entries((product as RunningDistributed).services)) pids.set(name, pidListeningOn(portOf(service.url)));
+  }
+  return pids;
+}
+
+function postgresBackends(product: RunningProduct): number[] {
+  if (!("services" in product)) return [];
+  const databases = Object.values((product as RunningDistributed).services).map((s) => new URL(s.databaseUrl).pathname.slice(1));
+  const out = spawnSync("psql", ["-h", "127.0.0.1", "-U", "postgres", "-Atc", `SELECT pid FROM pg_stat_activity WHERE datname IN (${databases.map((d) => `'${d}'`).join(",")})`]);
+  return out.status === 0 ? String(out.stdout).split("\n").filter(Boolean).map(Number) : [];
+}
+
+function cpuSnapshot(pids: Map<string, number>, backends: number[]): CpuSnapshot {
+  const snap: CpuSnapshot = new Map();
+  for (const [name, pid] of pids) snap.set(name, cpuMs(pid));
+  let pg = 0;
+  for (const pid of backends) {
+    try {
+      pg += cpuMs(pid);
+    } catch {
+      /* a backend that ended meanwhile */
+    }
+  }
+  if (backends.length > 0) snap.set("postgres", pg);
+  const own = process.cpuUsage();
+  snap.set("bench (receiver, API client)", (own.user + own.system) / 1000);
+  return snap;
+}
+
+function cpuPerDelivery(before: CpuSnapshot, after: CpuSnapshot, deliveries: number): string {
+  return [...after].map(([name, ms]) => `${name} ${((1000 * (ms - (before.get(name) ?? 0))) / deliveries).toFixed(0)}`).join(", ");
+}
+
+async function throughputPhase(product: RunningProduct, receiver: BenchReceiver): Promise<void> {
+  console.log(
+    `-- throughput: ${WEBHOOKS} webhooks x ${CREATES} creates = ${WEBHOOKS * CREATES} deliveries, receiver delay ${RECEIVER_DELAY_MS} ms; peer at ${Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS)} in flight`,
+  );
+  // One untimed round of each first: the peer's rate rose 7,000 -> 11,000 -> 16,000 /s over three
+  // cold rounds (JIT), and the product's first round waited for its consumer's first fetch.
+  await productThroughput(product.baseUrl, receiver, "warm-up");
+  await peerThroughput(receiver);
+  const ratios: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Backends are listed each round: pools open and close connections.
+    const pids = serverPids(product);
+    let cpuBefore: CpuSnapshot = new Map();
+    const p = await productThroughput(product.baseUrl, receiver, round, () => {
+      // After the sign-up (its password hash is identity's CPU, not delivery's) and the webhooks.
+      cpuBefore = cpuSnapshot(pids, postgresBackends(product));
+    });
+    const cpuAfter = cpuSnapshot(pids, postgresBackends(product));
+    const peerCpuBefore = process.cpuUsage();
+    const peer = await peerThroughput(receiver);
+    const peerCpu = process.cpuUsage(peerCpuBefore);
+    ratios.push(p.rate / peer);
+    console.log(
+      `  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s (drain ${p.drain.toFixed(0)} /s of a backlog of ${p.backlog})   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)} (drain ${(p.drain / peer).toFixed(2)})${p.missing ? `   MISSING ${p.missing}` : ""}`,
+    );
+    const deliveries = WEBHOOKS * CREATES;
+    console.log(
+      `    CPU µs per delivery (creates included): ${cpuPerDelivery(cpuBefore, cpuAfter, deliveries)}; peer ${((peerCpu.user + peerCpu.system) / deliveries).toFixed(0)} (sender and receiver)`,
+    );
+  }
+  console.log(`  throughput ratio product/peer (median of rounds): ${percentile(ratios, 50).toFixed(2)}   goal >= 0.5`);
 }
 
 async function main(): Promise<void> {
