@@ -26,7 +26,7 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** A compiled service started as its `pnpm start` and the Docker image start it (its runtime flags included). */
 export function serviceCommand(serviceDir: string): [string, string[]] {
-  return ["sh", [path.join(ROOT, "scripts/start-service.sh"), path.join(ROOT, serviceDir)]];
+  return ["sh", [path.join(ROOT, "scripts/start-service.sh"), path.resolve(ROOT, serviceDir)]];
 }
 
 function spawnLogged(args: string[] | [string, string[]], env: NodeJS.ProcessEnv, sink: string[], label: string): ChildProcess {
@@ -103,8 +103,11 @@ const SERVICES = [
 export interface RunningDistributed extends RunningProduct {
   services: Record<(typeof SERVICES)[number]["name"], { url: string; databaseUrl: string }>;
   internalTokenSecret: string;
-  /** Starts one more gateway on the same services, Redis and secrets (stopped with the product); its base URL. */
-  startGateway(): Promise<string>;
+  /**
+   * Starts one more gateway on the same services, Redis and secrets (stopped with the product); its base URL.
+   * `serviceDir`: another build's folder (holding `dist/main.js`), for benchmarks comparing two builds.
+   */
+  startGateway(serviceDir?: string): Promise<string>;
 }
 
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
@@ -151,9 +154,9 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
       children.push(spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name));
     }
-    const gateway = async (label: string): Promise<string> => {
+    const gateway = async (label: string, serviceDir = "services/gateway"): Promise<string> => {
       const port = await freePort();
-      children.push(spawnLogged(serviceCommand("services/gateway"), baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, label));
+      children.push(spawnLogged(serviceCommand(serviceDir), baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, label));
       const url = `http://127.0.0.1:${port}`;
       await waitReady(url, children, logs);
       return url;
@@ -164,7 +167,7 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       logs,
       services,
       internalTokenSecret: shared.INTERNAL_TOKEN_SECRET,
-      startGateway: () => gateway(`gateway-${children.length}`),
+      startGateway: (serviceDir) => gateway(`gateway-${children.length}`, serviceDir),
       stop: async () => {
         for (const child of children.reverse()) await stopChild(child);
         for (const db of databases) await db.drop();

@@ -14,6 +14,11 @@
 // those rows need are seeded), so one row can be measured and profiled alone.
 // Besides req/s it prints each process's CPU per request (user + system from /proc), which a busy
 // machine disturbs far less than throughput.
+// BENCH_GATEWAY_B=<folder named gateway holding another build's dist/main.js> starts a second gateway
+// on the same services beside the first and drives it as a fourth way in every round (alternating
+// with the others), so two builds of the gateway are compared in one run: e.g. copy
+// services/gateway/dist to <repo>/.ab/gateway/dist: the bundle requires its packages by relative paths
+// (../../../node_modules), so the copy must sit two folders below the repository root.
 // It prints figures; nothing is asserted. Figures and the machine they came from: docs/performance.md.
 import { spawnSync } from "node:child_process";
 import os from "node:os";
@@ -42,8 +47,9 @@ const FILTERED = "/api/v1/client?where=isActive:bool(true)&orderBy=lastName:asc&
 const DEFAULT = "/api/v1/client?perPage=20&include=-contacts";
 const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
 
-type Way = "gateway" | "direct" | "peer";
-const WAYS: Way[] = ["gateway", "direct", "peer"];
+type Way = "gateway" | "gatewayB" | "direct" | "peer";
+const GATEWAY_B = process.env.BENCH_GATEWAY_B;
+const WAYS: Way[] = GATEWAY_B ? ["gateway", "gatewayB", "direct", "peer"] : ["gateway", "direct", "peer"];
 
 interface Caller {
   businessId: string;
@@ -84,6 +90,7 @@ async function signUp(baseUrl: string, name: string, internalTokenSecret: string
     businessId: data.business.id,
     headers: {
       gateway: { ...json, authorization: `Bearer ${data.accessToken}` },
+      gatewayB: { ...json, authorization: `Bearer ${data.accessToken}` },
       // What the gateway would send, signed once for the whole run (a day's lifetime).
       direct: { ...json, "x-internal-token": signInternalToken({ principal, requestId: "bench" }, internalTokenSecret, 86_400) },
       peer: { ...json, "x-business-id": data.business.id },
@@ -136,7 +143,7 @@ async function main(): Promise<void> {
     const writer = await signUp(product.baseUrl, "writes", product.internalTokenSecret);
     await preparePeerTables(db);
     peer = await spawnPeer("records-peer.ts", [records.databaseUrl, String(POOL_SIZE)]);
-    const base: Record<Way, string> = { gateway: product.baseUrl, direct: records.url, peer: peer.url };
+    const base: Record<Way, string> = { gateway: product.baseUrl, gatewayB: GATEWAY_B ? await product.startGateway(GATEWAY_B) : "", direct: records.url, peer: peer.url };
 
     const scenarios: Scenario[] = [];
     for (const size of SIZES.filter(needed)) {
@@ -158,7 +165,7 @@ async function main(): Promise<void> {
         return `/api/v1/client?perPage=20&include=-contacts&cursor=${encodeURIComponent(body.meta.nextCursor)}`;
       };
       const n = deepPage.toLocaleString("en-US");
-      const deep = (key: string, label: string, p: string): Scenario => ({ key, label, method: "GET", path: p, caller, ways: ["gateway", "direct"], deep: true });
+      const deep = (key: string, label: string, p: string): Scenario => ({ key, label, method: "GET", path: p, caller, ways: WAYS.filter((w) => w !== "peer"), deep: true });
       scenarios.push(deep("offset-page-1", "offset page 1", `/api/v1/client?perPage=20&include=-contacts&page=1`));
       scenarios.push(deep(`offset-page-${deepPage}`, `offset page ${n}`, `/api/v1/client?perPage=20&include=-contacts&page=${deepPage}`));
       scenarios.push(deep("cursor-page-2", "cursor page 2", await cursorAfter(1)));
@@ -190,7 +197,8 @@ async function main(): Promise<void> {
       gateway: pidListeningOn(Number(new URL(product.baseUrl).port)),
       records: pidListeningOn(Number(new URL(records.url).port)),
       peer: pidListeningOn(Number(new URL(peer.url).port)),
-    };
+      ...(GATEWAY_B ? { gatewayB: pidListeningOn(Number(new URL(base.gatewayB).port)) } : {}),
+    } as Record<"gateway" | "gatewayB" | "records" | "peer", number>;
     type Proc = keyof typeof pids;
     const cpu = new Map<string, number[]>();
     // The outbox relay's publish batches (crm-records' /metrics): one round of relay statements and
@@ -213,7 +221,7 @@ async function main(): Promise<void> {
       }
       record(key, r);
     };
-    const procsOf: Record<Way, Proc[]> = { gateway: ["gateway", "records"], direct: ["records"], peer: ["peer"] };
+    const procsOf: Record<Way, Proc[]> = { gateway: ["gateway", "records"], gatewayB: ["gatewayB", "records"], direct: ["records"], peer: ["peer"] };
     const run = (s: Scenario, way: Way, durationS: number, overallRate?: number) =>
       runLoad({
         url: base[way] + s.path,
@@ -268,7 +276,8 @@ async function main(): Promise<void> {
         // paced (autocannon's overallRate sends each second's quota back to back, at saturation).
         if (!results.has(`${hop.key}/gateway`)) await measured(`${hop.key}/gateway`, procsOf.gateway, () => run(hop, "gateway", DURATION_S));
         const rate = Math.max(1, Math.round(median(results.get(`${hop.key}/gateway`)!.map((r) => r.rps)) / 2));
-        for (const way of round % 2 ? (["direct", "gateway"] as Way[]) : (["gateway", "direct"] as Way[])) {
+        const paced: Way[] = GATEWAY_B ? ["gateway", "gatewayB", "direct"] : ["gateway", "direct"];
+        for (const way of round % 2 ? paced.reverse() : paced) {
           record(`half-rate/${way}`, await runPaced({ url: base[way] + hop.path, headers: hop.caller.headers[way], connections: CONNECTIONS, durationS: DURATION_S, rate }));
         }
       }
@@ -295,9 +304,21 @@ async function main(): Promise<void> {
       const [g, d, p] = WAYS.map((way) => summary(`${s.key}/${way}`));
       console.log(`${s.label.padEnd(22)}${fmt(g)}${fmt(d)}${fmt(p)}${ratio(g?.rps, p?.rps).padStart(7)}  ${ratio(g?.rps, d?.rps).padStart(9)}`);
     }
+    if (GATEWAY_B) {
+      console.log(`\nthe second gateway (BENCH_GATEWAY_B=${GATEWAY_B}), same rounds`);
+      for (const s of scenarios) {
+        const [g, b, d] = (["gateway", "gatewayB", "direct"] as Way[]).map((way) => summary(`${s.key}/${way}`));
+        console.log(`${s.label.padEnd(22)}${fmt(b)}gwB/direct ${ratio(b?.rps, d?.rps)}  gwB/gw ${ratio(b?.rps, g?.rps)}`);
+      }
+    }
     const halfG = summary("half-rate/gateway");
     const halfD = summary("half-rate/direct");
     if (hop && halfG && halfD) console.log(`${`${hop.label} @ ${Math.round(halfG.rps)}/s`.padEnd(22)}${fmt(halfG)}${fmt(halfD)}`);
+    const halfB = summary("half-rate/gatewayB");
+    if (hop && halfB && halfD)
+      console.log(
+        `${`  second gateway @ ${Math.round(halfB.rps)}/s`.padEnd(22)}${fmt(halfB)}added p50 ${(halfB.p50 - halfD.p50).toFixed(2)} ms (first: ${halfG ? (halfG.p50 - halfD.p50).toFixed(2) : "-"} ms)`,
+      );
 
     // What each request cost the processes that served it, in ms of CPU (user + system).
     const cpuOf = (key: string, proc: Proc) => {
@@ -316,6 +337,15 @@ async function main(): Promise<void> {
       console.log(
         `${s.label.padEnd(22)}${`${cpuOf(`${s.key}/gateway`, "gateway")} + ${cpuOf(`${s.key}/gateway`, "records")}`.padEnd(46)}${cpuOf(`${s.key}/direct`, "records").padEnd(24)}${cpuOf(`${s.key}/peer`, "peer")}${s.method === "POST" ? `   (relay publish batches per create: through the gateway ${relay("gateway")}, straight ${relay("direct")})` : ""}`,
       );
+    }
+    if (GATEWAY_B) {
+      console.log(`the second gateway: gateway B + crm-records (idle, ms of CPU per s: ${idlePerS.gatewayB.toFixed(0)})`);
+      const rounds = (key: string) => (cpu.get(key) ?? []).map((ms) => ms.toFixed(3)).join(" ");
+      for (const s of scenarios) {
+        console.log(
+          `${s.label.padEnd(22)}${cpuOf(`${s.key}/gatewayB`, "gatewayB")} + ${cpuOf(`${s.key}/gatewayB`, "records")}   per round, gateway B: ${rounds(`${s.key}/gatewayB/gatewayB`)}; first gateway: ${rounds(`${s.key}/gateway/gateway`)}`,
+        );
+      }
     }
     if (cpu.has("create-at-gateway-rate/direct/records")) {
       console.log(
