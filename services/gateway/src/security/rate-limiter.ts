@@ -3,9 +3,13 @@
 // in Redis when configured, so every gateway instance spends one budget. If the store fails, the
 // limit fails open: the request goes on, with a logged warning (availability over strictness; the
 // authentication path, which must not fail open, answers 503000 on its own).
-import type { Request, RequestHandler } from "express";
-import type { Response } from "express";
-import { ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type IncrementResponse, type Options, type Store } from "express-rate-limit";
+//
+// The middleware is the gateway's own, with express-rate-limit's headers exactly (X-RateLimit-*,
+// draft-8 RateLimit / RateLimit-Policy, Retry-After on 429): its generic middleware awaited six
+// times per request and hashed the bucket's key for `pk` on every request.
+import { createHash } from "node:crypto";
+import type { Request, RequestHandler, Response } from "express";
+import { ipKeyGenerator, MemoryStore, type Options } from "express-rate-limit";
 import Redis from "ioredis";
 import { RedisStore } from "rate-limit-redis";
 import { errors } from "@crm/errors";
@@ -43,26 +47,32 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
+/** One bucket's count in the current window, as the store answered it. */
+export interface WindowCount {
+  totalHits: number;
+  resetTime: Date;
+}
+
+/** Where the counts live: in this process, or in Redis shared by every gateway. */
+export interface CountStore {
+  increment(key: string): Promise<WindowCount>;
+  get(key: string): Promise<WindowCount | undefined>;
+  decrement(key: string): Promise<void>;
+}
+
 const WARN_EVERY_MS = 10_000;
 
 /** Wraps a store so a failure lets the request through (fail open) and is logged, at most every 10 s. */
-class FailOpenStore implements Store {
-  private windowMs = 60_000;
+class FailOpenStore {
   private lastWarning = 0;
-  readonly prefix?: string;
+  /** Counts started by `countEarly`, per key, each waiting for the middleware's count of that key. */
+  private readonly early = new Map<string, Array<Promise<WindowCount>>>();
 
   constructor(
-    private readonly inner: Store,
+    private readonly inner: CountStore,
+    private readonly windowMs: number,
     private readonly logger: Logger,
   ) {}
-
-  init(options: Options): void {
-    this.windowMs = options.windowMs;
-    this.inner.init?.(options);
-  }
-
-  /** Counts started by `countEarly`, per key, each waiting for the middleware's count of that key. */
-  private readonly early = new Map<string, Array<Promise<IncrementResponse>>>();
 
   countEarly(key: string): void {
     const queue = this.early.get(key);
@@ -77,7 +87,7 @@ class FailOpenStore implements Store {
   }
 
   /** Counts of one key are interchangeable: any early one serves any request of that bucket. */
-  private takeEarly(key: string): Promise<IncrementResponse> | undefined {
+  private takeEarly(key: string): Promise<WindowCount> | undefined {
     const queue = this.early.get(key);
     if (!queue) return undefined;
     const counted = queue.shift();
@@ -85,26 +95,24 @@ class FailOpenStore implements Store {
     return counted;
   }
 
-  increment(key: string): Promise<IncrementResponse> {
+  increment(key: string): Promise<WindowCount> {
     return this.takeEarly(key) ?? this.count(key);
   }
 
-  private async count(key: string): Promise<IncrementResponse> {
-    try {
-      return await this.inner.increment(key);
-    } catch (err) {
+  private count(key: string): Promise<WindowCount> {
+    return this.inner.increment(key).catch((err: unknown) => {
       const now = Date.now();
       if (now - this.lastWarning > WARN_EVERY_MS) {
         this.lastWarning = now;
         this.logger.warn({ err }, "rate-limit store unavailable; requests are not being rate limited");
       }
       return { totalHits: 0, resetTime: new Date(now + this.windowMs) };
-    }
+    });
   }
 
-  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+  async get(key: string): Promise<WindowCount | undefined> {
     try {
-      return await this.inner.get?.(key);
+      return await this.inner.get(key);
     } catch {
       return undefined;
     }
@@ -117,15 +125,128 @@ class FailOpenStore implements Store {
       /* fail open, as increment does */
     }
   }
+}
 
-  async resetKey(key: string): Promise<void> {
-    await this.inner.resetKey(key);
+/** express-rate-limit's MemoryStore, answering copies: it hands out its live, mutable entry. */
+class MemoryCountStore implements CountStore {
+  private readonly store = new MemoryStore();
+
+  constructor(windowMs: number) {
+    this.store.init({ windowMs } as Options);
   }
+
+  async increment(key: string): Promise<WindowCount> {
+    const { totalHits, resetTime } = await this.store.increment(key);
+    return { totalHits, resetTime: new Date(resetTime!.getTime()) };
+  }
+
+  async get(key: string): Promise<WindowCount | undefined> {
+    const info = await this.store.get(key);
+    return info?.resetTime ? { totalHits: info.totalHits, resetTime: new Date(info.resetTime.getTime()) } : undefined;
+  }
+
+  decrement(key: string): Promise<void> {
+    return this.store.decrement(key);
+  }
+
+  close(): void {
+    this.store.shutdown();
+  }
+}
+
+/** rate-limit-redis's fixed window (its Lua scripts, keys `crm:rl:<bucket>`), on a client of the limiter's own. */
+class RedisCountStore implements CountStore {
+  private readonly store: RedisStore;
+
+  constructor(client: Redis, windowMs: number) {
+    this.store = new RedisStore({
+      prefix: "crm:rl:",
+      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<never>,
+    });
+    // Script loading starts in the constructor; a Redis that is down at start must not crash the
+    // process with an unhandled rejection (the store reloads the scripts on the next increment).
+    this.store.incrementScriptSha.catch(() => undefined);
+    this.store.getScriptSha.catch(() => undefined);
+    this.store.init({ windowMs } as Options);
+  }
+
+  async increment(key: string): Promise<WindowCount> {
+    const { totalHits, resetTime } = await this.store.increment(key);
+    return { totalHits, resetTime: resetTime! };
+  }
+
+  async get(key: string): Promise<WindowCount | undefined> {
+    const info = await this.store.get(key);
+    return info?.resetTime ? { totalHits: info.totalHits, resetTime: info.resetTime } : undefined;
+  }
+
+  decrement(key: string): Promise<void> {
+    return this.store.decrement(key);
+  }
+}
+
+/** Most `pk` values remembered (one per bucket seen); the map is emptied when full. */
+const PARTITION_KEYS_MAX = 10_000;
+
+/** The response headers of one counted request, exactly as express-rate-limit sets them. */
+class RateLimitHeaders {
+  private readonly windowSeconds: number;
+  /** The draft-8 policy name, e.g. `50-in-1min`. */
+  private readonly name: string;
+  private readonly partitionKeys = new Map<string, string>();
+
+  constructor(
+    private readonly max: number,
+    windowMs: number,
+  ) {
+    this.windowSeconds = Math.ceil(windowMs / 1000);
+    this.name = `${max}-in-${durationName(windowMs)}`;
+  }
+
+  /** Seconds until the window resets, never below 0. */
+  resetSeconds(resetTime: Date): number {
+    return Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
+  }
+
+  set(res: Response, key: string, count: WindowCount): void {
+    if (res.headersSent) return;
+    const remaining = Math.max(this.max - count.totalHits, 0);
+    res.setHeader("X-RateLimit-Limit", String(this.max));
+    res.setHeader("X-RateLimit-Remaining", String(remaining));
+    res.setHeader("Date", new Date().toUTCString());
+    res.setHeader("X-RateLimit-Reset", String(Math.ceil(count.resetTime.getTime() / 1000)));
+    res.append("RateLimit", `"${this.name}"; r=${remaining}; t=${this.resetSeconds(count.resetTime)}`);
+    res.append("RateLimit-Policy", `"${this.name}"; q=${this.max}; w=${this.windowSeconds}; pk=:${this.partitionKey(key)}:`);
+  }
+
+  /** draft-8's `pk`: the first 12 hex digits of the key's SHA-256, in base64; one hash per bucket, not per request. */
+  private partitionKey(key: string): string {
+    let pk = this.partitionKeys.get(key);
+    if (pk === undefined) {
+      pk = Buffer.from(createHash("sha256").update(key).digest("hex").slice(0, 12)).toString("base64");
+      if (this.partitionKeys.size >= PARTITION_KEYS_MAX) this.partitionKeys.clear();
+      this.partitionKeys.set(key, pk);
+    }
+    return pk;
+  }
+}
+
+/** express-rate-limit's names for a window: `30sec`, `1min`, `2hrs`, `1day`. */
+function durationName(windowMs: number): string {
+  const seconds = windowMs / 1000;
+  const minutes = seconds / 60;
+  const hours = minutes / 60;
+  const days = hours / 24;
+  if (seconds < 60) return `${seconds}sec`;
+  if (minutes < 60) return `${minutes}min`;
+  if (hours < 24) return `${hours}hr${hours > 1 ? "s" : ""}`;
+  return `${days}day${days > 1 ? "s" : ""}`;
 }
 
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   let redis: Redis | undefined;
-  let store: Store;
+  let store: CountStore;
+  let memory: MemoryCountStore | undefined;
   if (options.redisUrl) {
     // A client of its own: short command time-out so a dead Redis costs a request ~1 s at most.
     // Auto-pipelining: the counts of requests handled in the same tick go out in one write.
@@ -133,53 +254,45 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     redis.on("error", () => {
       /* reported through failed commands (FailOpenStore) and the gateway's readiness check */
     });
-    const client = redis;
-    const redisStore = new RedisStore({
-      prefix: "crm:rl:",
-      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<never>,
-    });
-    // Script loading starts in the constructor; a Redis that is down at start must not crash the
-    // process with an unhandled rejection (the store reloads the scripts on the next increment).
-    redisStore.incrementScriptSha.catch(() => undefined);
-    redisStore.getScriptSha.catch(() => undefined);
-    store = redisStore;
+    store = new RedisCountStore(redis, options.windowMs);
   } else {
-    store = new MemoryStore();
+    store = memory = new MemoryCountStore(options.windowMs);
   }
 
   const refused = gatewayMetrics().rateLimited;
-  const failOpen = new FailOpenStore(store, options.logger);
-  const middleware = rateLimit({
-    windowMs: options.windowMs,
-    limit: options.max,
-    store: failOpen,
-    legacyHeaders: true,
-    standardHeaders: "draft-8",
-    keyGenerator: options.key,
-    handler: (_req, _res, next) => {
-      refused.inc();
-      next(errors.tooManyRequests());
-    },
-    // Our key generator already folds IPv6 addresses to their /56; the checks only print to stderr.
-    validate: false,
-  });
+  const failOpen = new FailOpenStore(store, options.windowMs, options.logger);
+  const headers = new RateLimitHeaders(options.max, options.windowMs);
+
+  const middleware: RequestHandler = (req, res, next) => {
+    const key = options.key(req);
+    failOpen.increment(key).then((count) => {
+      headers.set(res, key, count);
+      if (count.totalHits > options.max) {
+        if (!res.headersSent) res.setHeader("Retry-After", String(headers.resetSeconds(count.resetTime)));
+        refused.inc();
+        return next(errors.tooManyRequests());
+      }
+      next();
+    }, next);
+  };
 
   return {
     middleware,
     peek: async (req, res) => {
-      const info = await Promise.resolve(middleware.getKey(options.key(req))).catch(() => undefined);
+      const info = await failOpen.get(options.key(req));
       const resetTime = info?.resetTime ?? new Date(Date.now() + options.windowMs);
       res.setHeader("X-RateLimit-Limit", String(options.max));
       res.setHeader("X-RateLimit-Remaining", String(Math.max(0, options.max - (info?.totalHits ?? 0))));
       res.setHeader("X-RateLimit-Reset", String(Math.ceil(resetTime.getTime() / 1000)));
     },
     overBudget: async (key) => {
-      const info = await Promise.resolve(middleware.getKey(key)).catch(() => undefined);
-      return info !== undefined && info.totalHits >= options.max && info.resetTime !== undefined && info.resetTime.getTime() > Date.now();
+      const info = await failOpen.get(key);
+      return info !== undefined && info.totalHits >= options.max && info.resetTime.getTime() > Date.now();
     },
     countEarly: (key) => failOpen.countEarly(key),
     withdrawEarly: (key) => failOpen.withdrawEarly(key),
     close: async () => {
+      memory?.close();
       if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
   };
