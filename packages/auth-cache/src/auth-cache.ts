@@ -28,7 +28,18 @@ export const internalAuthPaths = {
 /** Most uses one report may carry; a gateway with more sends several. */
 export const API_KEY_USE_REPORT_MAX = 1000;
 
+/** Parsed entries remembered at most, by their stored text; the map is emptied when full. */
+const PARSED_MAX = 10_000;
+
 export class AuthCache {
+  /**
+   * The same stored text parses to the same (frozen) object: a gateway reads a caller's entry on
+   * every request and gets the same text back until identity writes it again, so the parse (and
+   * whatever callers derive from the object, keyed by its identity) is done once per change.
+   */
+  private readonly parsedUsers = new Map<string, UserAuthState>();
+  private readonly parsedApiKeys = new Map<string, ApiKeyAuthState>();
+
   constructor(private readonly kv: KvStore) {}
 
   // Access-token allow-list ----------------------------------------------------------------
@@ -62,13 +73,17 @@ export class AuthCache {
   /** One round trip for a JWT request: the allow-list entry and the user's state. */
   async readAccessTokenAndUser(jti: string, userId: string): Promise<{ sessionId: string | null; user: UserAuthState | undefined }> {
     const [sessionId, user] = await this.kv.getMany([authKeys.accessToken(jti), authKeys.user(userId)]);
-    return { sessionId: sessionId ?? null, user: parseUserAuthState(user ?? null) };
+    return { sessionId: sessionId ?? null, user: this.parseUser(user ?? null) };
   }
 
   // User state ------------------------------------------------------------------------------
 
   async readUser(userId: string): Promise<UserAuthState | undefined> {
-    return parseUserAuthState(await this.kv.get(authKeys.user(userId)));
+    return this.parseUser(await this.kv.get(authKeys.user(userId)));
+  }
+
+  private parseUser(text: string | null): UserAuthState | undefined {
+    return text === null ? undefined : remembered(this.parsedUsers, text, parseUserAuthState);
   }
 
   /** Write-through after a change: always overwrites. */
@@ -84,7 +99,8 @@ export class AuthCache {
   // API-key state ---------------------------------------------------------------------------
 
   async readApiKey(digest: string): Promise<ApiKeyAuthState | undefined> {
-    return parseApiKeyAuthState(await this.kv.get(authKeys.apiKey(digest)));
+    const text = await this.kv.get(authKeys.apiKey(digest));
+    return text === null ? undefined : remembered(this.parsedApiKeys, text, parseApiKeyAuthState);
   }
 
   async writeApiKey(digest: string, state: ApiKeyAuthState): Promise<void> {
@@ -94,6 +110,16 @@ export class AuthCache {
   async fillApiKey(digest: string, state: ApiKeyAuthState): Promise<void> {
     await this.kv.setIfAbsent(authKeys.apiKey(digest), JSON.stringify(state), ttlOf(state));
   }
+}
+
+function remembered<T extends object>(parsed: Map<string, T>, text: string, parse: (text: string) => T | undefined): T | undefined {
+  const known = parsed.get(text);
+  if (known) return known;
+  const value = parse(text);
+  if (value === undefined) return undefined;
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(text, Object.freeze(value));
+  return value;
 }
 
 function ttlOf(state: ApiKeyAuthState): number {

@@ -1,7 +1,16 @@
 // Resolves a credential to a Principal with the caller's permissions as they are now. JWTs are
 // verified locally with a pre-built key; the allow-list and the user's role come from the shared
 // store in one round trip; API keys are looked up by digest. Identity is asked only on a miss.
-import { type AccessTokenClaims, AccessTokenCodec, API_KEY_PATTERN, AuthCache, digestApiKey, effectivePermissions, type UserAuthState } from "@crm/auth-cache";
+import {
+  type AccessTokenClaims,
+  AccessTokenCodec,
+  API_KEY_PATTERN,
+  type ApiKeyAuthState,
+  AuthCache,
+  digestApiKey,
+  effectivePermissions,
+  type UserAuthState,
+} from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
@@ -22,6 +31,14 @@ export class Authenticator {
    * every request, as before.
    */
   private readonly verified = new Map<string, AccessTokenClaims>();
+  /**
+   * The principal last built for a token and the user state it was built from: the store hands
+   * back the same (frozen) state object while the stored entry is unchanged, so while it is the same
+   * object the principal is the same too, and the forwarder can key its internal token on it.
+   */
+  private readonly principals = new WeakMap<AccessTokenClaims, { user: UserAuthState; principal: Principal }>();
+  /** Likewise for API keys: by the key's state, then its creator's state. */
+  private readonly keyPrincipals = new WeakMap<ApiKeyAuthState, { creator: UserAuthState; principal: Principal }>();
 
   constructor(
     jwtSecret: string,
@@ -60,7 +77,9 @@ export class Authenticator {
     const user = cached.user ?? (await this.identity.user(claims.sub));
     if (user.deleted) throw errors.accessTokenNotWhitelisted();
     if (!user.businessId) throw errors.businessRequired();
-    return {
+    const known = this.principals.get(claims);
+    if (known?.user === user) return known.principal;
+    const principal: Principal = Object.freeze({
       businessId: user.businessId,
       authType: "jwt",
       userId: user.userId,
@@ -68,7 +87,9 @@ export class Authenticator {
       sessionId: claims.sid,
       jti: claims.jti,
       permissions: [...rolePermissions[user.role]],
-    };
+    });
+    this.principals.set(claims, { user, principal });
+    return principal;
   }
 
   private verify(token: string): AccessTokenClaims | undefined {
@@ -95,7 +116,9 @@ export class Authenticator {
     const creator = await this.user(state.createdByUserId);
     if (creator.deleted) throw errors.apiKeyRevoked();
     if (!creator.businessId) throw errors.businessRequired();
-    return {
+    const known = this.keyPrincipals.get(state);
+    if (known?.creator === creator) return known.principal;
+    const principal: Principal = Object.freeze({
       businessId: state.businessId,
       authType: "apiKey",
       userId: null,
@@ -103,7 +126,9 @@ export class Authenticator {
       sessionId: null,
       jti: null,
       permissions: effectivePermissions(creator.role, state.scopes),
-    };
+    });
+    this.keyPrincipals.set(state, { creator, principal });
+    return principal;
   }
 
   private async user(userId: string): Promise<UserAuthState> {
