@@ -163,6 +163,7 @@ class RateLimitHeaders {
   /** The draft-8 policy name, e.g. `50-in-1min`. */
   private readonly name: string;
   private readonly partitionKeys = new Map<string, string>();
+  private readonly limitText: string;
 
   constructor(
     private readonly max: number,
@@ -170,6 +171,7 @@ class RateLimitHeaders {
   ) {
     this.windowSeconds = Math.ceil(windowMs / 1000);
     this.name = `${max}-in-${durationName(windowMs)}`;
+    this.limitText = String(max);
   }
 
   /** Seconds until the window resets, never below 0. */
@@ -180,9 +182,8 @@ class RateLimitHeaders {
   set(res: Response, key: string, count: WindowCount): void {
     if (res.headersSent) return;
     const remaining = Math.max(this.max - count.totalHits, 0);
-    res.setHeader("X-RateLimit-Limit", String(this.max));
+    res.setHeader("X-RateLimit-Limit", this.limitText);
     res.setHeader("X-RateLimit-Remaining", String(remaining));
-    res.setHeader("Date", new Date().toUTCString());
     res.setHeader("X-RateLimit-Reset", String(Math.ceil(count.resetTime.getTime() / 1000)));
     res.append("RateLimit", `"${this.name}"; r=${remaining}; t=${this.resetSeconds(count.resetTime)}`);
     res.append("RateLimit-Policy", `"${this.name}"; q=${this.max}; w=${this.windowSeconds}; pk=:${this.partitionKey(key)}:`);
