@@ -21,6 +21,17 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
     server = http.createServer((req, res) => {
       if (req.url === "/fits") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: "x".repeat(CAP - 20) }));
       if (req.url === "/declared") return void res.writeHead(200, { "content-length": String(CAP + 1) }).end("x".repeat(CAP + 1));
+      if (req.url === "/headers") {
+        res.setHeader("set-cookie", ["a=1; Path=/", "b=2; Path=/"]);
+        return void res.writeHead(201, { "content-type": "application/json", etag: '"e1"', "x-internal-detail": "secret" }).end("{}");
+      }
+      if (req.url === "/empty") return void res.writeHead(204).end();
+      // Headers, part of the body, then the connection is cut.
+      if (req.url === "/broken") {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+        res.write("{");
+        return void setTimeout(() => res.destroy(), 20);
+      }
       // Chunked, no length announced, far larger than any buffer on the way: count what leaves.
       res.writeHead(200, { "content-type": "application/json" });
       const chunk = Buffer.alloc(64 * 1024, 120);
@@ -90,6 +101,33 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
     expect(logged.at(-1)).toMatchObject({ service: "crm-records", path: "/stream", limitBytes: CAP });
     // The connection was cut: the service wrote only what socket buffers held, not the 64 MiB.
     expect(await streamed).toBeLessThan(HUGE_STREAM_BYTES / 4);
+  });
+
+  it("passes back the status, the allowed headers (repeated ones as they came) and the exact body", async () => {
+    const answer = await forwarder.forward("crm-records", request("/headers"), undefined);
+    expect(answer.status).toBe(201);
+    expect(answer.headers).toEqual({ "content-type": "application/json", etag: '"e1"', "set-cookie": ["a=1; Path=/", "b=2; Path=/"] });
+    expect(answer.body.toString()).toBe("{}");
+    const empty = await forwarder.forward("crm-records", request("/empty"), undefined);
+    expect([empty.status, empty.body.length]).toEqual([204, 0]);
+  });
+
+  it("answers 503000 when the service cannot be reached, and passes on an answer that breaks off", async () => {
+    const down = new Forwarder({
+      services: { identity: "http://127.0.0.1:1", "crm-records": "http://127.0.0.1:1", "webhook-delivery": "http://127.0.0.1:1" },
+      internalTokenSecret: "forwarder-test-secret-0123456789abcdef",
+      timeoutMs: 2000,
+      maxResponseBytes: CAP,
+    });
+    try {
+      const err = await down.forward("crm-records", request("/fits"), undefined).catch((e: unknown) => e);
+      expect(isAppError(err) && err.code).toBe(503000);
+    } finally {
+      await down.close();
+    }
+    const broken = await refusal("/broken");
+    expect(broken).toBeInstanceOf(Error);
+    expect(isAppError(broken)).toBe(false);
   });
 
   it("keeps serving after a refusal", async () => {

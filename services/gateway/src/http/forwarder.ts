@@ -8,7 +8,7 @@ import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
 import { type AppError, errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
 import type { ServiceName } from "./route-table";
-import { Pool, undiciErrors } from "./undici-pool";
+import { Pool, undiciErrors, undiciUtil } from "./undici-pool";
 
 export interface UpstreamResponse {
   status: number;
@@ -20,6 +20,71 @@ export interface UpstreamResponse {
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent", "if-match", "if-none-match"];
 /** Response headers passed back to the client. */
 const PASSED_RESPONSE_HEADERS = new Set(["content-type", "set-cookie", "location", "cache-control", "etag", "retry-after"]);
+
+/** The service announced an answer larger than the gateway relays; it is not read. */
+class DeclaredTooLarge extends Error {
+  constructor(readonly declaredLength: number) {
+    super("answer larger than UPSTREAM_MAX_RESPONSE_BYTES");
+  }
+}
+
+/** The answer failed after its headers came (its body broke off): passed on as it is, not as 503000. */
+class AnswerBroken extends Error {
+  constructor(override readonly cause: unknown) {
+    super("answer broken off");
+  }
+}
+
+/**
+ * A service's answer collected into one buffer, as undici's dispatcher hands it over: what
+ * `request()` did minus the readable stream, async resource and body mixin it builds per request
+ * only for the gateway to read it to the end at once.
+ */
+class CollectedAnswer implements Dispatcher.DispatchHandler {
+  status = 0;
+  headers: Record<string, string | string[] | undefined> = {};
+  private readonly chunks: Buffer[] = [];
+  private abort: ((err?: Error) => void) | undefined;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly resolve: (answer: CollectedAnswer) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    this.headers = undiciUtil.parseHeaders(rawHeaders);
+    const declaredLength = Number(this.headers["content-length"]);
+    if (declaredLength > this.maxBytes) {
+      this.abort?.(new DeclaredTooLarge(declaredLength));
+      return false;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.resolve(this);
+  }
+
+  onError(err: Error): void {
+    this.reject(this.status === 0 || err instanceof DeclaredTooLarge || err instanceof undiciErrors.ResponseExceededMaxSizeError ? err : new AnswerBroken(err));
+  }
+
+  body(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
+}
 
 export interface ForwarderOptions {
   services: Record<Exclude<ServiceName, "gateway">, string>;
@@ -70,36 +135,33 @@ export class Forwarder {
     }
     if (traceHeaders) Object.assign(headers, traceHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
-    let response: Dispatcher.ResponseData;
+    let answer: CollectedAnswer;
     try {
-      response = await pool.request({
-        method: req.method as Dispatcher.HttpMethod,
-        path: req.originalUrl,
-        headers,
-        body: req.rawBody,
-        headersTimeout: this.options.timeoutMs,
-        bodyTimeout: this.options.timeoutMs,
+      answer = await new Promise<CollectedAnswer>((resolve, reject) => {
+        pool.dispatch(
+          {
+            method: req.method as Dispatcher.HttpMethod,
+            path: req.originalUrl,
+            headers,
+            body: req.rawBody,
+            headersTimeout: this.options.timeoutMs,
+            bodyTimeout: this.options.timeoutMs,
+          },
+          new CollectedAnswer(this.options.maxResponseBytes, resolve, reject),
+        );
       });
-    } catch (cause) {
-      throw errors.unavailable(undefined, { cause });
-    }
-    const declaredLength = Number(response.headers["content-length"]);
-    if (declaredLength > this.options.maxResponseBytes) {
-      response.body.destroy();
-      throw this.tooLarge(service, req, declaredLength);
-    }
-    let body: Buffer;
-    try {
-      body = Buffer.from(await response.body.arrayBuffer());
     } catch (err) {
+      if (err instanceof DeclaredTooLarge) throw this.tooLarge(service, req, err.declaredLength);
       if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw this.tooLarge(service, req, undefined);
-      throw err;
+      // No answer at all (refused, reset, timed out before the headers): the service is unavailable.
+      if (!(err instanceof AnswerBroken)) throw errors.unavailable(undefined, { cause: err });
+      throw err.cause;
     }
     const passed: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(response.headers)) {
+    for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined && PASSED_RESPONSE_HEADERS.has(name)) passed[name] = value;
     }
-    return { status: response.statusCode, headers: passed, body };
+    return { status: answer.status, headers: passed, body: answer.body() };
   }
 
   /**

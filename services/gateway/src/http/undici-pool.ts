@@ -11,4 +11,6 @@ const Dispatcher = require("undici/lib/dispatcher/dispatcher") as { prototype: o
 Object.assign(Dispatcher.prototype, require("undici/lib/api"));
 export const Pool = require("undici/lib/dispatcher/pool") as typeof UndiciPool;
 export const undiciErrors = require("undici/lib/core/errors") as typeof UndiciErrors;
+/** undici's own header parsing (what `request()` answers with), for the forwarder's dispatch handler. */
+export const undiciUtil = require("undici/lib/core/util") as { parseHeaders(rawHeaders: Buffer[]): Record<string, string | string[] | undefined> };
 /* eslint-enable @typescript-eslint/no-require-imports */
