@@ -12,6 +12,8 @@ export interface LoadOptions {
   durationS: number;
   /** Fixed request rate over all connections (autocannon's overallRate); absent = saturation. */
   overallRate?: number;
+  /** Stop after this many requests (autocannon's amount) rather than after `durationS`. */
+  amount?: number;
 }
 
 export interface LoadResult {
@@ -31,6 +33,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     connections: options.connections,
     duration: options.durationS,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
+    ...(options.amount ? { amount: options.amount } : {}),
   });
   return {
     rps: result.requests.total / options.durationS,
