@@ -46,7 +46,7 @@ async function syscallsDuring(pid: number, work: () => Promise<void>): Promise<M
   for (const line of readFileSync(out, "utf8").split("\n")) {
     const cols = line.trim().split(/\s+/);
     // % time, seconds, usecs/call, calls, [errors], syscall
-    if (cols.length >= 5 && /^\d+$/.test(cols[3]!)) counts.set(cols[cols.length - 1]!, Number(cols[3]));
+    if (cols.length >= 5 && cols[cols.length - 1] !== "total" && /^\d+$/.test(cols[3]!)) counts.set(cols[cols.length - 1]!, Number(cols[3]));
   }
   rmSync(out, { force: true });
   return counts;
