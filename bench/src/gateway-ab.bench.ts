@@ -132,10 +132,22 @@ async function main(): Promise<void> {
       console.log(`${"".padEnd(7)} req/s: A ${median(list.map((r) => r.rpsA)).toFixed(0)}  B ${median(list.map((r) => r.rpsB)).toFixed(0)}`);
     }
     if (STRACE_REQUESTS > 0) {
+      // Redis's own CPU per request too (it shares the machine's cores); other users of this Redis count in it.
+      const redisPid = (() => {
+        try {
+          return pidListeningOn(Number(new URL(infra.redisUrl!).port || 6379));
+        } catch {
+          return undefined;
+        }
+      })();
       for (const [name, url] of Object.entries(urls) as Array<["A" | "B", string]>) {
+        const redisBefore = redisPid === undefined ? undefined : cpuMs(redisPid);
         const counts = await syscallsDuring(pids[name], async () => {
           await runLoad({ url: url + LIST, headers: gatewayHeaders, connections: CONNECTIONS / 2, durationS: 60, amount: STRACE_REQUESTS });
         });
+        if (redisPid !== undefined && redisBefore !== undefined) {
+          console.log(`Redis CPU per forwarded list, gateway ${name} alone: ${((cpuMs(redisPid) - redisBefore) / STRACE_REQUESTS).toFixed(3)} ms`);
+        }
         if (!counts) break;
         const total = [...counts.values()].reduce((a, b) => a + b, 0) / STRACE_REQUESTS;
         const top = [...counts]
