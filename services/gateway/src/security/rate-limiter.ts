@@ -11,10 +11,10 @@ import { createHash } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
 import { ipKeyGenerator, MemoryStore, type Options } from "express-rate-limit";
 import Redis from "ioredis";
+import { RedisStore } from "rate-limit-redis";
 import { errors } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 import { gatewayMetrics } from "@crm/telemetry";
-import { LeasedCountStore } from "./leased-count-store";
 
 export interface RateLimitOptions {
   max: number;
@@ -154,6 +154,37 @@ class MemoryCountStore implements CountStore {
   }
 }
 
+/** rate-limit-redis's fixed window (its Lua scripts, keys `crm:rl:<bucket>`), on a client of the limiter's own. */
+class RedisCountStore implements CountStore {
+  private readonly store: RedisStore;
+
+  constructor(client: Redis, windowMs: number) {
+    this.store = new RedisStore({
+      prefix: "crm:rl:",
+      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<never>,
+    });
+    // Script loading starts in the constructor; a Redis that is down at start must not crash the
+    // process with an unhandled rejection (the store reloads the scripts on the next increment).
+    this.store.incrementScriptSha.catch(() => undefined);
+    this.store.getScriptSha.catch(() => undefined);
+    this.store.init({ windowMs } as Options);
+  }
+
+  async increment(key: string): Promise<WindowCount> {
+    const { totalHits, resetTime } = await this.store.increment(key);
+    return { totalHits, resetTime: resetTime! };
+  }
+
+  async get(key: string): Promise<WindowCount | undefined> {
+    const info = await this.store.get(key);
+    return info?.resetTime ? { totalHits: info.totalHits, resetTime: info.resetTime } : undefined;
+  }
+
+  decrement(key: string): Promise<void> {
+    return this.store.decrement(key);
+  }
+}
+
 /** Most `pk` values remembered (one per bucket seen); the map is emptied when full. */
 const PARTITION_KEYS_MAX = 10_000;
 
@@ -224,7 +255,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     redis.on("error", () => {
       /* reported through failed commands (FailOpenStore) and the gateway's readiness check */
     });
-    store = new LeasedCountStore(redis, options.max, options.windowMs);
+    store = new RedisCountStore(redis, options.windowMs);
   } else {
     store = memory = new MemoryCountStore(options.windowMs);
   }
