@@ -64,7 +64,11 @@ describe.each(databaseModes)("endpoint health and auto-disable on %s", (mode) =>
   it("auto-disables at autoDisableAfter; what waited is never sent, even after a re-enable that resets the health", async () => {
     const h = await failingHook({ autoDisableAfter: 2 });
     expect(h.hook.autoDisableAfter).toBe(2);
-    await h.send(2);
+    // One failure recorded (its delivery waits for a retry) before the second attempt fails: outcomes
+    // that finish together are recorded in one statement, which would end both FAILED at once.
+    await h.send();
+    await waitFor(async () => ((await h.deliveries())[0]?.status === "RETRYING" ? true : undefined), 10_000, 25);
+    await h.send();
     const disabled = await waitFor(
       async () => {
         const hook = await h.read();

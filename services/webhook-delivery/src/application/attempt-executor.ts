@@ -19,6 +19,13 @@ export const UNREADABLE_SECRET_MESSAGE = "Signing secret cannot be decrypted; de
  * A second statement per attempt saved, for a view of the webhook at most this old.
  */
 export const FRESH_CLAIM_MS = 1_000;
+/**
+ * How long an attempt's outcome waits for others to share its database statement (AttemptRecorder):
+ * the send is over by then, so only the delivery record lags, by this much at most when idle.
+ * bench:delivery (distributed, throughput): 0 -> 25 ms took webhook-delivery from 0.42-0.50 to
+ * 0.26-0.30 statements per delivery and its PostgreSQL CPU from 740-810 to 550-575 µs per delivery.
+ */
+export const OUTCOME_LINGER_MS = 25;
 
 export interface AttemptExecutorOptions {
   deliveries: DeliveryRepository;
@@ -71,7 +78,7 @@ export class AttemptExecutor {
 
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
-    this.recorder = new AttemptRecorder({ deliveries: options.deliveries });
+    this.recorder = new AttemptRecorder({ deliveries: options.deliveries, lingerMs: OUTCOME_LINGER_MS });
     this.maxPendingPerBusiness = options.maxPendingPerBusiness ?? Infinity;
     this.maxPending = options.maxPending ?? Infinity;
   }

@@ -73,4 +73,49 @@ describe("AttemptRecorder", () => {
     expect(repo.statements).toEqual([["a"], ["b", "c"], ["b"], ["c"]]);
     await expect(Promise.all(results)).resolves.toEqual(["true", "true", "bad row"]);
   });
+
+  describe("with a linger", () => {
+    // setImmediate stays real: the fake repository settles a statement through it.
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ["setImmediate"] }));
+    afterEach(() => jest.useRealTimers());
+
+    it("holds outcomes until the oldest has waited lingerMs, then writes them in one statement", async () => {
+      const repo = fakeRepository();
+      const recorder = new AttemptRecorder({ deliveries: repo, maxConcurrent: 1, lingerMs: 10 });
+      const first = recorder.record(started("a"), outcome, new Date());
+      jest.advanceTimersByTime(6);
+      const second = recorder.record(started("b"), outcome, new Date());
+      jest.advanceTimersByTime(3);
+      expect(repo.statements).toEqual([]);
+      jest.advanceTimersByTime(1);
+      expect(repo.statements).toEqual([["a", "b"]]);
+      await repo.finishNext();
+      await expect(Promise.all([first, second])).resolves.toEqual([true, true]);
+    });
+
+    it("writes a full batch at once", () => {
+      const repo = fakeRepository();
+      const recorder = new AttemptRecorder({ deliveries: repo, maxConcurrent: 1, maxBatch: 2, lingerMs: 10 });
+      void recorder.record(started("a"), outcome, new Date());
+      void recorder.record(started("b"), outcome, new Date());
+      expect(repo.statements).toEqual([["a", "b"]]);
+    });
+
+    it("after a statement, writes what waited long enough at once and lets the rest wait out its linger", async () => {
+      const repo = fakeRepository();
+      const recorder = new AttemptRecorder({ deliveries: repo, maxConcurrent: 1, lingerMs: 10 });
+      void recorder.record(started("a"), outcome, new Date());
+      jest.advanceTimersByTime(10);
+      void recorder.record(started("b"), outcome, new Date());
+      jest.advanceTimersByTime(10); // "b" has lingered, but the one statement slot is taken
+      expect(repo.statements).toEqual([["a"]]);
+      await repo.finishNext();
+      expect(repo.statements).toEqual([["a"], ["b"]]);
+      void recorder.record(started("c"), outcome, new Date());
+      await repo.finishNext();
+      expect(repo.statements).toEqual([["a"], ["b"]]);
+      jest.advanceTimersByTime(10);
+      expect(repo.statements).toEqual([["a"], ["b"], ["c"]]);
+    });
+  });
 });
