@@ -381,6 +381,18 @@ function postgresBackends(product: RunningProduct): number[] {
   return out.status === 0 ? String(out.stdout).split("\n").filter(Boolean).map(Number) : [];
 }
 
+/**
+ * Transactions committed in webhook-delivery's database: every statement it sends runs in its own
+ * (no explicit transactions on the delivery path), so the difference is its statements. PostgreSQL
+ * publishes these counters up to a second late, so read them after a pause.
+ */
+function deliveryTransactions(product: RunningProduct): number | undefined {
+  if (!("services" in product)) return undefined;
+  const database = new URL((product as RunningDistributed).services["webhook-delivery"].databaseUrl).pathname.slice(1);
+  const out = spawnSync("psql", ["-h", "127.0.0.1", "-U", "postgres", "-Atc", `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '${database}'`]);
+  return out.status === 0 ? Number(String(out.stdout).trim()) : undefined;
+}
+
 function cpuSnapshot(pids: Map<string, number>, backends: number[]): CpuSnapshot {
   const snap: CpuSnapshot = new Map();
   for (const [name, pid] of pids) snap.set(name, cpuMs(pid));
@@ -415,11 +427,15 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     // Backends are listed each round: pools open and close connections.
     const pids = serverPids(product);
     let cpuBefore: CpuSnapshot = new Map();
+    await sleep(1_100);
+    const transactionsBefore = deliveryTransactions(product);
     const p = await productThroughput(product.baseUrl, receiver, round, () => {
       // After the sign-up (its password hash is identity's CPU, not delivery's) and the webhooks.
       cpuBefore = cpuSnapshot(pids, postgresBackends(product));
     });
     const cpuAfter = cpuSnapshot(pids, postgresBackends(product));
+    await sleep(1_100);
+    const transactionsAfter = deliveryTransactions(product);
     const peerCpuBefore = process.cpuUsage();
     const peer = await peerThroughput(receiver);
     const peerCpu = process.cpuUsage(peerCpuBefore);
@@ -431,6 +447,9 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     console.log(
       `    CPU µs per delivery (creates included): ${cpuPerDelivery(cpuBefore, cpuAfter, deliveries)}; peer ${((peerCpu.user + peerCpu.system) / deliveries).toFixed(0)} (sender and receiver)`,
     );
+    if (transactionsBefore !== undefined && transactionsAfter !== undefined) {
+      console.log(`    webhook-delivery statements per delivery: ${((transactionsAfter - transactionsBefore) / deliveries).toFixed(2)} (its database's transactions; sign-up and webhooks included)`);
+    }
   }
   console.log(`  throughput ratio product/peer (median of rounds): ${percentile(ratios, 50).toFixed(2)}   goal >= 0.5`);
 }
