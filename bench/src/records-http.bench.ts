@@ -5,7 +5,9 @@
 // body check and zod, the create, the ETag, the JSON answer); and a bare handler with the create alone.
 // autocannon runs as a child process (its CPU is not counted); the three alternate, round after round.
 // Settings: BENCH_ROUNDS (3), BENCH_REQUESTS per run (3000), BENCH_CONNECTIONS (10). The first round
-// warms the JIT: read the later ones. It prints figures; nothing is asserted.
+// warms the JIT: read the later ones. BENCH_BASELINE=<another checkout of the repo, installed> adds that
+// checkout's crm-records app, served the same way in the same process: a same-run A/B of a change.
+// BENCH_ONLY (comma-separated prefixes of the names printed) runs some of them. It prints figures; nothing is asserted.
 import http from "node:http";
 import os from "node:os";
 import { spawn } from "node:child_process";
@@ -43,6 +45,13 @@ async function main() {
   const secret = "s".repeat(40);
   const app = createApp({ logger: createLogger({ service: "crm-records", level: "warn" }), prisma, internalTokenSecret: secret, sql: db.sql, parallelQueries: true });
   const express = http.createServer(app).listen(0);
+  const baselineRoot = process.env.BENCH_BASELINE;
+  let baseline: http.Server | undefined;
+  if (baselineRoot) {
+    const other = (await import(`${baselineRoot}/services/crm-records/src/app`)) as typeof import("../../services/crm-records/src/app");
+    const logger = createLogger({ service: "crm-records", level: "warn" });
+    baseline = http.createServer(other.createApp({ logger, prisma, internalTokenSecret: secret, sql: db.sql, parallelQueries: true })).listen(0);
+  }
   const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: secret, sql: db.sql });
   const bare = http
     .createServer((req, res) => {
@@ -84,12 +93,18 @@ async function main() {
   const token = signInternalToken({ principal, requestId: "x" }, secret, 86400);
   const headers = { "content-type": "application/json", "x-internal-token": token };
   const port = (s: http.Server) => (s.address() as { port: number }).port;
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, server] of [
+  const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+  const servers = (
+    [
       ["express app", express],
+      ...(baseline ? ([[`baseline express app`, baseline]] as const) : []),
       ["bare node:http + RecordService.create", bare],
       ["bare + the router's own work (zod, etag)", handler],
-    ] as const) {
+    ] as const
+  ).filter(([name]) => !only || only.some((o) => name.startsWith(o)));
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate which goes first, round by round.
+    for (const [name, server] of round % 2 === 0 ? servers : [...servers].reverse()) {
       const c0 = process.cpuUsage();
       const n = await drive(port(server), headers);
       const u = process.cpuUsage(c0);
@@ -97,6 +112,7 @@ async function main() {
     }
   }
   express.close();
+  baseline?.close();
   bare.close();
   handler.close();
   await prisma.$disconnect();
