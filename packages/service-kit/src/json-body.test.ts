@@ -44,4 +44,32 @@ describe("jsonBody", () => {
     const res = await request(app()).post("/").set("content-type", "application/json").set("content-encoding", "zstd-nope").send(json);
     expect([res.status, res.body.error.code]).toEqual([415, 415000]);
   });
+
+  it("reads a body declared as charset=utf-8, and one that starts with a byte order mark, as body-parser does", async () => {
+    for (const [type, body] of [
+      ["application/json; charset=utf-8", json],
+      ["application/json", `\ufeff${json}`],
+      ["application/vnd.api+json", json],
+    ] as const) {
+      const res = await request(app()).post("/").set("content-type", type).send(body);
+      expect([type, res.status, res.body]).toEqual([type, 200, { body: { firstName: "Grace" } }]);
+    }
+  });
+
+  it("names a NUL character in a field 400001, plain or compressed", async () => {
+    const nul = JSON.stringify({ firstName: "Gr\u0000ace" });
+    const plain = await request(app()).post("/").set("content-type", "application/json").send(nul);
+    const gzipped = await request(app()).post("/").set("content-type", "application/json").set("content-encoding", "gzip").serialize(asIs).send(gzipSync(nul));
+    for (const res of [plain, gzipped]) {
+      expect([res.status, res.body.error.code, res.body.error.details]).toEqual([400, 400001, [{ path: "firstName", message: "Must not contain a NUL character" }]]);
+    }
+  });
+
+  it("answers a body over 1 MiB 413000", async () => {
+    const res = await request(app())
+      .post("/")
+      .set("content-type", "application/json")
+      .send(JSON.stringify({ notes: "x".repeat(1024 * 1024) }));
+    expect([res.status, res.body.error.code]).toEqual([413, 413000]);
+  });
 });
