@@ -2,7 +2,7 @@
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
-import { mountRoute, principalOf } from "@crm/service-kit";
+import { mountRoute, principalOf, sendJson } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
@@ -42,7 +42,8 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
       const view = await service.create(definition, businessId, input);
-      res.status(201).setHeader("ETag", recordEtag(definition, view)).json(ok(view));
+      res.setHeader("ETag", recordEtag(definition, view));
+      sendJson(req, res, 201, ok(view));
     });
 
     mountRoute(router, routes.createBatch, async (req, res) => {
@@ -58,14 +59,16 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       if (!isUuid(id)) throw errors.notFound();
       const input = parseRecordBody(definition.updateSchema, req.body);
       const view = await service.update(definition, businessId, id, input, req.get("if-match"));
-      res.setHeader("ETag", recordEtag(definition, view)).json(ok(view));
+      res.setHeader("ETag", recordEtag(definition, view));
+      sendJson(req, res, 200, ok(view));
     };
     mountRoute(router, routes.patch, update);
     mountRoute(router, routes.put, update);
 
     mountRoute(router, routes.delete, async (req, res) => {
       const view = await service.remove(definition, businessOf(req), idParam(req), req.get("if-match"));
-      res.setHeader("ETag", recordEtag(definition, view)).json(ok(view));
+      res.setHeader("ETag", recordEtag(definition, view));
+      sendJson(req, res, 200, ok(view));
     });
   }
   return router;
