@@ -72,8 +72,8 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
   };
 
   return (req, res, next) => {
-    const incoming = req.get(REQUEST_ID_HEADER);
-    req.requestId = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const incoming = req.headers[REQUEST_ID_HEADER];
+    req.requestId = typeof incoming === "string" && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const span = startSpan(service, req.method, { kind: "server", parent: req.headers, attributes: { "http.request.method": req.method } });
     const traceparent = req.headers.traceparent;
     const traceId = span?.traceId ?? (typeof traceparent === "string" ? traceIdOf(traceparent) : undefined);
@@ -82,7 +82,8 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
     res.setHeader("X-Request-Id", req.requestId);
     inFlight.inc();
     const started = process.hrtime.bigint();
-    res.once("close", () => {
+    // A response closes once: a plain listener, without once()'s wrapper per request.
+    res.on("close", () => {
       inFlight.dec();
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const route = routeOf(req, res);
@@ -96,8 +97,11 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
         span.end();
       }
       if (!res.writableFinished) return;
+      const failed = res.statusCode >= 500;
+      // Built only when it is written (services run at warn in production benchmarks: most requests log nothing).
+      if (!logger.isLevelEnabled(failed ? "error" : "info")) return;
       const line = { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
-      if (res.statusCode >= 500) req.log.error(line, "request failed");
+      if (failed) req.log.error(line, "request failed");
       else req.log.info(line, "request");
     });
     if (span) span.run(next);
