@@ -448,7 +448,9 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
       `    CPU µs per delivery (creates included): ${cpuPerDelivery(cpuBefore, cpuAfter, deliveries)}; peer ${((peerCpu.user + peerCpu.system) / deliveries).toFixed(0)} (sender and receiver)`,
     );
     if (transactionsBefore !== undefined && transactionsAfter !== undefined) {
-      console.log(`    webhook-delivery statements per delivery: ${((transactionsAfter - transactionsBefore) / deliveries).toFixed(2)} (its database's transactions; sign-up and webhooks included)`);
+      console.log(
+        `    webhook-delivery statements per delivery: ${((transactionsAfter - transactionsBefore) / deliveries).toFixed(2)} (its database's transactions; sign-up and webhooks included)`,
+      );
     }
   }
   // The median proper (percentile() takes the upper middle value, which with 2 rounds is the better one).
