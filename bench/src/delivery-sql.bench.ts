@@ -1,0 +1,132 @@
+// `pnpm bench:delivery:sql` (issue 15): PostgreSQL's CPU per delivery for each statement of the
+// delivery path, run through webhook-delivery's own repository on a fresh database: per event the
+// subscriber lookup and the create (10 webhooks), then claims of a business's first attempts and the
+// outcomes written in batches. The backend's CPU comes from /proc (one connection, so one backend), a
+// figure the machine's load disturbs far less than time. It prints figures; nothing is asserted.
+//
+// Settings: DATABASE_URL (an admin connection; default postgres://postgres@127.0.0.1:5432/postgres),
+// BENCH_EVENTS=300, BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
+// BENCH_PLAN_CACHE_MODE (e.g. force_generic_plan, for the session).
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Client } from "pg";
+import { applyMigrations } from "../../packages/database/src/migrations";
+import { DeliveryRepository } from "../../services/webhook-delivery/src/persistence/delivery.repository";
+import { runMain } from "./load";
+
+const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
+const RECORD_BATCHES = (process.env.BENCH_RECORD_BATCHES ?? "2,10,25").split(",").map(Number);
+const CLAIM_BATCH = Number(process.env.BENCH_CLAIM_BATCH ?? 10);
+const WEBHOOKS = 10;
+const MIGRATIONS = path.resolve(__dirname, "../../services/webhook-delivery/prisma/migrations");
+
+function backendCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function run(url: string, recordBatch: number): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    if (process.env.BENCH_PLAN_CACHE_MODE) await client.query(`SET plan_cache_mode = ${process.env.BENCH_PLAN_CACHE_MODE}`);
+    const business = `bench-${randomBytes(4).toString("hex")}`;
+    const hooks: string[] = [];
+    for (let i = 0; i < WEBHOOKS; i++) {
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO webhooks."Webhook" (id, "businessId", url, events, description, secret, "secretPrefix", "isActive", "createdAt", "updatedAt")
+         VALUES (gen_random_uuid(), $1, 'http://127.0.0.1/', '{client.created}', '', 'sealed', 'whsec_', true, now(), now()) RETURNING id::text AS id`,
+        [business],
+      );
+      hooks.push(rows[0]!.id);
+    }
+    const sql = {
+      exec: (text: string) => client.query(text),
+      query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => ({
+        rows: (await client.query(options?.name ? { name: options.name, text, values: params } : { text, values: params })).rows as T[],
+      }),
+    };
+    // The repository's statements go through `sql`; its Prisma client is not used by these.
+    const repository = new DeliveryRepository(undefined as never, sql);
+    const cpu = new Map<string, { ms: number; statements: number }>();
+    const measured = async <T>(kind: string, work: () => Promise<T>): Promise<T> => {
+      const before = backendCpuMs(pid);
+      const result = await work();
+      const entry = cpu.get(kind) ?? { ms: 0, statements: 0 };
+      entry.ms += backendCpuMs(pid) - before;
+      entry.statements += 1;
+      cpu.set(kind, entry);
+      return result;
+    };
+    const payload = JSON.stringify({ event: "client.created", data: { id: "x", firstName: "F", lastName: "Bench", email: "c@example.test" }, businessId: business });
+    for (let e = 0; e < EVENTS; e++) {
+      await measured("subscribers", () =>
+        client.query({
+          name: "subscribers",
+          text: `SELECT id::text AS id, filter FROM webhooks."Webhook" WHERE "businessId" = $1 AND "isActive" AND $2 = ANY(events)`,
+          values: [business, "client.created"],
+        }),
+      );
+      const now = new Date();
+      await measured("create", () =>
+        repository.createForEvent({ webhookIds: hooks, businessId: business, eventId: `${business}-${e}`, event: "client.created", payload, now }, { leaseUntil: now, limit: 0 }),
+      );
+    }
+    const waiting: Awaited<ReturnType<DeliveryRepository["claimDue"]>> = [];
+    for (let lease = 1; ; lease++) {
+      const now = new Date();
+      const claims = await measured("claim", () =>
+        repository.claimDue({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, firstAttemptsOf: business }),
+      );
+      waiting.push(...claims);
+      while (waiting.length >= recordBatch || (claims.length === 0 && waiting.length > 0)) {
+        const batch = waiting.splice(0, recordBatch);
+        const at = new Date();
+        await measured("outcomes", () =>
+          repository.recordAttempts(
+            batch.map((claim) => ({
+              started: { ...claim, ...claim.read!.send },
+              outcome: { responseStatus: 200, responseBody: "ok", durationMs: 1, succeeded: true, status: "SUCCESS" as const, nextRetryAt: null },
+              at,
+            })),
+          ),
+        );
+      }
+      if (claims.length === 0) break;
+    }
+    const deliveries = EVENTS * WEBHOOKS;
+    let total = 0;
+    const parts = [...cpu].map(([kind, { ms, statements }]) => {
+      total += ms;
+      return `${kind} ${((1000 * ms) / deliveries).toFixed(0)} (${statements})`;
+    });
+    console.log(`outcomes per statement ${String(recordBatch).padStart(3)}: ${((1000 * total) / deliveries).toFixed(0).padStart(5)} µs per delivery = ${parts.join(", ")}`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const name = `bench_delivery_sql_${randomBytes(4).toString("hex")}`;
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  try {
+    const setup = new Client({ connectionString: url.toString() });
+    await setup.connect();
+    await applyMigrations({ exec: (text) => setup.query(text), query: async (text, params) => ({ rows: (await setup.query(text, params)).rows }) }, "webhooks", MIGRATIONS);
+    await setup.end();
+    console.log(`PostgreSQL CPU per delivery (µs), ${EVENTS} events x ${WEBHOOKS} webhooks, claims of ${CLAIM_BATCH}; per kind: µs per delivery (statements)`);
+    for (const batch of RECORD_BATCHES) await run(url.toString(), batch);
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+runMain(main);
