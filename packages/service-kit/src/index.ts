@@ -3,6 +3,7 @@ export { requestContext, expressRouteTemplate, UNMATCHED_ROUTE, REQUEST_ID_HEADE
 export { requireInternalPrincipal, requireInternalCaller, principalOf, hasPermission, requirePermission } from "./auth";
 export { mountRoute, requestBody } from "./routes";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
+export { readDeclaredLengthBody } from "./declared-length-body";
 export { sendJson } from "./send-json";
 export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ReadinessCheck } from "./service-app";
 export { listen, runProcess, startService, type ListeningServer, type RunningService, type UndoStack } from "./lifecycle";

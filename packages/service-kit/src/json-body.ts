@@ -1,6 +1,6 @@
-import { AsyncResource } from "node:async_hooks";
 import express, { type NextFunction, type Request, type RequestHandler } from "express";
 import { bodyReadError, errors } from "@crm/errors";
+import { readDeclaredLengthBody } from "./declared-length-body";
 import { nulTextDetails } from "./nul-text";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -61,42 +61,16 @@ function checkNulText(req: Request, next: NextFunction): void {
 const unreadable = () => bodyReadError({ type: "request.aborted" });
 
 function readPlain(req: Request, next: NextFunction): void {
-  // The stream's events run in the socket's async context, not this request's: resuming in this
-  // resource's scope carries the request's trace span (AsyncLocalStorage) on, as raw-body does.
-  const scope = new AsyncResource("ServiceRequestBody");
-  const length = Number(req.headers["content-length"]);
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let settled = false;
-  const settle = (err?: unknown) => {
-    if (settled) return;
-    settled = true;
-    req.off("data", onData);
-    req.off("end", onEnd);
-    req.off("error", onFail);
-    req.off("close", onFail);
-    scope.runInAsyncScope(() => (err === undefined ? checkNulText(req, next) : next(err)));
-  };
-  const onData = (chunk: Buffer) => {
-    chunks.push(chunk);
-    received += chunk.length;
-  };
-  const onEnd = () => {
-    if (received !== length) return settle(unreadable());
+  readDeclaredLengthBody(req, (bytes) => {
+    if (bytes === undefined) return next(unreadable());
     // As body-parser decodes UTF-8 (iconv-lite): a leading byte order mark is not part of the text.
-    let text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)).toString("utf8");
+    let text = bytes.toString("utf8");
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     try {
       req.body = text.length === 0 ? {} : JSON.parse(text);
     } catch {
-      return settle(errors.malformedJson());
+      return next(errors.malformedJson());
     }
-    settle();
-  };
-  // Closed (or failed) before its end: the client went away mid-body.
-  const onFail = () => settle(unreadable());
-  req.on("data", onData);
-  req.on("end", onEnd);
-  req.on("error", onFail);
-  req.on("close", onFail);
+    checkNulText(req, next);
+  });
 }

@@ -1,7 +1,6 @@
-import { AsyncResource } from "node:async_hooks";
 import express, { type NextFunction, type Request, type RequestHandler } from "express";
 import { bodyReadError, errors } from "@crm/errors";
-import { BODY_LIMIT_BYTES } from "@crm/service-kit";
+import { BODY_LIMIT_BYTES, readDeclaredLengthBody } from "@crm/service-kit";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
 
@@ -34,39 +33,11 @@ function isPlainSizedBody(req: Request): boolean {
 const unreadable = () => errors.validationFailed([{ path: "body", message: "Request body could not be read" }]);
 
 function readPlain(req: Request, next: NextFunction): void {
-  // The stream's events run in the socket's async context, not this request's: run in this resource's
-  // scope, `next` carries the request's trace span (AsyncLocalStorage) on, as raw-body binds
-  // body-parser's. (AsyncResource.bind would also build a deprecated-property wrapper per request.)
-  const scope = new AsyncResource("GatewayRequestBody");
-  const resume = (err?: unknown) => scope.runInAsyncScope(next, undefined, err);
-  const length = Number(req.headers["content-length"]);
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let settled = false;
-  const settle = (err?: unknown) => {
-    if (settled) return;
-    settled = true;
-    req.off("data", onData);
-    req.off("end", onEnd);
-    req.off("error", onFail);
-    req.off("close", onFail);
-    resume(err);
-  };
-  const onData = (chunk: Buffer) => {
-    chunks.push(chunk);
-    received += chunk.length;
-  };
-  const onEnd = () => {
-    if (received !== length) return settle(unreadable());
-    req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-    settle();
-  };
-  // Closed (or failed) before its end: the client went away mid-body.
-  const onFail = () => settle(unreadable());
-  req.on("data", onData);
-  req.on("end", onEnd);
-  req.on("error", onFail);
-  req.on("close", onFail);
+  readDeclaredLengthBody(req, (bytes) => {
+    if (bytes === undefined) return next(unreadable());
+    req.body = bytes;
+    next();
+  });
 }
 
 /**
