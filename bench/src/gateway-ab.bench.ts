@@ -18,11 +18,10 @@ import { readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { permission, type Principal } from "@crm/contracts";
-import { signInternalToken } from "@crm/service-kit";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
 import { cpuMs, median, pidListeningOn, runLoad, runMain, runPaced, type LoadResult } from "./load";
+import { signUp } from "./records-caller";
 import { seedClients } from "./records-seed";
 
 const GATEWAY_B = process.env.BENCH_GATEWAY_B;
@@ -68,25 +67,10 @@ async function main(): Promise<void> {
     await db.connect();
     const urls = { A: product.baseUrl, B: await product.startGateway(GATEWAY_B) };
     const pids = { A: pidListeningOn(Number(new URL(urls.A).port)), B: pidListeningOn(Number(new URL(urls.B).port)) };
-    const res = await fetch(`${urls.A}/api/v1/auth/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ businessName: "Bench A/B", email: `bench-ab-${Date.now()}@example.test`, password: "correct-horse-battery" }),
-    });
-    if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
-    const { data } = (await res.json()) as { data: { accessToken: string; user: { id: string }; business: { id: string } } };
-    await seedClients(db, data.business.id, 1000);
-    const gatewayHeaders = { "content-type": "application/json", authorization: `Bearer ${data.accessToken}` };
-    const principal: Principal = {
-      businessId: data.business.id,
-      authType: "jwt",
-      userId: data.user.id,
-      apiKeyId: null,
-      sessionId: null,
-      jti: null,
-      permissions: [permission("clients", "read"), permission("clients", "create")],
-    };
-    const directHeaders = { "content-type": "application/json", "x-internal-token": signInternalToken({ principal, requestId: "bench" }, product.internalTokenSecret, 86_400) };
+    const caller = await signUp(urls.A, "ab", product.internalTokenSecret);
+    await seedClients(db, caller.businessId, 1000);
+    const gatewayHeaders = caller.headers.gateway;
+    const directHeaders = caller.headers.direct;
 
     type Row = { a: number; b: number; rpsA: number; rpsB: number };
     const rows: Record<"list" | "create", Row[]> = { list: [], create: [] };

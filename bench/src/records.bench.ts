@@ -24,12 +24,11 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { permission, type Principal } from "@crm/contracts";
-import { signInternalToken } from "@crm/service-kit";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
 import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
+import { signUp, type Caller, type Way } from "./records-caller";
 import { preparePeerTables, seedClients } from "./records-seed";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
@@ -47,14 +46,8 @@ const FILTERED = "/api/v1/client?where=isActive:bool(true)&orderBy=lastName:asc&
 const DEFAULT = "/api/v1/client?perPage=20&include=-contacts";
 const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
 
-type Way = "gateway" | "gatewayB" | "direct" | "peer";
 const GATEWAY_B = process.env.BENCH_GATEWAY_B;
 const WAYS: Way[] = GATEWAY_B ? ["gateway", "gatewayB", "direct", "peer"] : ["gateway", "direct", "peer"];
-
-interface Caller {
-  businessId: string;
-  headers: Record<Way, Record<string, string>>;
-}
 
 interface Scenario {
   key: string;
@@ -65,37 +58,6 @@ interface Scenario {
   ways: Way[];
   /** A deep-page row (extensions E2.1): offset vs cursor at page 1 and the last page, product only. */
   deep?: boolean;
-}
-
-async function signUp(baseUrl: string, name: string, internalTokenSecret: string): Promise<Caller> {
-  const email = `bench-${name}-${Date.now()}@example.test`;
-  const res = await fetch(`${baseUrl}/api/v1/auth/sign-up`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ businessName: `Bench ${name}`, email, password: "correct-horse-battery" }),
-  });
-  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
-  const { data } = (await res.json()) as { data: { accessToken: string; user: { id: string }; business: { id: string } } };
-  const principal: Principal = {
-    businessId: data.business.id,
-    authType: "jwt",
-    userId: data.user.id,
-    apiKeyId: null,
-    sessionId: null,
-    jti: null,
-    permissions: [permission("clients", "read"), permission("clients", "create")],
-  };
-  const json = { "content-type": "application/json" };
-  return {
-    businessId: data.business.id,
-    headers: {
-      gateway: { ...json, authorization: `Bearer ${data.accessToken}` },
-      gatewayB: { ...json, authorization: `Bearer ${data.accessToken}` },
-      // What the gateway would send, signed once for the whole run (a day's lifetime).
-      direct: { ...json, "x-internal-token": signInternalToken({ principal, requestId: "bench" }, internalTokenSecret, 86_400) },
-      peer: { ...json, "x-business-id": data.business.id },
-    },
-  };
 }
 
 function fmt(r: LoadResult | undefined): string {
