@@ -13,6 +13,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { applyMigrations } from "../../packages/database/src/migrations";
 import { DeliveryRepository } from "../../services/webhook-delivery/src/persistence/delivery.repository";
+import { WebhookRepository } from "../../services/webhook-delivery/src/persistence/webhook.repository";
 import { runMain } from "./load";
 
 const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -49,8 +50,9 @@ async function run(url: string, recordBatch: number): Promise<void> {
         rows: (await client.query(options?.name ? { name: options.name, text, values: params } : { text, values: params })).rows as T[],
       }),
     };
-    // The repository's statements go through `sql`; its Prisma client is not used by these.
+    // The repositories' delivery-path statements go through `sql`; their Prisma client and keyring are not used by these.
     const repository = new DeliveryRepository(undefined as never, sql);
+    const webhooks = new WebhookRepository(undefined as never, undefined as never, sql);
     const cpu = new Map<string, { ms: number; statements: number }>();
     const measured = async <T>(kind: string, work: () => Promise<T>): Promise<T> => {
       const before = backendCpuMs(pid);
@@ -63,13 +65,7 @@ async function run(url: string, recordBatch: number): Promise<void> {
     };
     const payload = JSON.stringify({ event: "client.created", data: { id: "x", firstName: "F", lastName: "Bench", email: "c@example.test" }, businessId: business });
     for (let e = 0; e < EVENTS; e++) {
-      await measured("subscribers", () =>
-        client.query({
-          name: "subscribers",
-          text: `SELECT id::text AS id, filter FROM webhooks."Webhook" WHERE "businessId" = $1 AND "isActive" AND $2 = ANY(events)`,
-          values: [business, "client.created"],
-        }),
-      );
+      await measured("subscribers", () => webhooks.subscribers(business, "client.created"));
       const now = new Date();
       await measured("create", () =>
         repository.createForEvent({ webhookIds: hooks, businessId: business, eventId: `${business}-${e}`, event: "client.created", payload, now }, { leaseUntil: now, limit: 0 }),
