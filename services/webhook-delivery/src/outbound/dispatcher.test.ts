@@ -394,7 +394,7 @@ describe("dispatcher SSRF protection (allowPrivateTargets: false)", () => {
     const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(url));
     expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${address}` });
     // Refused before any connect attempt, so no network time-out is involved.
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(Date.now() - started).toBeLessThan(1500); // well under the 2 s time-out, with room for a loaded machine
   });
 
   it.each([
