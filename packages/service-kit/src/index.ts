@@ -6,6 +6,7 @@ export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { readDeclaredLengthBody } from "./declared-length-body";
 export { sendJson } from "./send-json";
 export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ReadinessCheck } from "./service-app";
+export { expressServer } from "./express-server";
 export { listen, runProcess, startService, type ListeningServer, type RunningService, type UndoStack } from "./lifecycle";
 export { baseConfigFields, serviceConfigFields } from "./config-fields";
 export { telemetryConfigFields, startServiceTracing, type TelemetryConfig } from "./telemetry";

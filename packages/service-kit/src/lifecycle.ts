@@ -1,8 +1,9 @@
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import { ConfigError } from "@crm/config";
 import type { Logger } from "@crm/logger";
+import { expressServer } from "./express-server";
 
 export interface ListeningServer {
   server: http.Server;
@@ -13,7 +14,7 @@ export interface ListeningServer {
 }
 
 export async function listen(app: Express, port: number, host: string): Promise<ListeningServer> {
-  const server = http.createServer(app);
+  const server = expressServer(app);
   // Keep-alive longer than typical load balancers' idle time-out, so they close first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
