@@ -7,18 +7,12 @@
 // straight (the gateway's goal is >= 0.85) and the proxy's CPU per request (the gateway's own is in
 // `pnpm bench:records`). Settings: BENCH_ROUNDS (5; the first warms the JIT and is not counted),
 // BENCH_DURATION_S (3), BENCH_CONNECTIONS (20). It prints figures; nothing is asserted.
-import { spawn } from "node:child_process";
 import os from "node:os";
-import { openDatabase } from "../../packages/database/src";
-import { createLogger } from "../../packages/logger/src";
-import { createTestDatabase, startInfra, testInfra } from "@crm/testing";
-import { permission, type Principal } from "@crm/contracts";
-import { expressServer, signInternalToken } from "@crm/service-kit";
-import { createPrismaClient } from "../../services/crm-records/src/persistence/prisma";
+import { expressServer } from "@crm/service-kit";
 import { createApp } from "../../services/crm-records/src/app";
-import { MIGRATIONS_DIR } from "../../services/crm-records/src/start";
 import { cpuMs, median, pidListeningOn, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
+import { autocannonChild, openRecordsInProcess } from "./records-in-process";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
@@ -30,48 +24,25 @@ const REQUESTS = [
   { name: "default list", method: "GET", path: "/api/v1/client?perPage=20&include=-contacts" },
 ] as const;
 
-/** One autocannon run in a child process: requests answered in all. */
-function drive(origin: string, request: (typeof REQUESTS)[number], headers: Record<string, string>): Promise<number> {
-  const args = ["-c", String(CONNECTIONS), "-d", String(DURATION_S), "-j", "-m", request.method];
+/** One autocannon run: requests answered in all. */
+async function drive(origin: string, request: (typeof REQUESTS)[number], headers: Record<string, string>): Promise<number> {
+  const args = ["-c", String(CONNECTIONS), "-d", String(DURATION_S), "-m", request.method];
   if (request.method === "POST") args.push("-b", BODY);
   for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`);
-  args.push(`${origin}${request.path}`);
-  const child = spawn(`${__dirname}/../node_modules/.bin/autocannon`, args, { stdio: ["ignore", "pipe", "ignore"] });
-  let out = "";
-  child.stdout.on("data", (chunk) => (out += chunk));
-  return new Promise((resolve, reject) =>
-    child.on("exit", () => {
-      const result = JSON.parse(out) as { requests: { total: number }; non2xx: number; errors: number };
-      if (result.non2xx + result.errors > 0) reject(new Error(`${request.name} at ${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`));
-      else resolve(result.requests.total);
-    }),
-  );
+  const result = await autocannonChild([...args, `${origin}${request.path}`]);
+  if (result.non2xx + result.errors > 0) throw new Error(`${request.name} at ${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.total;
 }
 
 async function main() {
-  const infra = await startInfra(() => undefined);
-  Object.assign(testInfra, { databaseUrl: infra.databaseUrl });
-  const database = await createTestDatabase("bench_hop_floor");
-  const db = await openDatabase({ url: database.url, dataDir: os.tmpdir(), schema: "records", migrationsDir: MIGRATIONS_DIR, migrate: true });
-  const prisma = createPrismaClient(db.adapter);
-  const secret = "s".repeat(40);
-  const logger = createLogger({ service: "crm-records", level: "warn" });
-  const app = expressServer(createApp({ logger, prisma, internalTokenSecret: secret, sql: db.sql, parallelQueries: true, onCommitted: () => undefined }));
+  const records = await openRecordsInProcess("bench_hop_floor");
+  const app = expressServer(createApp({ ...records.deps, onCommitted: () => undefined }));
   await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
   const straight = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
   const proxy = await spawnPeer("bare-proxy.ts", [straight]);
   // tsx runs the proxy in a child process of its own: read the CPU of the one that listens.
   const proxyPid = pidListeningOn(Number(new URL(proxy.url).port));
-  const principal: Principal = {
-    businessId: BUSINESS,
-    authType: "jwt",
-    userId: BUSINESS,
-    apiKeyId: null,
-    sessionId: null,
-    jti: null,
-    permissions: [permission("clients", "create"), permission("clients", "read")],
-  };
-  const headers = { "content-type": "application/json", "x-internal-token": signInternalToken({ principal, requestId: "bench" }, secret, 86_400) };
+  const headers = records.headersFor(BUSINESS, ["create", "read"]);
   console.log(
     `hop floor: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s, ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, ${new Date().toISOString()}`,
   );
@@ -99,10 +70,7 @@ async function main() {
   }
   await proxy.close();
   app.close();
-  await prisma.$disconnect();
-  await db.close();
-  await database.drop();
-  await infra.stop();
+  await records.close();
 }
 
 runMain(main);

@@ -9,50 +9,35 @@
 // checkout's crm-records app, served the same way in the same process: a same-run A/B of a change.
 // BENCH_ONLY (comma-separated prefixes of the names printed) runs some of them. It prints figures; nothing is asserted.
 import http from "node:http";
-import os from "node:os";
-import { spawn } from "node:child_process";
-import { openDatabase } from "../../packages/database/src";
-import { createTestDatabase, startInfra, testInfra } from "@crm/testing";
-import { permission, type Principal } from "@crm/contracts";
 import { createLogger } from "../../packages/logger/src";
-import { signInternalToken } from "@crm/service-kit";
 import { entityDefinitions } from "../../services/crm-records/src/entities";
-import { createPrismaClient } from "../../services/crm-records/src/persistence/prisma";
 import { RecordService } from "../../services/crm-records/src/application/record.service";
 import { createApp } from "../../services/crm-records/src/app";
-import { MIGRATIONS_DIR } from "../../services/crm-records/src/start";
 import { runMain } from "./load";
+import { autocannonChild, openRecordsInProcess } from "./records-in-process";
 const BUSINESS = "0193a1b2-0000-7000-8000-00000000000a";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BODY = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
-function drive(port: number, headers: Record<string, string>): Promise<number> {
-  const args = ["-c", String(CONNECTIONS), "-a", String(REQUESTS), "-m", "POST", "-b", BODY, "-j"];
+async function drive(port: number, headers: Record<string, string>): Promise<number> {
+  const args = ["-c", String(CONNECTIONS), "-a", String(REQUESTS), "-m", "POST", "-b", BODY];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}=${v}`);
-  args.push(`http://127.0.0.1:${port}/api/v1/client`);
-  const child = spawn(`${__dirname}/../node_modules/.bin/autocannon`, args, { stdio: ["ignore", "pipe", "ignore"] });
-  let out = "";
-  child.stdout.on("data", (c) => (out += c));
-  return new Promise((resolve) => child.on("exit", () => resolve(JSON.parse(out).requests.total)));
+  return (await autocannonChild([...args, `http://127.0.0.1:${port}/api/v1/client`])).requests.total;
 }
 async function main() {
-  const infra = await startInfra(() => undefined);
-  Object.assign(testInfra, { databaseUrl: infra.databaseUrl });
-  const database = await createTestDatabase("bench_records_http");
-  const db = await openDatabase({ url: database.url, dataDir: os.tmpdir(), schema: "records", migrationsDir: MIGRATIONS_DIR, migrate: true });
-  const prisma = createPrismaClient(db.adapter);
-  const secret = "s".repeat(40);
-  const app = createApp({ logger: createLogger({ service: "crm-records", level: "warn" }), prisma, internalTokenSecret: secret, sql: db.sql, parallelQueries: true });
+  const records = await openRecordsInProcess("bench_records_http");
+  const { prisma, sql, secret } = records;
+  const app = createApp(records.deps);
   const express = http.createServer(app).listen(0);
   const baselineRoot = process.env.BENCH_BASELINE;
   let baseline: http.Server | undefined;
   if (baselineRoot) {
     const other = (await import(`${baselineRoot}/services/crm-records/src/app`)) as typeof import("../../services/crm-records/src/app");
     const logger = createLogger({ service: "crm-records", level: "warn" });
-    baseline = http.createServer(other.createApp({ logger, prisma, internalTokenSecret: secret, sql: db.sql, parallelQueries: true })).listen(0);
+    baseline = http.createServer(other.createApp({ ...records.deps, logger })).listen(0);
   }
-  const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: secret, sql: db.sql });
+  const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: secret, sql });
   const bare = http
     .createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -81,17 +66,7 @@ async function main() {
     })
     .listen(0);
   await new Promise((r) => setTimeout(r, 300));
-  const principal: Principal = {
-    businessId: BUSINESS,
-    authType: "jwt",
-    userId: BUSINESS,
-    apiKeyId: null,
-    sessionId: null,
-    jti: null,
-    permissions: [permission("clients", "create")],
-  };
-  const token = signInternalToken({ principal, requestId: "x" }, secret, 86400);
-  const headers = { "content-type": "application/json", "x-internal-token": token };
+  const headers = records.headersFor(BUSINESS, ["create"]);
   const port = (s: http.Server) => (s.address() as { port: number }).port;
   const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
   const servers = (
@@ -115,9 +90,6 @@ async function main() {
   baseline?.close();
   bare.close();
   handler.close();
-  await prisma.$disconnect();
-  await db.close();
-  await database.drop();
-  await infra.stop();
+  await records.close();
 }
 runMain(main);
