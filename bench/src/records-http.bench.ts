@@ -1,7 +1,7 @@
 // `npx tsx bench/src/records-http.bench.ts` (issue 9): what crm-records' HTTP layer costs per create,
 // in CPU of one process. The same RecordService.create is served three ways in this process, on the
-// local PostgreSQL: crm-records' real Express app (service-kit's middleware chain, Express's router and
-// response, the records router); a bare node:http handler that does only the router's own work (the
+// local PostgreSQL: crm-records' real Express app, served by expressServer as in the product (service-kit's
+// middleware chain, Express's router and response, the records router); a bare node:http handler that does only the router's own work (the
 // body check and zod, the create, the ETag, the JSON answer); and a bare handler with the create alone.
 // autocannon runs as a child process (its CPU is not counted); the three alternate, round after round.
 // Settings: BENCH_ROUNDS (3), BENCH_REQUESTS per run (3000), BENCH_CONNECTIONS (10). The first round
@@ -12,6 +12,7 @@ import http from "node:http";
 import { createLogger } from "../../packages/logger/src";
 import { entityDefinitions } from "../../services/crm-records/src/entities";
 import { RecordService } from "../../services/crm-records/src/application/record.service";
+import { expressServer } from "@crm/service-kit";
 import { createApp } from "../../services/crm-records/src/app";
 import { runMain } from "./load";
 import { autocannonChild, openRecordsInProcess } from "./records-in-process";
@@ -29,13 +30,14 @@ async function main() {
   const records = await openRecordsInProcess("bench_records_http");
   const { prisma, sql, secret } = records;
   const app = createApp(records.deps);
-  const express = http.createServer(app).listen(0);
+  // Served as service-kit's listen serves it in the product.
+  const express = expressServer(app).listen(0);
   const baselineRoot = process.env.BENCH_BASELINE;
   let baseline: http.Server | undefined;
   if (baselineRoot) {
     const other = (await import(`${baselineRoot}/services/crm-records/src/app`)) as typeof import("../../services/crm-records/src/app");
     const logger = createLogger({ service: "crm-records", level: "warn" });
-    baseline = http.createServer(other.createApp({ ...records.deps, logger })).listen(0);
+    baseline = expressServer(other.createApp({ ...records.deps, logger })).listen(0);
   }
   const service = new RecordService({ prisma, definitions: entityDefinitions, parallelQueries: true, cursorSecret: secret, sql });
   const bare = http
