@@ -113,6 +113,36 @@ describe("InProcessBus", () => {
   });
 });
 
+describe("InProcessBus with a batch handler", () => {
+  it("hands one publish's messages to it at once, in order, while a plain handler of another group gets them one by one", async () => {
+    const bus = new InProcessBus();
+    const batches: number[][] = [];
+    const single: number[] = [];
+    await bus.subscribe({ topic: "t", groupId: "batch", batchHandler: async (events) => void batches.push(events.map((e) => e.event.data.n as number)) });
+    await bus.subscribe({ topic: "t", groupId: "one", handler: async (e) => void single.push(e.data.n as number) });
+    await bus.publish(
+      "t",
+      [1, 2, 3].map((n) => ({ key: "x", value: event("x", n), headers: { traceparent: `tp-${n}` } })),
+    );
+    await bus.publish("t", [{ key: "x", value: event("x", 4) }]);
+    expect(batches).toEqual([[1, 2, 3], [4]]);
+    expect(single).toEqual([1, 2, 3, 4]);
+  });
+
+  it("gives each event its own headers, and fails the publish when the batch fails", async () => {
+    const bus = new InProcessBus();
+    const headers: string[] = [];
+    await bus.subscribe({ topic: "t", groupId: "a", batchHandler: async (events) => void headers.push(...events.map((e) => e.context.headers.traceparent ?? "")) });
+    await bus.publish(
+      "t",
+      [1, 2].map((n) => ({ key: "x", value: event("x", n), headers: { traceparent: `tp-${n}` } })),
+    );
+    expect(headers).toEqual(["tp-1", "tp-2"]);
+    await bus.subscribe({ topic: "u", groupId: "a", batchHandler: async () => Promise.reject(new Error("boom")) });
+    await expect(bus.publish("u", [{ key: "x", value: event("x", 1) }])).rejects.toThrow("boom");
+  });
+});
+
 describe("OutboxRelay", () => {
   it("publishes pending rows in order and keeps them until the bus accepts them", async () => {
     const bus = new InProcessBus();
@@ -339,6 +369,47 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     expect(sub.failure?.()).toBeUndefined();
     await waitFor(() => seen.length >= 4, 45_000, 100);
     expect(seen).toEqual([1, 2, 3, 4]);
+    await sub.stop();
+  });
+
+  it("hands a batch handler the events of a fetch together, in order, and nothing twice", async () => {
+    const topic = uniqueName("topic");
+    const business = randomUUID();
+    // One publish is one record batch: one fetch returns all of it.
+    await bus.publish(
+      topic,
+      [1, 2, 3, 4, 5].map((n) => ({ key: business, value: event(business, n) })),
+    );
+    const batches: number[][] = [];
+    const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), batchHandler: async (events) => void batches.push(events.map((e) => e.event.data.n as number)) });
+    await waitFor(() => batches.flat().length >= 5, 45_000, 100);
+    expect(batches.flat()).toEqual([1, 2, 3, 4, 5]);
+    expect(batches.length).toBeLessThan(5);
+    await sub.stop();
+  });
+
+  it("re-delivers a batch whose handler failed, from its first event", async () => {
+    const topic = uniqueName("topic");
+    const business = randomUUID();
+    await bus.publish(
+      topic,
+      [1, 2, 3].map((n) => ({ key: business, value: event(business, n) })),
+    );
+    let failOnce = true;
+    const seen: number[] = [];
+    const sub = await bus.subscribe({
+      topic,
+      groupId: uniqueName("group"),
+      batchHandler: async (events) => {
+        if (failOnce) {
+          failOnce = false;
+          throw new Error("transient");
+        }
+        seen.push(...events.map((e) => e.event.data.n as number));
+      },
+    });
+    await waitFor(() => seen.length >= 3, 45_000, 100);
+    expect(seen.slice(0, 3)).toEqual([1, 2, 3]);
     await sub.stop();
   });
 

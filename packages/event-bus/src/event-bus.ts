@@ -12,6 +12,17 @@ export interface BusMessage {
 export interface EventContext {
   /** The message's string headers (`traceparent` among them when the write was traced). */
   headers: Readonly<Record<string, string>>;
+  /**
+   * Tracing on, batch handlers only: the W3C headers of this event's consumer span, for the work the
+   * event starts (a batch handler runs outside any one event's span).
+   */
+  trace?: Readonly<Record<string, string>>;
+}
+
+/** One event of a batch, with its context. */
+export interface BusEvent {
+  event: EventEnvelope;
+  context: EventContext;
 }
 
 /**
@@ -28,6 +39,13 @@ export class MessageRejectedError extends Error {
 
 export type EventHandler = (event: EventEnvelope, context?: EventContext) => Promise<void>;
 
+/**
+ * Handles consecutive events of one partition together, in order (one Kafka fetch, one in-process
+ * publish), so a handler can do one statement for many events. Resolves once all are handled; a
+ * rejection re-delivers them all (at least once, as for EventHandler).
+ */
+export type BatchEventHandler = (events: readonly BusEvent[]) => Promise<void>;
+
 export interface Subscription {
   stop(): Promise<void>;
   /**
@@ -37,10 +55,9 @@ export interface Subscription {
   failure?(): Error | undefined;
 }
 
-export interface SubscribeOptions {
+interface SubscribeCommon {
   topic: string;
   groupId: string;
-  handler: EventHandler;
   /**
    * Resolve `subscribe` once the consumer has joined its group and been given its partitions (the
    * default), or as soon as it is connected and subscribed, the join going on in the background.
@@ -51,6 +68,9 @@ export interface SubscribeOptions {
    */
   waitForJoin?: boolean;
 }
+
+/** A subscription's handler: one event at a time (`handler`), or consecutive events together (`batchHandler`). */
+export type SubscribeOptions = SubscribeCommon & ({ handler: EventHandler; batchHandler?: undefined } | { batchHandler: BatchEventHandler; handler?: undefined });
 
 /**
  * The port between producers (the outbox relay) and consumers. `publish` resolves only once the

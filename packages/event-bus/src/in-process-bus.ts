@@ -1,13 +1,19 @@
-import { MessageRejectedError, type BusMessage, type EventBus, type EventHandler, type SubscribeOptions, type Subscription } from "./event-bus";
+import { MessageRejectedError, type BatchEventHandler, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
 
 /** Kafka's default message.max.bytes: single-process mode refuses what a default broker would. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
+/** A subscriber of a group: a batch handler takes one publish's messages at once, another one message. */
+interface Member {
+  handle: BatchEventHandler;
+  together: boolean;
+}
+
 interface Group {
   groupId: string;
-  handlers: EventHandler[];
+  handlers: Member[];
   next: number;
   /** Serialises deliveries per group, so a group sees one topic's events in publish order. */
   tail: Promise<void>;
@@ -15,8 +21,8 @@ interface Group {
 
 /**
  * The bus for single-process mode. Publishing hands each message to one handler of every consumer
- * group and resolves when all have handled it; a failing handler fails the publish, so the outbox
- * keeps the event and the relay tries again (at least once, nothing lost). With no consumer group
+ * group (a batch handler gets all the messages of the publish at once) and resolves when all have
+ * handled it; a failing handler fails the publish, so the outbox keeps the event and the relay tries again (at least once, nothing lost). With no consumer group
  * subscribed yet, publish fails for the same reason. A message whose JSON is larger than
  * `maxMessageBytes` is refused for good (`MessageRejectedError`), as a Kafka broker refuses it.
  */
@@ -43,25 +49,35 @@ export class InProcessBus implements EventBus {
 
   private deliver(group: Group, messages: readonly BusMessage[]): Promise<void> {
     const run = group.tail.then(async () => {
-      for (const message of messages) {
-        const handler = group.handlers[group.next++ % group.handlers.length]!;
-        await handler(structuredClone(message.value), { headers: message.headers ?? NO_HEADERS });
+      for (let i = 0; i < messages.length; ) {
+        const member = group.handlers[group.next++ % group.handlers.length]!;
+        const taken = member.together ? messages.slice(i) : [messages[i]!];
+        i += taken.length;
+        await member.handle(taken.map((message) => ({ event: structuredClone(message.value), context: { headers: message.headers ?? NO_HEADERS } })));
       }
     });
     group.tail = run.catch(() => undefined);
     return run;
   }
 
-  async subscribe({ topic, groupId, handler }: SubscribeOptions): Promise<Subscription> {
+  async subscribe({ topic, groupId, handler, batchHandler }: SubscribeOptions): Promise<Subscription> {
     let groups = this.topics.get(topic);
     if (!groups) this.topics.set(topic, (groups = new Map()));
     let group = groups.get(groupId);
     if (!group) groups.set(groupId, (group = { groupId, handlers: [], next: 0, tail: Promise.resolve() }));
-    group.handlers.push(handler);
+    const member: Member = batchHandler
+      ? { handle: batchHandler, together: true }
+      : {
+          handle: async (events) => {
+            for (const { event, context } of events) await handler(event, context);
+          },
+          together: false,
+        };
+    group.handlers.push(member);
     const owner = group;
     return {
       stop: async () => {
-        owner.handlers = owner.handlers.filter((h) => h !== handler);
+        owner.handlers = owner.handlers.filter((h) => h !== member);
         await owner.tail;
       },
     };

@@ -1,13 +1,23 @@
 import type { Logger } from "@crm/logger";
-import type { EventBus } from "./event-bus";
+import type { EventBus, SubscribeOptions } from "./event-bus";
 import { InProcessBus } from "./in-process-bus";
 import { KafkaBus, type KafkaConsumerSettings } from "./kafka-bus";
-import { instrumentHandler } from "./consumer-telemetry";
+import { instrumentBatchHandler, instrumentHandler } from "./consumer-telemetry";
 
-export { MessageRejectedError, type BusMessage, type EventBus, type EventContext, type EventHandler, type Subscription, type SubscribeOptions } from "./event-bus";
-export { instrumentHandler } from "./consumer-telemetry";
+export {
+  MessageRejectedError,
+  type BatchEventHandler,
+  type BusEvent,
+  type BusMessage,
+  type EventBus,
+  type EventContext,
+  type EventHandler,
+  type Subscription,
+  type SubscribeOptions,
+} from "./event-bus";
+export { instrumentBatchHandler, instrumentHandler } from "./consumer-telemetry";
 export { InProcessBus } from "./in-process-bus";
-export { KafkaBus, DEFAULT_KAFKA_CONSUMER_SETTINGS, type KafkaConsumerSettings } from "./kafka-bus";
+export { KafkaBus, DEFAULT_KAFKA_CONSUMER_SETTINGS, MAX_HANDLED_TOGETHER, type KafkaConsumerSettings } from "./kafka-bus";
 export { OutboxRelay, type OutboxRow, type OutboxStore, type OutboxRelayOptions, type OutboxRelayStats } from "./outbox-relay";
 export { DEFAULT_MAX_BATCH_BYTES } from "./publish-batches";
 
@@ -29,7 +39,7 @@ export function openEventBus(options: {
     return {
       kind: "kafka",
       publish: (topic, messages) => kafka.publish(topic, messages),
-      subscribe: (s) => kafka.subscribe({ ...s, handler: instrumentHandler(options.clientId, s.topic, s.handler) }),
+      subscribe: (s) => kafka.subscribe(instrumented(options.clientId, s)),
       ping: () => kafka.ping(),
       close: () => kafka.close(),
     };
@@ -41,7 +51,7 @@ export function openEventBus(options: {
   return {
     kind: "in-process",
     publish: (topic, messages) => shared.bus.publish(topic, messages),
-    subscribe: (s) => shared.bus.subscribe({ ...s, handler: instrumentHandler(options.clientId, s.topic, s.handler) }),
+    subscribe: (s) => shared.bus.subscribe(instrumented(options.clientId, s)),
     ping: () => shared.bus.ping(),
     close: async () => {
       if (closed) return;
@@ -51,4 +61,9 @@ export function openEventBus(options: {
       await shared.bus.close();
     },
   };
+}
+
+/** The subscription with its handler counted and traced as `service`'s. */
+function instrumented(service: string, s: SubscribeOptions): SubscribeOptions {
+  return s.batchHandler ? { ...s, batchHandler: instrumentBatchHandler(service, s.topic, s.batchHandler) } : { ...s, handler: instrumentHandler(service, s.topic, s.handler) };
 }

@@ -1,8 +1,8 @@
-import { Kafka, logLevel, type Consumer, type IHeaders, type Producer } from "kafkajs";
+import { Kafka, logLevel, type Consumer, type IHeaders, type KafkaMessage, type Producer } from "kafkajs";
 import { consumerMetrics } from "@crm/telemetry";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
-import { MessageRejectedError, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
+import { MessageRejectedError, type BusEvent, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
 
 /**
  * How a consumer waits for and keeps its partitions. Defaults are chosen for delivery latency and
@@ -29,6 +29,12 @@ export const DEFAULT_KAFKA_CONSUMER_SETTINGS: Readonly<KafkaConsumerSettings> = 
   sessionTimeoutMs: 6_000,
   heartbeatIntervalMs: 1_000,
 });
+
+/**
+ * Events handed to a batch handler at once at most: a fetch can hold thousands after a backlog, and
+ * one handler call (one statement) for all of them would hold the partition's offsets back meanwhile.
+ */
+export const MAX_HANDLED_TOGETHER = 100;
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -94,7 +100,7 @@ export class KafkaBus implements EventBus {
     }
   }
 
-  async subscribe({ topic, groupId, handler, waitForJoin = true }: SubscribeOptions): Promise<Subscription> {
+  async subscribe({ topic, groupId, handler, batchHandler, waitForJoin = true }: SubscribeOptions): Promise<Subscription> {
     const settings = { ...DEFAULT_KAFKA_CONSUMER_SETTINGS, ...definedOnly(this.options.consumer ?? {}) };
     let stopped = false;
     const consumer = this.kafka.consumer({
@@ -126,17 +132,36 @@ export class KafkaBus implements EventBus {
       if (!payload.restart) failure = payload.error;
     });
     // run() resolves once the group is joined (its failures go to the CRASH event, not to this promise).
-    const running = consumer.run({
-      autoCommit: true,
-      eachMessage: async ({ message, partition }) => {
-        const parsed = eventEnvelopeSchema.safeParse(safeJson(message.value?.toString("utf8")));
-        if (!parsed.success) {
-          this.options.logger.error({ topic, partition, offset: message.offset }, "skipping a message that is not an event envelope");
-          return;
-        }
-        await handler(parsed.data, { headers: stringHeaders(message.headers) });
-      },
-    });
+    const eventOf = (message: KafkaMessage, partition: number): BusEvent | undefined => {
+      const parsed = eventEnvelopeSchema.safeParse(safeJson(message.value?.toString("utf8")));
+      if (parsed.success) return { event: parsed.data, context: { headers: stringHeaders(message.headers) } };
+      this.options.logger.error({ topic, partition, offset: message.offset }, "skipping a message that is not an event envelope");
+      return undefined;
+    };
+    const running = batchHandler
+      ? consumer.run({
+          autoCommit: true,
+          // A fetch's events in slices of MAX_HANDLED_TOGETHER, each slice's offsets resolved once it is
+          // handled, and only then: a batch left early (stopping, or a seek) must not be resolved whole.
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+            for (let start = 0; start < batch.messages.length; start += MAX_HANDLED_TOGETHER) {
+              if (!isRunning() || isStale()) return;
+              const slice = batch.messages.slice(start, start + MAX_HANDLED_TOGETHER);
+              const events = slice.map((m) => eventOf(m, batch.partition)).filter((e): e is BusEvent => e !== undefined);
+              if (events.length > 0) await batchHandler(events);
+              resolveOffset(slice[slice.length - 1]!.offset);
+              await heartbeat();
+            }
+          },
+        })
+      : consumer.run({
+          autoCommit: true,
+          eachMessage: async ({ message, partition }) => {
+            const event = eventOf(message, partition);
+            if (event) await handler(event.event, event.context);
+          },
+        });
     if (waitForJoin) await running;
     else running.catch((err: unknown) => (failure = err instanceof Error ? err : new Error(String(err))));
     return {
