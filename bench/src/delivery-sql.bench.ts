@@ -1,11 +1,12 @@
 // `pnpm bench:delivery:sql` (issue 15): PostgreSQL's CPU per delivery for each statement of the
-// delivery path, run through webhook-delivery's own repository on a fresh database: per event the
-// subscriber lookup and the create (10 webhooks), then claims of a business's first attempts and the
-// outcomes written in batches. The backend's CPU comes from /proc (one connection, so one backend), a
+// delivery path, run through webhook-delivery's own repository on a fresh database: the create of the
+// events' records with their subscriber lookup (10 webhooks; BENCH_EVENTS_PER_STATEMENT events per
+// statement, as the consumer handles a fetch's events together), then claims of a business's first
+// attempts and the outcomes written in batches. The backend's CPU comes from /proc (one connection, so one backend), a
 // figure the machine's load disturbs far less than time. It prints figures; nothing is asserted.
 //
 // Settings: DATABASE_URL (an admin connection; default postgres://postgres@127.0.0.1:5432/postgres),
-// BENCH_EVENTS=300, BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
+// BENCH_EVENTS=300, BENCH_EVENTS_PER_STATEMENT=1, BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
 // BENCH_PLAN_CACHE_MODE (e.g. force_generic_plan, for the session).
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -13,13 +14,13 @@ import path from "node:path";
 import { Client } from "pg";
 import { applyMigrations } from "../../packages/database/src/migrations";
 import { DeliveryRepository } from "../../services/webhook-delivery/src/persistence/delivery.repository";
-import { WebhookRepository } from "../../services/webhook-delivery/src/persistence/webhook.repository";
 import { runMain } from "./load";
 
 const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const RECORD_BATCHES = (process.env.BENCH_RECORD_BATCHES ?? "2,10,25").split(",").map(Number);
 const CLAIM_BATCH = Number(process.env.BENCH_CLAIM_BATCH ?? 10);
+const EVENTS_PER_STATEMENT = Number(process.env.BENCH_EVENTS_PER_STATEMENT ?? 1);
 const WEBHOOKS = 10;
 const MIGRATIONS = path.resolve(__dirname, "../../services/webhook-delivery/prisma/migrations");
 
@@ -52,7 +53,6 @@ async function run(url: string, recordBatch: number): Promise<void> {
     };
     // The repositories' delivery-path statements go through `sql`; their Prisma client and keyring are not used by these.
     const repository = new DeliveryRepository(undefined as never, sql);
-    const webhooks = new WebhookRepository(undefined as never, undefined as never, sql);
     const cpu = new Map<string, { ms: number; statements: number }>();
     const measured = async <T>(kind: string, work: () => Promise<T>): Promise<T> => {
       const before = backendCpuMs(pid);
@@ -64,12 +64,16 @@ async function run(url: string, recordBatch: number): Promise<void> {
       return result;
     };
     const payload = JSON.stringify({ event: "client.created", data: { id: "x", firstName: "F", lastName: "Bench", email: "c@example.test" }, businessId: business });
-    for (let e = 0; e < EVENTS; e++) {
-      await measured("subscribers", () => webhooks.subscribers(business, "client.created"));
+    for (let e = 0; e < EVENTS; e += EVENTS_PER_STATEMENT) {
+      const events = Array.from({ length: Math.min(EVENTS_PER_STATEMENT, EVENTS - e) }, (_, i) => ({
+        eventId: `${business}-${e + i}`,
+        businessId: business,
+        event: "client.created",
+        payload,
+      }));
       const now = new Date();
-      await measured("create", () =>
-        repository.createForEvent({ webhookIds: hooks, businessId: business, eventId: `${business}-${e}`, event: "client.created", payload, now }, { leaseUntil: now, limit: 0 }),
-      );
+      // Nothing leased: the claims below take the records, as a backlog's would be.
+      await measured("create (subscribers included)", () => repository.createForEvents(events, now, { leaseUntil: new Date(now.getTime() + 60_000), limits: new Map() }));
     }
     const waiting: Awaited<ReturnType<DeliveryRepository["claimDue"]>> = [];
     for (let lease = 1; ; lease++) {

@@ -83,7 +83,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
 
     const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
     undo.push(() => dispatcher.close());
-    const webhooks = new WebhookRepository(prisma, keyring, db.sql);
+    const webhooks = new WebhookRepository(prisma, keyring);
     const deliveries = new DeliveryRepository(prisma, db.sql);
     const executor = new AttemptExecutor({
       deliveries,
@@ -121,7 +121,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     const subscription = await bus.subscribe({
       topic: RECORDS_TOPIC,
       groupId: options.consumerGroupId ?? CONSUMER_GROUP,
-      handler: createRecordsConsumer({ webhooks, deliveries, executor, logger }),
+      batchHandler: createRecordsConsumer({ deliveries, executor, logger }),
       // The API answers while the consumer joins its group (seconds: the broker's rebalance delay);
       // no event is missed meanwhile, consumption starts at the group's committed offsets.
       waitForJoin: false,

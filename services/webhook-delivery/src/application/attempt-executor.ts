@@ -127,34 +127,49 @@ export class AttemptExecutor {
   }
 
   /**
-   * First attempts of one event, claimed by the statement that creates them: `create` gets how many
-   * rows it may create already leased by this process (as many as the business's and the process's
-   * room allow; the rest are created due, for any instance's poller) and returns those claims, which
-   * are then attempted without being awaited. Resolves once `create` has committed; rejects if it fails.
+   * First attempts of consecutive events, claimed by the statement that creates them: `create` gets,
+   * per business of `businessIds`, how many rows it may create already leased by this process (the
+   * business's and the process's room: how many rows there will be is known only to the statement;
+   * the rest are created due, for this process's backlog or any instance's poller) and returns those
+   * claims, attempted without being awaited, and how many rows it created due per business.
+   * `traceOf` gives a claim's trace (its event's consumer span). Resolves once `create` has
+   * committed; rejects if it fails.
    */
-  async sendNew(businessId: string, count: number, create: (lease: { leaseUntil: Date; limit: number }) => Promise<ClaimedDelivery[]>): Promise<void> {
-    const limit = this.stopping ? 0 : Math.min(count, this.roomFor(businessId));
-    if (!this.stopping && limit < count) this.backlog.set(businessId, (this.backlog.get(businessId) ?? 0) + 1);
-    // The room is held across the statement, so concurrent events cannot all see the same room; the
-    // caller's trace (the consumer's span) goes to the attempts.
-    const trace = activeTraceHeaders();
-    this.hold(businessId, limit);
-    let claims: ClaimedDelivery[];
-    try {
-      claims = await create({ leaseUntil: this.leaseFrom(this.now()), limit });
-    } finally {
-      this.hold(businessId, -limit);
+  async sendNew(
+    businessIds: Iterable<string>,
+    create: (lease: { leaseUntil: Date; limits: ReadonlyMap<string, number> }) => Promise<{ claims: ClaimedDelivery[]; due: ReadonlyMap<string, number> }>,
+    traceOf?: (claim: ClaimedDelivery) => TraceCarrier | undefined,
+  ): Promise<void> {
+    // The room is held across the statement, so concurrent claims cannot all see the same room.
+    const limits = new Map<string, number>();
+    for (const businessId of businessIds) {
+      if (limits.has(businessId)) continue;
+      const limit = this.stopping ? 0 : this.roomFor(businessId);
+      limits.set(businessId, limit);
+      this.hold(businessId, limit);
     }
-    this.run(claims, trace);
+    let created: { claims: ClaimedDelivery[]; due: ReadonlyMap<string, number> } | undefined;
+    try {
+      created = await create({ leaseUntil: this.leaseFrom(this.now()), limits });
+      // Before the room is given back: giving it back pumps the backlog.
+      if (!this.stopping) for (const [businessId, due] of created.due) if (due > 0) this.backlog.set(businessId, (this.backlog.get(businessId) ?? 0) + 1);
+    } finally {
+      for (const [businessId, limit] of limits) this.hold(businessId, -limit);
+    }
+    this.run(created.claims, traceOf);
   }
 
-  /** Attempts already-claimed deliveries; each promise resolves when its attempt is recorded. */
-  run(claims: readonly ClaimedDelivery[], trace?: TraceCarrier): Promise<void>[] {
+  /**
+   * Attempts already-claimed deliveries; each promise resolves when its attempt is recorded. `trace`:
+   * the trace the attempts continue, or each claim's.
+   */
+  run(claims: readonly ClaimedDelivery[], trace?: TraceCarrier | ((claim: ClaimedDelivery) => TraceCarrier | undefined)): Promise<void>[] {
     return claims.map((claim) => {
       this.hold(claim.businessId, 1);
+      const carrier = typeof trace === "function" ? trace(claim) : trace;
       // The slot covers the attempt up to the receiver's answer; recording the outcome happens after
       // the slot is given back (still within the claim), so a database write never holds a sending slot.
-      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim, trace), claim.businessId).then((record) => record?.());
+      const attempt = this.options.limiter.run(claim.webhookId, () => this.attempt(claim, carrier), claim.businessId).then((record) => record?.());
       return this.track(attempt.finally(() => this.hold(claim.businessId, -1)));
     });
   }

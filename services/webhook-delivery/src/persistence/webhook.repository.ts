@@ -1,5 +1,4 @@
 import { isUuid, uuidv7 } from "@crm/contracts";
-import type { SqlRunner } from "@crm/database";
 import { newestFirstPage, type Pagination } from "@crm/query-language";
 import type { SecretKeyring } from "../domain/secret-keyring";
 import { Prisma, type PrismaClient, type Webhook } from "../generated/prisma/client";
@@ -32,11 +31,9 @@ export type WebhookChanges = Partial<
  * `Webhook.secret` of a returned row is the sealed value.
  */
 export class WebhookRepository {
-  /** `sql`: the driver under `prisma`, for the one statement run per consumed event (subscribers). */
   constructor(
     private readonly prisma: PrismaClient,
     private readonly keyring: SecretKeyring,
-    private readonly sql: Pick<SqlRunner, "query">,
   ) {}
 
   create(input: NewWebhook): Promise<Webhook> {
@@ -85,15 +82,5 @@ export class WebhookRepository {
       WHERE id = ${id}::uuid AND "businessId" = ${businessId}`;
     if (count === 0) return undefined;
     return this.find(businessId, id);
-  }
-
-  /**
-   * Active webhooks of a business that subscribe to `event`: the receivers of one bus event. Run for
-   * every event, so through the driver as a prepared statement: through Prisma's client this one
-   * query was ~8% of webhook-delivery's CPU under delivery load (docs/performance.md).
-   */
-  async subscribers(businessId: string, event: string): Promise<Array<Pick<Webhook, "id" | "filter">>> {
-    const statement = Prisma.sql`SELECT id::text AS id, filter FROM ${WEBHOOK} WHERE "businessId" = ${businessId} AND "isActive" AND ${event} = ANY(events)`;
-    return (await this.sql.query<Pick<Webhook, "id" | "filter">>(statement.text, statement.values, { name: "webhook_subscribers" })).rows;
   }
 }
