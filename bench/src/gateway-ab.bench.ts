@@ -12,9 +12,10 @@
 // Then, each gateway alone, the system calls it makes per forwarded list (`strace -c`, when strace is
 // installed): a count, not a time, so the machine's load does not move it.
 // Settings: BENCH_GATEWAY_B (required), BENCH_ROUNDS=8, BENCH_DURATION_S=3, BENCH_CONNECTIONS=20,
-// BENCH_RATE=30 (per way, paced), BENCH_STRACE_REQUESTS=2000 (0: skip).
+// BENCH_RATE=30 (per way, paced), BENCH_STRACE_REQUESTS=2000 (0: skip), BENCH_CPU_PROF=<dir> (every product
+// process, both gateways included, writes a .cpuprofile there, as in bench:records).
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
@@ -60,7 +61,11 @@ async function main(): Promise<void> {
   const infra = await startInfra((line) => console.log(line));
   if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("the benchmark needs PostgreSQL, Redis and Kafka (or kcat)");
   Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
-  const product = await startDistributed({ RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn" });
+  const extra: Record<string, string> = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn" };
+  if (process.env.BENCH_CPU_PROF) {
+    Object.assign(extra, { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(process.env.BENCH_CPU_PROF) });
+  }
+  const product = await startDistributed(extra);
   const records = product.services["crm-records"];
   const db = new Client({ connectionString: records.databaseUrl });
   try {
@@ -72,11 +77,19 @@ async function main(): Promise<void> {
     const gatewayHeaders = caller.headers.gateway;
     const directHeaders = caller.headers.direct;
 
-    type Row = { a: number; b: number; rpsA: number; rpsB: number };
+    /** Kernel-mode CPU of a process so far, ms (/proc/<pid>/stat stime): the share spent in system calls. */
+    const systemMs = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[12]) * 10;
+    /** Context switches of a process's threads so far (voluntary + involuntary, /proc/<pid>/task/<tid>/status): its wake-ups. */
+    const switches = (pid: number) =>
+      readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
+        const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
+        return sum + Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0) + Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      }, 0);
+    type Row = { a: number; b: number; rpsA: number; rpsB: number; sysA: number; sysB: number; swA: number; swB: number };
     const rows: Record<"list" | "create", Row[]> = { list: [], create: [] };
     const paced: Array<{ a: number; b: number; direct: number }> = [];
     const both = async (method: "GET" | "POST", durationS: number): Promise<Row> => {
-      const before = { A: cpuMs(pids.A), B: cpuMs(pids.B) };
+      const before = { A: cpuMs(pids.A), B: cpuMs(pids.B), sysA: systemMs(pids.A), sysB: systemMs(pids.B), swA: switches(pids.A), swB: switches(pids.B) };
       const load = (url: string) =>
         runLoad({
           url: url + (method === "GET" ? LIST : "/api/v1/client"),
@@ -89,7 +102,17 @@ async function main(): Promise<void> {
       const [a, b] = (await Promise.all([load(urls.A), load(urls.B)])) as [LoadResult, LoadResult];
       if (a.failures || b.failures) console.log(`  failures: A ${a.failures}, B ${b.failures}`);
       const perRequest = (pid: number, was: number, r: LoadResult) => (cpuMs(pid) - was) / (r.rps * durationS);
-      return { a: perRequest(pids.A, before.A, a), b: perRequest(pids.B, before.B, b), rpsA: a.rps, rpsB: b.rps };
+      const share = (pid: number, cpuWas: number, sysWas: number) => (systemMs(pid) - sysWas) / Math.max(1, cpuMs(pid) - cpuWas);
+      return {
+        a: perRequest(pids.A, before.A, a),
+        b: perRequest(pids.B, before.B, b),
+        rpsA: a.rps,
+        rpsB: b.rps,
+        sysA: share(pids.A, before.A, before.sysA),
+        sysB: share(pids.B, before.B, before.sysB),
+        swA: (switches(pids.A) - before.swA) / (a.rps * durationS),
+        swB: (switches(pids.B) - before.swB) / (b.rps * durationS),
+      };
     };
 
     console.log("warming up ...");
@@ -113,7 +136,9 @@ async function main(): Promise<void> {
       console.log(
         `${name.padEnd(7)} gateway CPU per request, ms: A ${median(list.map((r) => r.a)).toFixed(3)}  B ${median(list.map((r) => r.b)).toFixed(3)}  A/B ${median(ratios).toFixed(3)} (per round: ${ratios.map((x) => x.toFixed(2)).join(" ")}; A lower in ${ratios.filter((x) => x < 1).length} of ${ratios.length})`,
       );
-      console.log(`${"".padEnd(7)} req/s: A ${median(list.map((r) => r.rpsA)).toFixed(0)}  B ${median(list.map((r) => r.rpsB)).toFixed(0)}`);
+      console.log(
+        `${"".padEnd(7)} req/s: A ${median(list.map((r) => r.rpsA)).toFixed(0)}  B ${median(list.map((r) => r.rpsB)).toFixed(0)}; system (kernel) share of that CPU: A ${median(list.map((r) => r.sysA)).toFixed(2)}  B ${median(list.map((r) => r.sysB)).toFixed(2)}; context switches per request: A ${median(list.map((r) => r.swA)).toFixed(2)}  B ${median(list.map((r) => r.swB)).toFixed(2)}`,
+      );
     }
     if (STRACE_REQUESTS > 0) {
       // Redis's own CPU per request too (it shares the machine's cores); other users of this Redis count in it.
