@@ -211,7 +211,8 @@ function passedTraceHeaders(req: express.Request): Record<string, string> | unde
 
 function send(res: express.Response, upstream: UpstreamResponse): void {
   res.status(upstream.status);
-  for (const [name, value] of Object.entries(upstream.headers)) res.setHeader(name, value);
+  const { headers } = upstream;
+  for (const name in headers) res.setHeader(name, headers[name]!);
   if (upstream.body.length === 0) res.end();
   else res.end(upstream.body);
 }

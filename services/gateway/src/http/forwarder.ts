@@ -158,7 +158,9 @@ export class Forwarder {
       throw err.cause;
     }
     const passed: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
+    const { headers: answered } = answer;
+    for (const name in answered) {
+      const value = answered[name];
       if (value !== undefined && PASSED_RESPONSE_HEADERS.has(name)) passed[name] = value;
     }
     return { status: answer.status, headers: passed, body: answer.body() };

@@ -185,7 +185,16 @@ class RedisCountStore implements CountStore {
   }
 }
 
-/** Most `pk` values remembered (one per bucket seen); the map is emptied when full. */
+/**
+ * Express's res.append: for a header not set yet it is res.setHeader with the text (what this does
+ * without its get, concat and set work per request); a header already set gets the new value added.
+ */
+function appendHeader(res: Response, name: string, value: string): void {
+  if (res.getHeader(name) === undefined) res.setHeader(name, value);
+  else res.append(name, value);
+}
+
+/** Most policy values remembered (one per bucket seen); the map is emptied when full. */
 const PARTITION_KEYS_MAX = 10_000;
 
 /** The response headers of one counted request, exactly as express-rate-limit sets them. */
@@ -193,6 +202,7 @@ class RateLimitHeaders {
   private readonly windowSeconds: number;
   /** The draft-8 policy name, e.g. `50-in-1min`. */
   private readonly name: string;
+  /** RateLimit-Policy by bucket. */
   private readonly partitionKeys = new Map<string, string>();
   private readonly limitText: string;
 
@@ -216,19 +226,23 @@ class RateLimitHeaders {
     res.setHeader("X-RateLimit-Limit", this.limitText);
     res.setHeader("X-RateLimit-Remaining", String(remaining));
     res.setHeader("X-RateLimit-Reset", String(Math.ceil(count.resetTime.getTime() / 1000)));
-    res.append("RateLimit", `"${this.name}"; r=${remaining}; t=${this.resetSeconds(count.resetTime)}`);
-    res.append("RateLimit-Policy", `"${this.name}"; q=${this.max}; w=${this.windowSeconds}; pk=:${this.partitionKey(key)}:`);
+    appendHeader(res, "RateLimit", `"${this.name}"; r=${remaining}; t=${this.resetSeconds(count.resetTime)}`);
+    appendHeader(res, "RateLimit-Policy", this.policy(key));
   }
 
-  /** draft-8's `pk`: the first 12 hex digits of the key's SHA-256, in base64; one hash per bucket, not per request. */
-  private partitionKey(key: string): string {
-    let pk = this.partitionKeys.get(key);
-    if (pk === undefined) {
-      pk = Buffer.from(createHash("sha256").update(key).digest("hex").slice(0, 12)).toString("base64");
+  /**
+   * The bucket's RateLimit-Policy value, built once per bucket: draft-8's `pk` is the first 12 hex
+   * digits of the key's SHA-256, in base64 (one hash per bucket, not per request).
+   */
+  private policy(key: string): string {
+    let policy = this.partitionKeys.get(key);
+    if (policy === undefined) {
+      const pk = Buffer.from(createHash("sha256").update(key).digest("hex").slice(0, 12)).toString("base64");
+      policy = `"${this.name}"; q=${this.max}; w=${this.windowSeconds}; pk=:${pk}:`;
       if (this.partitionKeys.size >= PARTITION_KEYS_MAX) this.partitionKeys.clear();
-      this.partitionKeys.set(key, pk);
+      this.partitionKeys.set(key, policy);
     }
-    return pk;
+    return policy;
   }
 }
 
