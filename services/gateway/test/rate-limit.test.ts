@@ -1,5 +1,6 @@
 // The global rate limit: buckets per key / user / address, headers, 429, the shared budget of two
 // instances on one Redis, and failing open when Redis is gone (while authentication fails closed).
+import net, { type AddressInfo } from "node:net";
 import supertest from "supertest";
 import { generateApiKey } from "@crm/auth-cache";
 import { MemoryKvStore, RedisKvStore, type KvStore } from "@crm/kv-store";
@@ -253,6 +254,57 @@ describe("gateway with Redis unreachable", () => {
     } finally {
       await gw.security.close();
       await kv.close();
+    }
+  }, 20_000);
+});
+
+describeRedis("the limiter on the auth-state store's Redis connection", () => {
+  it("a JWT request's auth read and its count leave in one write on that connection", async () => {
+    const kv = new RedisKvStore(testInfra.redisUrl!, `${uniqueName("one-write")}:`);
+    const identity = new FakeIdentity(kv);
+    await identity.start();
+    const gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 100 }, testInfra.redisUrl);
+    try {
+      const { token } = await identity.signIn(await identity.addUser("OWNER"));
+      const list = () => supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${token}`);
+      // The first request loads the limiter's script.
+      expect((await list()).status).toBe(200);
+      const written: string[] = [];
+      const stream = kv.redis.stream;
+      const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+        written.push(String(chunk));
+        return write(chunk, ...rest);
+      }) as typeof stream.write;
+      const res = await list();
+      stream.write = write as typeof stream.write;
+      expect(res.status).toBe(200);
+      expect(res.headers["x-ratelimit-remaining"]).toBe("98");
+      expect(written.some((chunk) => /\bmget\b/i.test(chunk) && /\bevalsha\b/i.test(chunk))).toBe(true);
+    } finally {
+      await gw.security.close();
+      await identity.stop();
+      await kv.close();
+    }
+  });
+});
+
+describe("the limiter's time-out on a shared connection", () => {
+  it("a Redis that accepts and never answers: the limit fails open after its time-out", async () => {
+    const silent = net.createServer((socket) => socket.on("data", () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const kv = new RedisKvStore(url, "silent:");
+    const gw = buildGateway(kv, "http://127.0.0.1:1", { RATE_LIMIT_MAX: 1 }, url);
+    try {
+      // Public: no auth read (which would wait for Redis), only the count, which gives up and lets it through.
+      const res = await supertest(gw.app).post("/api/v1/auth/sign-in");
+      expect(res.status).toBe(200);
+      expect(gw.logs.some((l) => l.includes("rate-limit store unavailable"))).toBe(true);
+    } finally {
+      await gw.security.close();
+      kv.redis.disconnect();
+      await new Promise((resolve) => silent.close(resolve));
     }
   }, 20_000);
 });

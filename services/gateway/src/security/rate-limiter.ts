@@ -20,6 +20,12 @@ export interface RateLimitOptions {
   max: number;
   windowMs: number;
   redisUrl?: string;
+  /**
+   * A Redis connection to count on instead of a client of the limiter's own (`redisUrl` is then
+   * unused): the auth-state store's, so a request's auth read and its count leave in one write and
+   * come back in one read. The limiter does not close it.
+   */
+  redis?: Redis;
   logger: Logger;
   /** The caller's bucket; see `rateLimitKey`. */
   key: (req: Request) => string;
@@ -154,15 +160,39 @@ class MemoryCountStore implements CountStore {
   }
 }
 
-/** rate-limit-redis's fixed window (its Lua scripts, keys `crm:rl:<bucket>`), on a client of the limiter's own. */
+/** A command that has not answered within the limiter's time-out fails (and the limit fails open). */
+const COMMAND_TIMEOUT_MS = 1000;
+
+type SendCommand = (command: string, ...args: string[]) => Promise<unknown>;
+
+/**
+ * The limiter's command time-out on a connection it shares: that client has no time-out of its own
+ * (a hung Redis must fail an auth read closed, not after a second), so each count gets its own.
+ * The late answer is still read by ioredis in order; only this promise has given up on it.
+ */
+function withinTimeout(client: Redis, ms: number): SendCommand {
+  return (command, ...args) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("Command timed out")), ms);
+      client.call(command, ...args).then(
+        (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+}
+
+/** rate-limit-redis's fixed window (its Lua scripts, keys `crm:rl:<bucket>`). */
 class RedisCountStore implements CountStore {
   private readonly store: RedisStore;
 
-  constructor(client: Redis, windowMs: number) {
-    this.store = new RedisStore({
-      prefix: "crm:rl:",
-      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<never>,
-    });
+  constructor(sendCommand: SendCommand, windowMs: number) {
+    this.store = new RedisStore({ prefix: "crm:rl:", sendCommand: sendCommand as (...args: string[]) => Promise<never> });
     // Script loading starts in the constructor; a Redis that is down at start must not crash the
     // process with an unhandled rejection (the store reloads the scripts on the next increment).
     this.store.incrementScriptSha.catch(() => undefined);
@@ -259,17 +289,20 @@ function durationName(windowMs: number): string {
 }
 
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
+  /** The limiter's own client, closed with it. */
   let redis: Redis | undefined;
   let store: CountStore;
   let memory: MemoryCountStore | undefined;
-  if (options.redisUrl) {
+  if (options.redis) {
+    store = new RedisCountStore(withinTimeout(options.redis, COMMAND_TIMEOUT_MS), options.windowMs);
+  } else if (options.redisUrl) {
     // A client of its own: short command time-out so a dead Redis costs a request ~1 s at most.
     // Auto-pipelining: the counts of requests handled in the same tick go out in one write.
-    redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000, enableAutoPipelining: true });
-    redis.on("error", () => {
+    const own = (redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS, enableAutoPipelining: true }));
+    own.on("error", () => {
       /* reported through failed commands (FailOpenStore) and the gateway's readiness check */
     });
-    store = new RedisCountStore(redis, options.windowMs);
+    store = new RedisCountStore((command, ...args) => own.call(command, ...args), options.windowMs);
   } else {
     store = memory = new MemoryCountStore(options.windowMs);
   }
