@@ -3,7 +3,7 @@ import { activeTraceHeaders, deliveryMetrics, startSpan, type TraceCarrier } fro
 import type { ConcurrencyLimiter } from "../outbound/concurrency";
 import type { Dispatcher } from "../outbound/dispatcher";
 import { decideAfterAttempt } from "../domain/retry-policy";
-import { UnreadableSecretError, type SecretKeyring } from "../domain/secret-keyring";
+import { OpenedSecrets, UnreadableSecretError, type SecretKeyring } from "../domain/secret-keyring";
 import { buildDeliveryHeaders } from "../domain/signature";
 import type { ClaimedDelivery, DeliveryRepository, StartedAttempt } from "../persistence/delivery.repository";
 import { AttemptRecorder } from "./attempt-recorder";
@@ -83,10 +83,12 @@ export class AttemptExecutor {
   /** Outcomes are written in batches: one statement for the attempts that finish together. */
   private readonly recorder: AttemptRecorder;
   private readonly metrics = deliveryMetrics();
+  private readonly secrets: OpenedSecrets;
 
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
     this.recorder = new AttemptRecorder({ deliveries: options.deliveries, lingerMs: OUTCOME_LINGER_MS });
+    this.secrets = new OpenedSecrets(options.keyring);
     this.maxPendingPerBusiness = options.maxPendingPerBusiness ?? Infinity;
     this.maxPending = options.maxPending ?? Infinity;
   }
@@ -324,7 +326,7 @@ export class AttemptExecutor {
   /** The secret in clear, or undefined (logged loudly) when it is sealed with an unknown key or altered. */
   private openSecret(started: StartedAttempt): string | undefined {
     try {
-      return this.options.keyring.open(started.webhookId, started.secret);
+      return this.secrets.open(started.webhookId, started.secret);
     } catch (err) {
       if (!(err instanceof UnreadableSecretError)) throw err;
       this.options.logger.error(
@@ -348,7 +350,7 @@ export class AttemptExecutor {
   private openPreviousSecret(started: StartedAttempt): string | undefined {
     if (started.previousSecret === null) return undefined;
     try {
-      return this.options.keyring.open(started.webhookId, started.previousSecret);
+      return this.secrets.open(started.webhookId, started.previousSecret);
     } catch (err) {
       if (!(err instanceof UnreadableSecretError)) throw err;
       this.options.logger.warn(

@@ -1,6 +1,6 @@
 import { uuidv7 } from "@crm/contracts";
 import { generateWebhookSecret } from "./secret";
-import { keyFromText, SecretKeyring, UnreadableSecretError } from "./secret-keyring";
+import { keyFromText, OpenedSecrets, SecretKeyring, UnreadableSecretError } from "./secret-keyring";
 
 const keyA = "key-a-0123456789abcdef0123456789abcdef";
 const keyB = "key-b-0123456789abcdef0123456789abcdef";
@@ -72,5 +72,43 @@ describe("SecretKeyring", () => {
     expect(keyFromText(keyA).id).toBe(keyFromText(keyA).id);
     expect(keyFromText(keyA).id).not.toBe(keyFromText(keyB).id);
     expect(new SecretKeyring([keyB, keyA]).keyIds).toEqual([keyFromText(keyB).id, keyFromText(keyA).id]);
+  });
+});
+
+describe("OpenedSecrets", () => {
+  const keyring = new SecretKeyring([keyA]);
+  const counting = () => {
+    const calls: string[] = [];
+    return { calls, opener: { open: (webhookId: string, stored: string) => (calls.push(webhookId), keyring.open(webhookId, stored)) } };
+  };
+
+  it("opens a stored value once, and a new value (a rotation) again", () => {
+    const { calls, opener } = counting();
+    const secrets = new OpenedSecrets(opener);
+    const webhookId = uuidv7();
+    const first = generateWebhookSecret();
+    const sealed = keyring.seal(webhookId, first);
+    expect(secrets.open(webhookId, sealed)).toBe(first);
+    expect(secrets.open(webhookId, sealed)).toBe(first);
+    expect(calls).toHaveLength(1);
+    const rotated = generateWebhookSecret();
+    expect(secrets.open(webhookId, keyring.seal(webhookId, rotated))).toBe(rotated);
+    expect(calls).toHaveLength(2);
+  });
+
+  it("keeps the last `limit` values and never remembers one it could not open", () => {
+    const { calls, opener } = counting();
+    const secrets = new OpenedSecrets(opener, 2);
+    const hooks = [uuidv7(), uuidv7(), uuidv7()];
+    const sealed = hooks.map((id) => keyring.seal(id, generateWebhookSecret()));
+    hooks.forEach((id, i) => secrets.open(id, sealed[i]!));
+    secrets.open(hooks[2]!, sealed[2]!);
+    expect(calls).toHaveLength(3);
+    secrets.open(hooks[0]!, sealed[0]!); // the oldest went out
+    expect(calls).toHaveLength(4);
+    // Another webhook's value: refused each time, as the keyring refuses it.
+    expect(unreadable(() => secrets.open(hooks[1]!, sealed[0]!)).reason).toBe("tampered");
+    expect(unreadable(() => secrets.open(hooks[1]!, sealed[0]!)).reason).toBe("tampered");
+    expect(calls).toHaveLength(6);
   });
 });

@@ -101,3 +101,31 @@ function b64(bytes: Buffer): string {
 function unb64(text: string): Buffer {
   return Buffer.from(text, "base64url");
 }
+
+/**
+ * `keyring.open` for the attempts, remembering the last `limit` secrets it opened: a stored value
+ * opens to the same secret every time (it is bound to its webhook and names its key), so a webhook's
+ * attempts decrypt it once, not once each. AES-GCM's open was the largest of webhook-delivery's own
+ * costs per attempt in the sixth round's profile (docs/performance.md). A value that cannot be opened
+ * is not remembered: each attempt throws (and logs) again.
+ */
+export class OpenedSecrets {
+  private readonly opened = new Map<string, string>();
+
+  constructor(
+    private readonly keyring: Pick<SecretKeyring, "open">,
+    private readonly limit = 1_000,
+  ) {}
+
+  open(webhookId: string, stored: string): string {
+    const key = `${webhookId}\u0000${stored}`;
+    let secret = this.opened.get(key);
+    if (secret === undefined) {
+      secret = this.keyring.open(webhookId, stored);
+      // Oldest first out: a Map iterates in insertion order.
+      if (this.opened.size >= this.limit) this.opened.delete(this.opened.keys().next().value!);
+      this.opened.set(key, secret);
+    }
+    return secret;
+  }
+}
