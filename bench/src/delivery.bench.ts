@@ -34,6 +34,7 @@ import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type Ru
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
 import { cpuMs, pidListeningOn, runMain } from "./load";
+import { cpuProfileSettings } from "./bench-product";
 
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map((m) => m.trim()) as Array<"embedded" | "distributed">;
@@ -224,12 +225,6 @@ async function fairness(baseUrl: string, receiver: BenchReceiver, hanging: Bench
 /** Product settings from the environment, so a run can compare e.g. KAFKA_FETCH_MAX_WAIT_MS values. */
 function passedThroughSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(WEBHOOK_|KAFKA_(FETCH|SESSION|HEARTBEAT))/.test(k))) as Record<string, string>;
-}
-
-/** `BENCH_CPU_PROF=<dir>`: every product process writes a .cpuprofile there (as in bench:records). */
-function cpuProfileSettings(): Record<string, string> {
-  const dir = process.env.BENCH_CPU_PROF;
-  return dir ? { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(dir) } : {};
 }
 
 /** Attempts a webhook-delivery process has made, whatever their outcome (its crm_webhook_attempts_total). */

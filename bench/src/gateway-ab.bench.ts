@@ -19,8 +19,7 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { startInfra, testInfra } from "@crm/testing";
-import { startDistributed } from "../../e2e/harness";
+import { startBenchProduct } from "./bench-product";
 import { cpuMs, median, pidListeningOn, runLoad, runMain, runPaced, type LoadResult } from "./load";
 import { signUp } from "./records-caller";
 import { seedClients } from "./records-seed";
@@ -56,16 +55,7 @@ const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", emai
 
 async function main(): Promise<void> {
   if (!GATEWAY_B) throw new Error("BENCH_GATEWAY_B=<folder of the other build> is required");
-  const build = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
-  if (build.status !== 0) throw new Error("pnpm build failed");
-  const infra = await startInfra((line) => console.log(line));
-  if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("the benchmark needs PostgreSQL, Redis and Kafka (or kcat)");
-  Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
-  const extra: Record<string, string> = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn" };
-  if (process.env.BENCH_CPU_PROF) {
-    Object.assign(extra, { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(process.env.BENCH_CPU_PROF) });
-  }
-  const product = await startDistributed(extra);
+  const { infra, product } = await startBenchProduct();
   const records = product.services["crm-records"];
   const db = new Client({ connectionString: records.databaseUrl });
   try {

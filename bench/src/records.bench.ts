@@ -20,12 +20,9 @@
 // services/gateway/dist to <repo>/.ab/gateway/dist: the bundle requires its packages by relative paths
 // (../../../node_modules), so the copy must sit two folders below the repository root.
 // It prints figures; nothing is asserted. Figures and the machine they came from: docs/performance.md.
-import { spawnSync } from "node:child_process";
 import os from "node:os";
-import path from "node:path";
 import { Client } from "pg";
-import { startInfra, testInfra } from "@crm/testing";
-import { startDistributed } from "../../e2e/harness";
+import { startBenchProduct } from "./bench-product";
 import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
 import { signUp, type Caller, type Way } from "./records-caller";
@@ -70,19 +67,7 @@ function ratio(a: number | undefined, b: number | undefined): string {
 }
 
 async function main(): Promise<void> {
-  // The harness runs the compiled services (dist/), as production does: bring them up to date first.
-  const build = spawnSync(process.execPath, [path.resolve(__dirname, "../../scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
-  if (build.status !== 0) throw new Error("pnpm build failed");
-  const infra = await startInfra((line) => console.log(line));
-  if (!infra.databaseUrl || !infra.redisUrl || !infra.kafkaBrokers) throw new Error("the benchmark needs PostgreSQL, Redis and Kafka (or kcat)");
-  // What jest's global setup would hand the e2e harness.
-  Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
-  const extra: Record<string, string> = { RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn" };
-  if (process.env.BENCH_CPU_PROF) {
-    Object.assign(extra, { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(process.env.BENCH_CPU_PROF) });
-  }
-  console.log(`starting the product (distributed) ...`);
-  const product = await startDistributed(extra);
+  const { infra, product } = await startBenchProduct();
   const records = product.services["crm-records"];
   const db = new Client({ connectionString: records.databaseUrl });
   let peer: Awaited<ReturnType<typeof spawnPeer>> | undefined;
