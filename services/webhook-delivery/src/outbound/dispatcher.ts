@@ -2,7 +2,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "nod
 import { isIP, type LookupFunction } from "node:net";
 import { rootCertificates } from "node:tls";
 import { performance } from "node:perf_hooks";
-import { Agent, buildConnector, request } from "undici";
+import { TextDecoder } from "node:util";
+import { Agent, buildConnector, type Dispatcher as UndiciDispatcher, errors } from "undici";
 import { cachingResolver } from "./host-resolver";
 import { isForbiddenAddress, targetNotAllowedMessage } from "./ssrf-guard";
 
@@ -22,8 +23,8 @@ export interface AttemptOutcome {
 export interface DeliveryRequest {
   url: string;
   headers: Record<string, string>;
-  /** Sent as is (the signed bytes are the bytes sent). */
-  body: string;
+  /** Sent as is (the signed bytes are the bytes sent): the text, or its UTF-8 bytes. */
+  body: string | Buffer;
 }
 
 export interface ResolvedAddress {
@@ -215,21 +216,92 @@ function clip(text: string, max: number): string {
   return clipped.replace(/\u0000/g, "\uFFFD");
 }
 
+/** Where one webhook URL sends, parsed once: undici's origin and path, and its credentials as a header. */
+interface Target {
+  origin: string;
+  /** Path and query; the fragment is never sent. */
+  path: string;
+  hostname: string;
+  authorization: string | undefined;
+}
+
+// Parsed URLs remembered, the oldest forgotten first: a webhook's attempts parse its URL once.
+const TARGET_CACHE_ENTRIES = 1_000;
+
+function parseTarget(text: string): Target | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  // The origin never carries the credentials; they go as a header.
+  return { origin: url.origin, path: url.pathname + url.search, hostname: url.hostname, authorization: basicAuthorization(url) };
+}
+
 /**
- * Reads at most about `maxChars` characters and then stops, so a receiver streaming an endless body
- * costs us one chunk beyond the cap, not unbounded memory.
+ * One exchange on undici's dispatch interface: no AbortController, no response stream and no parsed
+ * response headers (the outcome needs the status and the body's first characters only), which were
+ * a tenth of webhook-delivery's CPU per delivery through undici's `request` (docs/performance.md).
+ * The body is read up to about `maxChars` characters, then the exchange is aborted (which also drops
+ * the now unusable connection), so a receiver streaming an endless body costs one chunk beyond the
+ * cap, not unbounded memory. Settles once, with the first of: the body's end, the cap, an error.
  */
-async function readBodyPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, maxChars: number): Promise<string> {
-  const decoder = new TextDecoder("utf-8");
-  let text = "";
-  for await (const chunk of body) {
-    text += decoder.decode(chunk, { stream: true });
-    if (text.length >= maxChars) {
-      // Leaving the loop destroys the stream, which also drops the (now unusable) connection.
-      return text;
+class Exchange implements UndiciDispatcher.DispatchHandler {
+  status: number | undefined;
+  /** Set by our whole-exchange timer: every later error is reported as this time-out. */
+  timedOut: DeliveryTimeoutError | undefined;
+  private controller: UndiciDispatcher.DispatchController | undefined;
+  private decoder: TextDecoder | undefined;
+  private text = "";
+  private settled = false;
+
+  constructor(
+    private readonly maxChars: number,
+    private readonly settle: (status: number | undefined, text: string | undefined, err: unknown) => void,
+  ) {}
+
+  /** The whole-exchange time-out: aborts the request now, or as soon as it reaches a connection. */
+  timeOut(err: DeliveryTimeoutError): void {
+    this.timedOut = err;
+    this.controller?.abort(err);
+  }
+
+  onRequestStart(controller: UndiciDispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.timedOut) controller.abort(this.timedOut);
+  }
+
+  onResponseStart(_controller: UndiciDispatcher.DispatchController, statusCode: number): void {
+    // 1xx answers are informational; the final answer follows on the same exchange.
+    if (statusCode >= 200) this.status = statusCode;
+  }
+
+  onResponseData(controller: UndiciDispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.decoder ??= new TextDecoder("utf-8");
+    this.text += this.decoder.decode(chunk, { stream: true });
+    if (this.text.length >= this.maxChars) {
+      this.finish(this.status, this.text, undefined);
+      // Outside the parser's callback, as when the response stream used to be destroyed.
+      queueMicrotask(() => controller.abort(new errors.RequestAbortedError()));
     }
   }
-  return text + decoder.decode();
+
+  onResponseEnd(): void {
+    this.finish(this.status, this.decoder ? this.text + this.decoder.decode() : this.text, undefined);
+  }
+
+  onResponseError(_controller: UndiciDispatcher.DispatchController | undefined, err: Error): void {
+    this.finish(this.status, undefined, this.timedOut ?? err);
+  }
+
+  private finish(status: number | undefined, text: string | undefined, err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.settle(status, text, err);
+  }
 }
 
 /** Credentials in a webhook URL are sent the way curl does, as HTTP Basic; undici would drop them. */
@@ -268,7 +340,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   });
   let closed = false;
 
-  async function send(delivery: DeliveryRequest): Promise<AttemptOutcome> {
+  const targets = new Map<string, Target | undefined>();
+  function targetOf(text: string): Target | undefined {
+    if (targets.has(text)) return targets.get(text);
+    const target = parseTarget(text);
+    if (targets.size >= TARGET_CACHE_ENTRIES) targets.delete(targets.keys().next().value!);
+    targets.set(text, target);
+    return target;
+  }
+
+  function send(delivery: DeliveryRequest): Promise<AttemptOutcome> {
     const started = performance.now();
     const failure = (text: string, kind: AttemptOutcome["failure"] = "network_error"): AttemptOutcome => ({
       ok: false,
@@ -278,54 +359,39 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       failure: kind,
     });
 
-    let url: URL;
-    try {
-      url = new URL(delivery.url);
-    } catch {
-      return failure("Invalid target URL");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return failure("Invalid target URL");
-    if (closed) return failure("Dispatcher is closed");
+    const target = targetOf(delivery.url);
+    if (target === undefined) return Promise.resolve(failure("Invalid target URL"));
+    if (closed) return Promise.resolve(failure("Dispatcher is closed"));
 
-    const headers: Record<string, string> = { ...delivery.headers };
-    const authorization = basicAuthorization(url);
-    if (authorization !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
-      headers["Authorization"] = authorization;
+    let headers = delivery.headers;
+    if (target.authorization !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
+      headers = { ...headers, Authorization: target.authorization };
     }
-    url.username = "";
-    url.password = "";
-    url.hash = "";
 
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
-    let status: number | undefined;
-    try {
+    return new Promise((resolve) => {
+      const exchange = new Exchange(maxChars, (status, text, err) => {
+        clearTimeout(timer);
+        if (err === undefined && status !== undefined) {
+          resolve({
+            ok: status >= 200 && status <= 299,
+            responseStatus: status,
+            responseBody: clip(text ?? "", maxChars),
+            durationMs: Math.round(performance.now() - started),
+          });
+          return;
+        }
+        const reason = err ?? new Error("No response");
+        const description = describeFailure(reason, target.hostname, timeoutMs);
+        // An answer cut off mid-body is not an answer within the time-out (interface §3), so it is
+        // recorded as "no HTTP answer" with the status kept in the text for whoever debugs it.
+        resolve(failure(status === undefined ? description : `${description} while reading the response body (HTTP ${status})`, failureKind(reason)));
+      });
+      const timer = setTimeout(() => exchange.timeOut(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
       // No redirect handling is configured, so a 3xx is returned as is and never followed
       // (decisions §6): following one would let a receiver bounce us to an unchecked target.
-      const response = await request(url, {
-        dispatcher: agent,
-        method: "POST",
-        headers,
-        body: delivery.body,
-        signal: controller.signal,
-      });
-      status = response.statusCode;
-      const text = await readBodyPrefix(response.body, maxChars);
-      return {
-        ok: status >= 200 && status <= 299,
-        responseStatus: status,
-        responseBody: clip(text, maxChars),
-        durationMs: Math.round(performance.now() - started),
-      };
-    } catch (err) {
-      const reason = controller.signal.aborted ? controller.signal.reason : err;
-      const text = describeFailure(reason, url.hostname, timeoutMs);
-      // An answer cut off mid-body is not an answer within the time-out (interface §3), so it is
-      // recorded as "no HTTP answer" with the status kept in the text for whoever debugs it.
-      return failure(status === undefined ? text : `${text} while reading the response body (HTTP ${status})`, failureKind(reason));
-    } finally {
-      clearTimeout(timer);
-    }
+      // dispatch reports its own errors (a bad header, a closed agent) to the handler.
+      agent.dispatch({ origin: target.origin, path: target.path, method: "POST", headers, body: delivery.body }, exchange);
+    });
   }
 
   async function close(): Promise<void> {
