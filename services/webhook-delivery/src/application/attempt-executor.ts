@@ -1,10 +1,10 @@
 import type { Logger } from "@crm/logger";
-import { activeTraceHeaders, deliveryMetrics, startSpan, type TraceCarrier } from "@crm/telemetry";
+import { activeTraceHeaders, deliveryMetrics, startSpan, tracingEnabled, type TraceCarrier } from "@crm/telemetry";
 import type { ConcurrencyLimiter } from "../outbound/concurrency";
 import type { Dispatcher } from "../outbound/dispatcher";
 import { decideAfterAttempt } from "../domain/retry-policy";
 import { OpenedSecrets, UnreadableSecretError, type SecretKeyring } from "../domain/secret-keyring";
-import { buildDeliveryHeaders } from "../domain/signature";
+import { buildDeliveryHeaders, signingKeys, type SigningKeys } from "../domain/signature";
 import type { ClaimedDelivery, DeliveryRepository, StartedAttempt } from "../persistence/delivery.repository";
 import { AttemptRecorder } from "./attempt-recorder";
 
@@ -83,12 +83,15 @@ export class AttemptExecutor {
   /** Outcomes are written in batches: one statement for the attempts that finish together. */
   private readonly recorder: AttemptRecorder;
   private readonly metrics = deliveryMetrics();
-  private readonly secrets: OpenedSecrets;
+  /** The metrics' children per outcome label, looked up once (prom-client's labels() allocates per call). */
+  private readonly outcomeMetrics = new Map<string, { attempts: { inc(): void }; duration: { observe(value: number): void } }>();
+  /** Opened secrets, kept as their signing keys. */
+  private readonly secrets: OpenedSecrets<SigningKeys>;
 
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
     this.recorder = new AttemptRecorder({ deliveries: options.deliveries, lingerMs: OUTCOME_LINGER_MS });
-    this.secrets = new OpenedSecrets(options.keyring);
+    this.secrets = new OpenedSecrets(options.keyring, undefined, signingKeys);
     this.maxPendingPerBusiness = options.maxPendingPerBusiness ?? Infinity;
     this.maxPending = options.maxPending ?? Infinity;
   }
@@ -323,8 +326,8 @@ export class AttemptExecutor {
     return tracked;
   }
 
-  /** The secret in clear, or undefined (logged loudly) when it is sealed with an unknown key or altered. */
-  private openSecret(started: StartedAttempt): string | undefined {
+  /** The secret's signing keys, or undefined (logged loudly) when it is sealed with an unknown key or altered. */
+  private openSecret(started: StartedAttempt): SigningKeys | undefined {
     try {
       return this.secrets.open(started.webhookId, started.secret);
     } catch (err) {
@@ -339,15 +342,33 @@ export class AttemptExecutor {
 
   /** The attempt as its claim read it, if the claim is recent enough to send that (FRESH_CLAIM_MS). */
   private freshStart(claim: ClaimedDelivery): StartedAttempt | undefined {
-    if (claim.read === undefined || this.now().getTime() - claim.read.at.getTime() > FRESH_CLAIM_MS) return undefined;
-    return { ...claim, ...claim.read.send, read: undefined };
+    const read = claim.read;
+    if (read === undefined || this.now().getTime() - read.at.getTime() > FRESH_CLAIM_MS) return undefined;
+    const { send } = read;
+    // Field by field: spreading the row objects (built by rest destructuring, in dictionary mode) cost
+    // 3% of webhook-delivery's profile samples at the drain, for an object of fixed shape.
+    return {
+      id: claim.id,
+      webhookId: claim.webhookId,
+      businessId: claim.businessId,
+      attempt: claim.attempt,
+      leaseUntil: claim.leaseUntil,
+      read: undefined,
+      event: send.event,
+      payload: send.payload,
+      manualRetry: send.manualRetry,
+      url: send.url,
+      secret: send.secret,
+      previousSecret: send.previousSecret,
+      webhookActive: send.webhookActive,
+    };
   }
 
   /**
    * The rotated-away secret during its grace period. One that cannot be opened only costs the second
    * signature (logged); the attempt is still signed with the current secret and sent.
    */
-  private openPreviousSecret(started: StartedAttempt): string | undefined {
+  private openPreviousSecret(started: StartedAttempt): SigningKeys | undefined {
     if (started.previousSecret === null) return undefined;
     try {
       return this.secrets.open(started.webhookId, started.previousSecret);
@@ -387,25 +408,30 @@ export class AttemptExecutor {
       await deliveries.cancel(started, UNREADABLE_SECRET_MESSAGE, this.now());
       return;
     }
+    // The body's UTF-8 bytes once: both signatures and the request use them.
+    const body = Buffer.from(started.payload, "utf8");
     const headers = buildDeliveryHeaders({
       deliveryId: started.id,
       event: started.event,
       secret,
       previousSecret: this.openPreviousSecret(started),
-      body: started.payload,
+      body,
       timestamp: this.now(),
     });
     // Tracing on: the attempt's span continues the event's trace (first attempts), or starts its own
     // (retries, attempts claimed from the database). The receiver is not sent our trace context.
-    const span = startSpan("webhook-delivery", "webhook attempt", {
-      kind: "client",
-      parent: trace ?? {},
-      attributes: { "crm.delivery.id": started.id, "crm.webhook.id": started.webhookId, "crm.delivery.attempt": started.attempt + 1 },
-    });
-    const outcome = await dispatcher.send({ url: started.url, headers, body: started.payload });
+    const span = tracingEnabled()
+      ? startSpan("webhook-delivery", "webhook attempt", {
+          kind: "client",
+          parent: trace ?? {},
+          attributes: { "crm.delivery.id": started.id, "crm.webhook.id": started.webhookId, "crm.delivery.attempt": started.attempt + 1 },
+        })
+      : undefined;
+    const outcome = await dispatcher.send({ url: started.url, headers, body });
     const outcomeLabel = outcome.ok ? "success" : outcome.responseStatus > 0 ? "http_error" : (outcome.failure ?? "network_error");
-    this.metrics.attempts.labels(outcomeLabel).inc();
-    this.metrics.attemptDuration.labels(outcomeLabel).observe(outcome.durationMs / 1000);
+    const metrics = this.metricsFor(outcomeLabel);
+    metrics.attempts.inc();
+    metrics.duration.observe(outcome.durationMs / 1000);
     if (span) {
       span.setAttribute("crm.attempt.outcome", outcomeLabel);
       if (outcome.responseStatus > 0) span.setAttribute("http.response.status_code", outcome.responseStatus);
@@ -423,7 +449,14 @@ export class AttemptExecutor {
     return async () => {
       const recorded = await this.recorder.record(
         started,
-        { ...decision, responseStatus: outcome.responseStatus, responseBody: outcome.responseBody, durationMs: outcome.durationMs, succeeded: outcome.ok },
+        {
+          status: decision.status,
+          nextRetryAt: decision.nextRetryAt,
+          responseStatus: outcome.responseStatus,
+          responseBody: outcome.responseBody,
+          durationMs: outcome.durationMs,
+          succeeded: outcome.ok,
+        },
         at,
       );
       const log = {
@@ -440,5 +473,14 @@ export class AttemptExecutor {
         logger.info(log, "delivery attempt");
       }
     };
+  }
+
+  private metricsFor(outcome: string): { attempts: { inc(): void }; duration: { observe(value: number): void } } {
+    let children = this.outcomeMetrics.get(outcome);
+    if (children === undefined) {
+      children = { attempts: this.metrics.attempts.labels(outcome), duration: this.metrics.attemptDuration.labels(outcome) };
+      this.outcomeMetrics.set(outcome, children);
+    }
+    return children;
   }
 }

@@ -107,25 +107,27 @@ function unb64(text: string): Buffer {
  * opens to the same secret every time (it is bound to its webhook and names its key), so a webhook's
  * attempts decrypt it once, not once each. AES-GCM's open was the largest of webhook-delivery's own
  * costs per attempt in the sixth round's profile (docs/performance.md). A value that cannot be opened
- * is not remembered: each attempt throws (and logs) again.
+ * is not remembered: each attempt throws (and logs) again. `derive` turns the secret into what is
+ * kept (the attempts keep its signing keys), once per opening.
  */
-export class OpenedSecrets {
-  private readonly opened = new Map<string, string>();
+export class OpenedSecrets<T = string> {
+  /** By stored value (its hash is the string's, computed once per string), with the webhook it opened for. */
+  private readonly opened = new Map<string, { webhookId: string; value: T }>();
 
   constructor(
     private readonly keyring: Pick<SecretKeyring, "open">,
     private readonly limit = 1_000,
+    private readonly derive: (secret: string) => T = (secret) => secret as T,
   ) {}
 
-  open(webhookId: string, stored: string): string {
-    const key = `${webhookId}\u0000${stored}`;
-    let secret = this.opened.get(key);
-    if (secret === undefined) {
-      secret = this.keyring.open(webhookId, stored);
-      // Oldest first out: a Map iterates in insertion order.
-      if (this.opened.size >= this.limit) this.opened.delete(this.opened.keys().next().value!);
-      this.opened.set(key, secret);
-    }
-    return secret;
+  open(webhookId: string, stored: string): T {
+    const known = this.opened.get(stored);
+    // Only for the webhook it was opened for: another webhook's value goes to the keyring, which refuses it.
+    if (known !== undefined && known.webhookId === webhookId) return known.value;
+    const value = this.derive(this.keyring.open(webhookId, stored));
+    // Oldest first out: a Map iterates in insertion order.
+    if (known === undefined && this.opened.size >= this.limit) this.opened.delete(this.opened.keys().next().value!);
+    this.opened.set(stored, { webhookId, value });
+    return value;
   }
 }

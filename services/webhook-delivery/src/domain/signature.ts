@@ -58,19 +58,36 @@ export function standardWebhookSignature(input: { id: string; timestamp: number;
   return `v1,${mac}`;
 }
 
+/**
+ * A secret's two HMAC keys (interface §6 rule 1, and Standard Webhooks'), which depend on the secret
+ * alone: derived once per opened secret (SHA-256 of the secret, base64 of its tail) instead of per
+ * attempt. They sign exactly as the secret itself does.
+ */
+export interface SigningKeys {
+  /** The lowercase hex SHA-256 of the secret, as key text (serviceSigningKey). */
+  service: string;
+  /** The bytes after `whsec_`. */
+  standard: Buffer;
+}
+
+export function signingKeys(secret: string): SigningKeys {
+  return { service: serviceSigningKey(secret), standard: standardWebhooksKey(secret) };
+}
+
 export interface DeliveryHeadersInput {
   /** The delivery record's id: the same on every attempt, so receivers can de-duplicate. */
   deliveryId: string;
   event: string;
-  secret: string;
+  /** The secret, or its keys (signingKeys) when they are remembered. */
+  secret: string | SigningKeys;
   /**
    * The secret rotated away most recently, while its grace period runs: webhook-signature then
    * carries its signature too, after the current one's (extensions §E1.1), so receivers still on the
    * old secret verify every attempt, retries included. X-Service-Signature stays on `secret`.
    */
-  previousSecret?: string | undefined;
-  /** The exact body that will be sent (see serializePayload). */
-  body: string;
+  previousSecret?: string | SigningKeys | undefined;
+  /** The exact body that will be sent (see serializePayload), as text or as its UTF-8 bytes. */
+  body: string | Buffer;
   /** When this attempt is sent. It changes per attempt, unlike the body's event timestamp. */
   timestamp: Date;
 }
@@ -79,16 +96,21 @@ export interface DeliveryHeadersInput {
 export function buildDeliveryHeaders(input: DeliveryHeadersInput): Record<string, string> {
   const unixSeconds = Math.floor(input.timestamp.getTime() / 1000);
   if (!Number.isFinite(unixSeconds)) throw new RangeError("Invalid delivery timestamp");
+  // The body's bytes once, for both signatures (and the request, when the caller passes them).
+  const body = typeof input.body === "string" ? Buffer.from(input.body, "utf8") : input.body;
+  const keys = typeof input.secret === "string" ? signingKeys(input.secret) : input.secret;
+  const previous = typeof input.previousSecret === "string" ? signingKeys(input.previousSecret) : input.previousSecret;
+  // Standard Webhooks signs `${id}.${timestamp}.${body}`: the prefix, then the same body bytes.
+  const signedPrefix = `${input.deliveryId}.${unixSeconds}.`;
+  const standard = (key: Buffer): string => `v1,${createHmac("sha256", key).update(signedPrefix, "utf8").update(body).digest("base64")}`;
   return {
     "Content-Type": "application/json",
     "User-Agent": DELIVERY_USER_AGENT,
-    "X-Service-Signature": serviceSignatureHeader(input.secret, input.body),
+    "X-Service-Signature": SERVICE_SIGNATURE_SCHEME + createHmac("sha256", keys.service).update(body).digest("hex"),
     "X-Service-Event": input.event,
     "X-Service-Delivery-Id": input.deliveryId,
     "webhook-id": input.deliveryId,
     "webhook-timestamp": String(unixSeconds),
-    "webhook-signature": [input.secret, ...(input.previousSecret === undefined ? [] : [input.previousSecret])]
-      .map((secret) => standardWebhookSignature({ id: input.deliveryId, timestamp: unixSeconds, body: input.body, secret }))
-      .join(" "),
+    "webhook-signature": previous === undefined ? standard(keys.standard) : `${standard(keys.standard)} ${standard(previous.standard)}`,
   };
 }
