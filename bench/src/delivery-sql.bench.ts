@@ -6,8 +6,10 @@
 // figure the machine's load disturbs far less than time. It prints figures; nothing is asserted.
 //
 // Settings: DATABASE_URL (an admin connection; default postgres://postgres@127.0.0.1:5432/postgres),
-// BENCH_EVENTS=300, BENCH_EVENTS_PER_STATEMENT=1, BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
-// BENCH_PLAN_CACHE_MODE (e.g. force_generic_plan, for the session).
+// BENCH_EVENTS=300, BENCH_EVENTS_PER_STATEMENT=1, BENCH_HISTORY=0 (finished deliveries in the table beforehand), BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
+// BENCH_CLAIM=business|poller (the backlog claimed as its consuming instance does, or as the first-attempt poller does),
+// BENCH_PLAN_CACHE_MODE (e.g. force_generic_plan, for the session), BENCH_AUTO_EXPLAIN=1 (every statement's
+// plan with ANALYZE, BUFFERS and WAL in the server's log: auto_explain, loaded for the session; timings inflate).
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -20,8 +22,11 @@ const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:543
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const RECORD_BATCHES = (process.env.BENCH_RECORD_BATCHES ?? "2,10,25").split(",").map(Number);
 const CLAIM_BATCH = Number(process.env.BENCH_CLAIM_BATCH ?? 10);
+/** "business": the consuming instance's claims of its business's backlog (claimDue); "poller": any instance's (claimFirstAttempts). */
+const CLAIM = process.env.BENCH_CLAIM ?? "business";
 const EVENTS_PER_STATEMENT = Number(process.env.BENCH_EVENTS_PER_STATEMENT ?? 1);
 const WEBHOOKS = 10;
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
 const MIGRATIONS = path.resolve(__dirname, "../../services/webhook-delivery/prisma/migrations");
 
 function backendCpuMs(pid: number): number {
@@ -35,6 +40,18 @@ async function run(url: string, recordBatch: number): Promise<void> {
   try {
     const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
     if (process.env.BENCH_PLAN_CACHE_MODE) await client.query(`SET plan_cache_mode = ${process.env.BENCH_PLAN_CACHE_MODE}`);
+    if (process.env.BENCH_AUTO_EXPLAIN) {
+      // Every statement's plan with ANALYZE, BUFFERS and WAL, in the server's log (needs a superuser).
+      for (const setting of [
+        "LOAD 'auto_explain'",
+        "SET auto_explain.log_min_duration = 0",
+        "SET auto_explain.log_analyze = on",
+        "SET auto_explain.log_buffers = on",
+        "SET auto_explain.log_wal = on",
+        "SET auto_explain.log_nested_statements = on",
+      ])
+        await client.query(setting);
+    }
     const business = `bench-${randomBytes(4).toString("hex")}`;
     const hooks: string[] = [];
     for (let i = 0; i < WEBHOOKS; i++) {
@@ -44,6 +61,25 @@ async function run(url: string, recordBatch: number): Promise<void> {
         [business],
       );
       hooks.push(rows[0]!.id);
+    }
+    if (HISTORY > 0) {
+      // Finished deliveries from before (with their payloads and attempts), so statements meet a table
+      // of some size: a plan that scans it shows, as it would in bench:delivery's later rounds.
+      await client.query(
+        `WITH p AS (
+           INSERT INTO webhooks."Payload" (id, "eventId", body, "createdAt")
+           SELECT gen_random_uuid(), $1 || '-old-' || n, '{}', now() FROM generate_series(1, ceil($2::int / $3::float)::int) AS n
+           RETURNING id, "eventId"
+         ), d AS (
+           INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "responseStatus", "responseBody", "createdAt", "updatedAt")
+           SELECT gen_random_uuid(), h.id, $1, p."eventId", 'client.created', p.id, 'SUCCESS', 1, 200, 'ok', now(), now()
+           FROM p, unnest($4::uuid[]) AS h(id)
+           RETURNING id
+         )
+         INSERT INTO webhooks."DeliveryAttempt" (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
+         SELECT gen_random_uuid(), id, 1, false, true, 200, 'ok', 1, now() FROM d`,
+        [business, HISTORY, WEBHOOKS, hooks],
+      );
     }
     const sql = {
       exec: (text: string) => client.query(text),
@@ -79,7 +115,9 @@ async function run(url: string, recordBatch: number): Promise<void> {
     for (let lease = 1; ; lease++) {
       const now = new Date();
       const claims = await measured("claim", () =>
-        repository.claimDue({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, firstAttemptsOf: business }),
+        CLAIM === "poller"
+          ? repository.claimFirstAttempts({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, perBusiness: CLAIM_BATCH, exclude: [] })
+          : repository.claimDue({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, firstAttemptsOf: business }),
       );
       waiting.push(...claims);
       while (waiting.length >= recordBatch || (claims.length === 0 && waiting.length > 0)) {
@@ -121,7 +159,7 @@ async function main(): Promise<void> {
     await setup.connect();
     await applyMigrations({ exec: (text) => setup.query(text), query: async (text, params) => ({ rows: (await setup.query(text, params)).rows }) }, "webhooks", MIGRATIONS);
     await setup.end();
-    console.log(`PostgreSQL CPU per delivery (µs), ${EVENTS} events x ${WEBHOOKS} webhooks, claims of ${CLAIM_BATCH}; per kind: µs per delivery (statements)`);
+    console.log(`PostgreSQL CPU per delivery (µs), ${EVENTS} events x ${WEBHOOKS} webhooks, claims of ${CLAIM_BATCH} (${CLAIM}); per kind: µs per delivery (statements)`);
     for (const batch of RECORD_BATCHES) await run(url.toString(), batch);
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
