@@ -148,8 +148,16 @@ export class WebhookService {
     if (result === "not-failed") throw errors.deliveryNotRetryable();
     // The re-send is durable from here (the record is due); waiting a bounded time lets the answer
     // usually show the attempt's outcome without ever holding the request for a hung receiver.
+    const deadline = Date.now() + this.deps.manualRetryWaitMs;
     await Promise.race([this.deps.executor.sendNow([deliveryId]), delay(this.deps.manualRetryWaitMs)]);
-    const delivery = await this.deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
+    let delivery = await this.deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
+    // The record was due, so a retry cycle (this instance's or another's) may have claimed it before
+    // sendNow did, which then returns at once. A manual attempt always ends SUCCESS or FAILED (a
+    // failure schedules nothing), so RETRYING means it is still in flight there: wait for it too.
+    while (delivery?.status === "RETRYING" && delivery.manualRetry && Date.now() < deadline) {
+      await delay(MANUAL_RETRY_POLL_MS);
+      delivery = await this.deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
+    }
     if (!delivery) throw errors.notFound();
     return delivery;
   }
@@ -176,6 +184,9 @@ export class WebhookService {
     return updated;
   }
 }
+
+/** How often a manual retry whose attempt another claim is making looks for its outcome. */
+const MANUAL_RETRY_POLL_MS = 25;
 
 /** Claims a bounded number of recovered deliveries at a time: a large recovery never floods memory or slots. */
 const RECOVERY_BATCH = 20;
