@@ -30,6 +30,8 @@ declare global {
       route?: RouteMatch;
       /** The authenticated caller, set by the security guard. */
       principal?: Principal;
+      /** A read forwarded before its authentication ended, as `principal` (see `forwardEarly`). */
+      early?: { principal: Principal; answer: Promise<UpstreamResponse> };
     }
   }
 }
@@ -48,7 +50,8 @@ export function createApp(deps: GatewayDeps): Express {
 
   // The stages every request passes, in order, as one Express layer: the router's own work per layer
   // (path match, prefix trim, its next()) was ~5% of the gateway's CPU under load with a layer each.
-  const forward = inOrder([...rawJsonBody, forwardToService(deps)]);
+  const upstream = callService(deps.forwarder);
+  const forward = inOrder([...rawJsonBody, forwardToService(deps, upstream)]);
   const stages = inOrder([
     ...deps.security.edge,
     (req, res, next) => {
@@ -56,6 +59,7 @@ export function createApp(deps: GatewayDeps): Express {
       if (route) res.locals.route = route;
       next();
     },
+    forwardEarly(deps.security, upstream),
     ...deps.security.guard,
     // Forwarded routes go straight on to the service; the rest to the gateway's own router below.
     (req, res, next) => (res.locals.route && res.locals.route.service !== "gateway" ? forward(req, res, next) : next()),
@@ -159,34 +163,80 @@ const gatewayRouteTemplate: RouteTemplateOf = (req, res) => {
   return template;
 };
 
-function forwardToService({ forwarder, idempotency }: GatewayDeps): RequestHandler {
+type CallService = (service: Exclude<RouteMatch["service"], "gateway">, req: Request, principal: Principal | undefined) => Promise<UpstreamResponse>;
+
+/** One call of a service, traced and measured; its failures are counted and passed on. */
+function callService(forwarder: Forwarder): CallService {
+  const metrics = gatewayMetrics();
+  return async (service, req, principal) => {
+    const span: TraceSpan | undefined = startSpan("gateway", `forward ${service}`, { kind: "client", attributes: { "crm.upstream": service } });
+    const started = performance.now();
+    let upstream: UpstreamResponse;
+    try {
+      upstream = await forwarder.forward(service, req, principal, span ? span.headers() : passedTraceHeaders(req));
+    } catch (err) {
+      metrics.upstreamErrors.labels(service, upstreamErrorReason(err)).inc();
+      span?.fail();
+      span?.end();
+      throw err;
+    }
+    metrics.upstreamDuration.labels(service, statusClass(upstream.status)).observe((performance.now() - started) / 1000);
+    if (span) {
+      span.setAttribute("http.response.status_code", upstream.status);
+      if (upstream.status >= 500) span.fail();
+      span.end();
+    }
+    return upstream;
+  };
+}
+
+/**
+ * A read (GET) whose caller is most likely the one its token was last authenticated as goes to the
+ * service at once, beside its authentication (the auth-state read and the rate-limit count, one
+ * Redis round trip), instead of after it: that round trip was ~0.4 ms of the ~1.4 ms the hop added at
+ * half saturation. Nothing is decided by the guess: the guard authenticates the request as before,
+ * and the early answer is relayed only when the request ends authenticated as that very principal
+ * (the same object: the authenticator builds a new one when the caller's stored state changes).
+ * Otherwise it is dropped unread by anyone, and a request that is allowed after all is forwarded
+ * again as whoever it was authenticated as. Only reads: a service does nothing for a GET but answer,
+ * so a dropped answer cost it that work and changed nothing. No guess for a token refused since
+ * (sign-out, deletion), a permission the principal lacks, or a bucket out of budget at its last count.
+ */
+function forwardEarly(security: Security, call: CallService): RequestHandler {
+  return (req, res, next) => {
+    const route = res.locals.route;
+    if (req.method === "GET" && route && route.service !== "gateway") {
+      const principal = security.likelyPrincipal(req);
+      if (principal) {
+        const answer = call(route.service, req, principal);
+        // Awaited only if the guess holds; a dropped answer's failure must not surface as unhandled.
+        answer.catch(() => undefined);
+        res.locals.early = { principal, answer };
+      }
+    }
+    next();
+  };
+}
+
+function forwardToService({ idempotency }: GatewayDeps, call: CallService): RequestHandler {
   const metrics = gatewayMetrics();
   return async (req, res, next) => {
     const route = res.locals.route;
     if (!route || route.service === "gateway") return next();
     const principal = res.locals.principal;
+    const early = res.locals.early;
+    if (early && early.principal === principal) return send(res, await early.answer);
     const idempotent = req.method === "POST" && principal ? await idempotency.begin(req, principal.businessId) : undefined;
     if (idempotent && "replay" in idempotent) {
       metrics.idempotentReplays.inc();
       return send(res, idempotent.replay);
     }
     let upstream: UpstreamResponse;
-    const span: TraceSpan | undefined = startSpan("gateway", `forward ${route.service}`, { kind: "client", attributes: { "crm.upstream": route.service } });
-    const started = performance.now();
     try {
-      upstream = await forwarder.forward(route.service, req, principal, span ? span.headers() : passedTraceHeaders(req));
+      upstream = await call(route.service, req, principal);
     } catch (err) {
-      metrics.upstreamErrors.labels(route.service, upstreamErrorReason(err)).inc();
-      span?.fail();
-      span?.end();
       await idempotent?.abandon();
       throw err;
-    }
-    metrics.upstreamDuration.labels(route.service, statusClass(upstream.status)).observe((performance.now() - started) / 1000);
-    if (span) {
-      span.setAttribute("http.response.status_code", upstream.status);
-      if (upstream.status >= 500) span.fail();
-      span.end();
     }
     await idempotent?.proceed(upstream);
     send(res, upstream);

@@ -68,10 +68,30 @@ export class Authenticator {
     }
   }
 
+  /**
+   * The principal a JWT was last authenticated as at this gateway, known without I/O; undefined for
+   * a token not authenticated here yet, or refused since. A guess only: it lets the gateway start
+   * forwarding a read while the request is authenticated as usual (see `Security.likelyPrincipal`).
+   */
+  likelyPrincipal(token: string): Principal | undefined {
+    const claims = this.verify(token);
+    return claims && this.principals.get(claims)?.principal;
+  }
+
   private async fromJwt(token: string, onVerified: ((userId: string) => void) | undefined): Promise<Principal> {
     const claims = this.verify(token);
     if (!claims) throw errors.invalidAccessToken();
     onVerified?.(claims.sub);
+    try {
+      return await this.principalOf(claims);
+    } catch (err) {
+      // No more guesses for a token once refused (a sign-out, a deleted user, the store down).
+      this.principals.delete(claims);
+      throw err;
+    }
+  }
+
+  private async principalOf(claims: AccessTokenClaims): Promise<Principal> {
     const cached = await guardStore(() => this.cache.readAccessTokenAndUser(claims.jti, claims.sub));
     if (cached.sessionId !== claims.sid) throw errors.accessTokenNotWhitelisted();
     const user = cached.user ?? (await this.identity.user(claims.sub));

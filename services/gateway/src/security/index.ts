@@ -49,6 +49,13 @@ export interface Security {
   edge: RequestHandler[];
   /** After routing (`res.locals.route`): authentication -> `res.locals.principal`, rate limit, permission. */
   guard: RequestHandler[];
+  /**
+   * After routing, without I/O: the principal a JWT request will most likely be authenticated as (its
+   * token's last principal at this gateway), when that principal holds the route's permission and
+   * its bucket had budget left at its last count; undefined otherwise. A guess only: the guard still
+   * authenticates the request against the shared store, and decides.
+   */
+  likelyPrincipal(req: Request): Principal | undefined;
   close(): Promise<void>;
 }
 
@@ -172,7 +179,19 @@ export function createSecurity(deps: SecurityDeps): Security {
     next();
   };
 
+  const likelyPrincipal = (req: Request): Principal | undefined => {
+    const route = req.res?.locals.route as RouteLike | undefined;
+    if (!route || route.public) return undefined;
+    const credential = readCredential(req);
+    if (credential.kind !== "jwt") return undefined;
+    const principal = authenticator.likelyPrincipal(credential.token);
+    if (!principal?.userId) return undefined;
+    if (route.permission && !principal.permissions.includes(route.permission)) return undefined;
+    return limiter.likelyWithinBudget(userKey(principal.userId)) ? principal : undefined;
+  };
+
   return {
+    likelyPrincipal,
     edge: [peekWhenEdgeAnswers, corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
     guard: [authenticate, limiter.middleware, authorize],
     close: async () => {

@@ -50,6 +50,12 @@ export interface RateLimiter {
   countEarly(key: string): void;
   /** The request counted early under `key` ended in another bucket (its authentication failed): take the count back. */
   withdrawEarly(key: string): void;
+  /**
+   * Whether `key`'s bucket had budget left at its last count at this gateway (or its window has
+   * turned over since); false for a bucket not counted here yet. A guess, not a count: other
+   * gateways spend the same budget, and requests in flight are not counted yet.
+   */
+  likelyWithinBudget(key: string): boolean;
   close(): Promise<void>;
 }
 
@@ -311,9 +317,13 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const failOpen = new FailOpenStore(store, options.windowMs, options.logger);
   const headers = new RateLimitHeaders(options.max, options.windowMs);
 
+  /** Each bucket's last count at this gateway, for `likelyWithinBudget`. */
+  const lastCounts = new Map<string, WindowCount>();
   const middleware: RequestHandler = (req, res, next) => {
     const key = options.key(req);
     failOpen.increment(key).then((count) => {
+      if (lastCounts.size >= PARTITION_KEYS_MAX && !lastCounts.has(key)) lastCounts.clear();
+      lastCounts.set(key, count);
       headers.set(res, key, count);
       if (count.totalHits > options.max) {
         if (!res.headersSent) res.setHeader("Retry-After", String(headers.resetSeconds(count.resetTime)));
@@ -339,6 +349,10 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     },
     countEarly: (key) => failOpen.countEarly(key),
     withdrawEarly: (key) => failOpen.withdrawEarly(key),
+    likelyWithinBudget: (key) => {
+      const count = lastCounts.get(key);
+      return count !== undefined && (count.totalHits < options.max || count.resetTime.getTime() <= Date.now());
+    },
     close: async () => {
       memory?.close();
       if (redis) await redis.quit().catch(() => redis?.disconnect());

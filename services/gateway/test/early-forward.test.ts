@@ -1,0 +1,219 @@
+// A read by a caller this gateway has authenticated before goes to the service beside its
+// authentication (app.ts, forwardEarly). The guess must never decide anything: the answer reaches the
+// caller only when the request ends authenticated as the principal it was sent as; a refused caller
+// gets its refusal, a changed one an answer asked as who it is now, and writes never go early.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import supertest from "supertest";
+import { rolePermissions } from "@crm/contracts";
+import { MemoryKvStore } from "@crm/kv-store";
+import { createLogger } from "@crm/logger";
+import { verifyInternalToken } from "@crm/service-kit";
+import { createApp } from "../src/app";
+import { Forwarder } from "../src/http/forwarder";
+import { IdempotencyStore } from "../src/http/idempotency";
+import { createSecurity, type Security } from "../src/security";
+import { FakeIdentity, INTERNAL_SECRET, JWT_SECRET } from "./support/security.fixture";
+
+/** The shared store, with its reads held back on demand: the auth read then answers only when released. */
+class HeldKvStore extends MemoryKvStore {
+  private gate: Promise<void> | undefined;
+  private open: (() => void) | undefined;
+  held = 0;
+
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+
+  release(): void {
+    this.gate = undefined;
+    this.open?.();
+  }
+
+  override async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (this.gate) {
+      this.held += 1;
+      await this.gate;
+    }
+    return super.getMany(keys);
+  }
+}
+
+interface Seen {
+  method: string;
+  url: string;
+  permissions: string[];
+}
+
+const RATE_LIMIT_MAX = 6;
+
+describe("reads forwarded beside their authentication", () => {
+  let kv: HeldKvStore;
+  let identity: FakeIdentity;
+  let upstream: http.Server;
+  let server: http.Server;
+  let security: Security;
+  let forwarder: Forwarder;
+  const seen: Seen[] = [];
+
+  beforeAll(async () => {
+    kv = new HeldKvStore();
+    identity = new FakeIdentity(kv);
+    await identity.start();
+    // The service: answers with the permissions of the principal it was asked as.
+    upstream = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const { principal } = verifyInternalToken(String(req.headers["x-internal-token"]), INTERNAL_SECRET);
+        const entry = { method: req.method!, url: req.url!, permissions: principal?.permissions ?? [] };
+        seen.push(entry);
+        res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ success: true, data: entry }));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const logger = createLogger({ service: "gateway", level: "silent" });
+    security = createSecurity({
+      config: { CORS_ALLOWED_ORIGINS: [], RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS: 60_000, JWT_SECRET },
+      kv,
+      identityUrl: identity.url,
+      internalTokenSecret: INTERNAL_SECRET,
+      logger,
+    });
+    forwarder = new Forwarder({
+      services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": upstreamUrl },
+      internalTokenSecret: INTERNAL_SECRET,
+      timeoutMs: 5000,
+      maxResponseBytes: 1024 * 1024,
+    });
+    const app = createApp({
+      logger,
+      security,
+      forwarder,
+      idempotency: new IdempotencyStore(kv, "early-forward-test-idempotency-key-0123456789", { logger }),
+      documents: { capabilities: async () => ({ version: "test" }), openapi: () => ({ openapi: "3.0.3" }), docsHtml: "<html></html>" },
+      readiness: [],
+      trustProxyHops: 0,
+    });
+    server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  });
+  afterEach(() => kv.release());
+  afterAll(async () => {
+    for (const s of [server, upstream]) {
+      s?.closeAllConnections();
+      await new Promise((resolve) => s?.close(resolve));
+    }
+    await security?.close();
+    await forwarder?.close();
+    await identity.stop();
+    await kv.close();
+  });
+
+  const get = (token: string, path = "/api/v1/client") => supertest(server).get(path).set("authorization", `Bearer ${token}`);
+  /** Requests the service has seen since `from`. */
+  const since = (from: number) => seen.slice(from);
+  const until = async (condition: () => boolean) => {
+    for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(condition()).toBe(true);
+  };
+
+  it("a repeated read reaches the service while its auth state is still being read, and is answered once that read allows it", async () => {
+    const owner = await identity.addUser("OWNER");
+    const { token } = await identity.signIn(owner);
+    // The first read of a token is forwarded after its authentication: nothing is known about it yet.
+    kv.hold();
+    const heldBefore = kv.held;
+    const start = seen.length;
+    const first = get(token).then((res) => res);
+    await until(() => kv.held > heldBefore);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(since(start)).toEqual([]);
+    kv.release();
+    expect((await first).status).toBe(200);
+
+    kv.hold();
+    const heldAgain = kv.held;
+    const next = seen.length;
+    const second = get(token).then((res) => res);
+    await until(() => kv.held > heldAgain && seen.length > next);
+    kv.release();
+    const answer = await second;
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.permissions).toEqual(rolePermissions.OWNER);
+    expect(answer.headers["x-ratelimit-remaining"]).toBeDefined();
+    expect(since(next)).toHaveLength(1);
+  });
+
+  it("a caller signed out meanwhile gets 401011, never the answer asked early, and is not guessed again", async () => {
+    const owner = await identity.addUser("OWNER");
+    const { token, jti, sid } = await identity.signIn(owner);
+    expect((await get(token)).status).toBe(200);
+    await identity.cache.withdrawAccessToken(jti, sid);
+    const start = seen.length;
+    const refused = await get(token);
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ success: false, error: { code: 401011, message: "Access token not found in whitelist" } });
+    // The early read may have reached the service; its answer went nowhere.
+    expect(since(start).length).toBeLessThanOrEqual(1);
+    const after = seen.length;
+    expect((await get(token)).body.error.code).toBe(401011);
+    expect(since(after)).toEqual([]);
+  });
+
+  it("a caller whose role changed meanwhile is answered as who they are now", async () => {
+    const user = await identity.addUser("OWNER");
+    const { token } = await identity.signIn(user);
+    expect((await get(token)).body.data.permissions).toEqual(rolePermissions.OWNER);
+    await identity.setRole(user, "VIEWER");
+    const start = seen.length;
+    const answer = await get(token);
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.permissions).toEqual(rolePermissions.VIEWER);
+    // Asked early as the owner, then again as the viewer.
+    expect(since(start).map((s) => s.permissions)).toEqual([rolePermissions.OWNER, rolePermissions.VIEWER]);
+  });
+
+  it("a write waits for its authentication", async () => {
+    const owner = await identity.addUser("OWNER");
+    const { token } = await identity.signIn(owner);
+    expect((await get(token)).status).toBe(200);
+    kv.hold();
+    const heldBefore = kv.held;
+    const start = seen.length;
+    const created = supertest(server)
+      .post("/api/v1/client")
+      .set("authorization", `Bearer ${token}`)
+      .set("content-type", "application/json")
+      .send("{}")
+      .then((res) => res);
+    await until(() => kv.held > heldBefore);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(since(start)).toEqual([]);
+    kv.release();
+    expect((await created).status).toBe(201);
+    expect(since(start).map((s) => s.method)).toEqual(["POST"]);
+  });
+
+  it("a caller whose budget was spent at its last count is not forwarded early, and gets 429000", async () => {
+    const owner = await identity.addUser("OWNER");
+    const { token } = await identity.signIn(owner);
+    for (let i = 0; i < RATE_LIMIT_MAX; i++) expect((await get(token)).status).toBe(200);
+    const start = seen.length;
+    const limited = await get(token);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe(429000);
+    expect(since(start)).toEqual([]);
+  });
+
+  it("no read goes early without the route's permission, and the refusal is the permission's", async () => {
+    const viewer = await identity.addUser("VIEWER");
+    const { token } = await identity.signIn(viewer);
+    expect((await get(token)).status).toBe(200);
+    const start = seen.length;
+    const refused = await get(token, "/api/v1/webhook");
+    expect(refused.body.error.code).toBe(401014);
+    expect(since(start)).toEqual([]);
+  });
+});
