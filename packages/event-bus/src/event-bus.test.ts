@@ -27,10 +27,13 @@ class RecordingBus implements EventBus {
   readonly calls: BusMessage[][] = [];
   readonly condemned = new Set<string>();
   transientFailure: Error | undefined;
+  /** Runs during each accepted publish, before it returns (e.g. a write committed meanwhile). */
+  duringPublish: (() => void) | undefined;
   async publish(_topic: string, messages: readonly BusMessage[]) {
     if (this.transientFailure) throw this.transientFailure;
     if (messages.some((m) => this.condemned.has(m.value.id))) throw new MessageRejectedError("MESSAGE_TOO_LARGE");
     this.calls.push([...messages]);
+    this.duringPublish?.();
   }
   published(): number[] {
     return this.calls.flat().map((m) => m.value.data.n as number);
@@ -52,7 +55,10 @@ class MemoryOutbox implements OutboxStore {
     this.rows.push({ sequence: BigInt(this.rows.length + 1), topic, key: e.businessId, payload: e, sent: false });
     return e;
   }
+  /** Calls of the store's reads and marks, by name. */
+  readonly calls = { pending: 0, markSent: 0, markSentAndPending: 0 };
   async pending(limit: number) {
+    this.calls.pending += 1;
     return this.rows.filter((r) => !r.sent && r.deadLetter === undefined).slice(0, limit);
   }
   async deadLetter(sequence: bigint, reason: string) {
@@ -61,6 +67,7 @@ class MemoryOutbox implements OutboxStore {
     if (row) row.deadLetter = reason;
   }
   async markSent(sequences: readonly bigint[]) {
+    this.calls.markSent += 1;
     for (const r of this.rows) if (sequences.includes(r.sequence)) r.sent = true;
   }
   async acquireLease(holder: string) {
@@ -73,6 +80,21 @@ class MemoryOutbox implements OutboxStore {
     if (this.leaseHolder === holder) this.leaseHolder = undefined;
   }
 }
+
+/** The same outbox, marking a publish's rows and reading the rows behind them in one call. */
+class MergingMemoryOutbox extends MemoryOutbox {
+  async markSentAndPending(sequences: readonly bigint[], limit: number) {
+    this.calls.markSentAndPending += 1;
+    for (const r of this.rows) if (sequences.includes(r.sequence)) r.sent = true;
+    return this.rows.filter((r) => !r.sent && r.deadLetter === undefined).slice(0, limit);
+  }
+}
+
+/** The relay's contract holds with either kind of store. */
+const STORES = [
+  ["marks and reads apart", MemoryOutbox],
+  ["marks and reads in one call", MergingMemoryOutbox],
+] as const;
 
 describe("InProcessBus", () => {
   it("delivers to one handler per group, in order, to every group", async () => {
@@ -143,10 +165,10 @@ describe("InProcessBus with a batch handler", () => {
   });
 });
 
-describe("OutboxRelay", () => {
+describe.each(STORES)("OutboxRelay, a store that %s", (_kind, Store) => {
   it("publishes pending rows in order and keeps them until the bus accepts them", async () => {
     const bus = new InProcessBus();
-    const store = new MemoryOutbox();
+    const store = new Store();
     let healthy = false;
     const seen: number[] = [];
     await bus.subscribe({
@@ -174,7 +196,7 @@ describe("OutboxRelay", () => {
 
   it("lets only the lease holder publish", async () => {
     const bus = new InProcessBus();
-    const store = new MemoryOutbox();
+    const store = new Store();
     store.leaseHolder = "other";
     await bus.subscribe({ topic: "t", groupId: "g", handler: async () => undefined });
     store.add("t", event("b", 1));
@@ -224,10 +246,10 @@ describe("OutboxRelay's lease", () => {
   });
 });
 
-describe("OutboxRelay with a row the bus refuses for good", () => {
+describe.each(STORES)("OutboxRelay with a row the bus refuses for good, a store that %s", (_kind, Store) => {
   it("dead-letters it exactly once and publishes every row behind it, of its own business and of others", async () => {
     const bus = new RecordingBus();
-    const store = new MemoryOutbox();
+    const store = new Store();
     store.add("t", event("a", 1));
     const bad = store.add("t", event("a", 2));
     store.add("t", event("b", 3));
@@ -251,7 +273,7 @@ describe("OutboxRelay with a row the bus refuses for good", () => {
 
   it("never dead-letters on a transient failure: the rows wait, in order, and leave once the bus is back", async () => {
     const bus = new RecordingBus();
-    const store = new MemoryOutbox();
+    const store = new Store();
     bus.transientFailure = Object.assign(new Error("broker down"), { retriable: false }); // e.g. retries exhausted
     for (let n = 1; n <= 3; n++) store.add("t", event("a", n));
     const relay = new OutboxRelay({ store, bus, logger, holder: "r", intervalMs: 10 });
@@ -267,10 +289,10 @@ describe("OutboxRelay with a row the bus refuses for good", () => {
   });
 });
 
-describe("OutboxRelay batches bounded by encoded bytes", () => {
+describe.each(STORES)("OutboxRelay batches bounded by encoded bytes, a store that %s", (_kind, Store) => {
   it("never sends more than the budget in one request, a larger row alone, every row once and in order", async () => {
     const bus = new RecordingBus();
-    const store = new MemoryOutbox();
+    const store = new Store();
     const sizes = [10_000, 30_000, 5_000, 90_000, 150_000, 20_000, 20_000, 20_000, 60_000, 1_000];
     sizes.forEach((padding, i) => store.add("t", event(i % 2 ? "a" : "b", i + 1, padding)));
     const relay = new OutboxRelay({ store, bus, logger, holder: "r", maxBatchBytes: 100_000 });
@@ -286,7 +308,7 @@ describe("OutboxRelay batches bounded by encoded bytes", () => {
 
   it("keeps each request under the default budget, well under Kafka's 1 MiB message limit", async () => {
     const bus = new RecordingBus();
-    const store = new MemoryOutbox();
+    const store = new Store();
     for (let n = 1; n <= 100; n++) store.add("t", event("a", n, 20_000)); // 2 MB in all, one business
     await new OutboxRelay({ store, bus, logger, holder: "r" }).drain();
     expect(bus.published()).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
@@ -303,6 +325,25 @@ describe("OutboxRelay batches bounded by encoded bytes", () => {
     expect(batches.map((b) => b.map((r) => Number(r.sequence)))).toEqual([[1, 2], [3], [4]]);
     expect(publishBatches(rows, 1).map((b) => b.length)).toEqual([1, 1, 1, 1]);
     expect(encodedSize(rows[0]!)).toBeGreaterThan(Buffer.byteLength(JSON.stringify(rows[0]!.payload)));
+  });
+});
+
+describe("OutboxRelay with a store that marks and reads in one call", () => {
+  it("publishes rows committed during each publish in the same round, one store call per publish, every row once and in order", async () => {
+    const bus = new RecordingBus();
+    const store = new MergingMemoryOutbox();
+    store.add("t", event("a", 1));
+    let n = 1;
+    // A write commits while each of the first five publishes is on its way.
+    bus.duringPublish = () => {
+      if (n < 6) store.add("t", event(n % 2 ? "b" : "a", ++n));
+    };
+    const relay = new OutboxRelay({ store, bus, logger, holder: "r" });
+    expect(await relay.drain()).toBe(6);
+    expect(bus.published()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(store.rows.every((r) => r.sent)).toBe(true);
+    expect(store.calls).toEqual({ pending: 1, markSent: 0, markSentAndPending: 6 });
+    expect(relay.stats()).toEqual({ published: 6, deadLettered: 0 });
   });
 });
 

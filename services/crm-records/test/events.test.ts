@@ -2,7 +2,7 @@
 // the relay publishes them in order, and a relay stopped between commit and publish loses nothing:
 // rows stay pending and leave once a relay runs again. In-process bus on PGlite; Kafka on PostgreSQL.
 import { isUuid, RECORDS_TOPIC, uuidv7, type EventEnvelope, type RecordEntity } from "@crm/contracts";
-import { InProcessBus, KafkaBus, OutboxRelay, type EventBus, type Subscription } from "@crm/event-bus";
+import { InProcessBus, KafkaBus, OutboxRelay, type EventBus, type OutboxRow, type Subscription } from "@crm/event-bus";
 import { describeDistributed, testInfra, uniqueName, waitFor } from "@crm/testing";
 import { SqlOutboxStore } from "../src/persistence/outbox.store";
 import { createClient, logger, openHarness, type Caller, type Harness } from "./harness";
@@ -30,6 +30,21 @@ async function insertOversizedEvent(h: Harness, businessId: string, clientId: st
 async function outboxRows(h: Harness, businessId: string) {
   const rows = await h.prisma.outboxEvent.findMany({ where: { key: businessId }, orderBy: { sequence: "asc" } });
   return rows.map((r) => ({ ...r, payload: r.payload as unknown as EventEnvelope }));
+}
+
+/**
+ * The relay's mark-and-read: the rows it names marked sent and the rows behind them read, in one
+ * statement (the relay must be stopped: it would publish them).
+ */
+async function marksAndReadsBehind(h: Harness, store: SqlOutboxStore): Promise<void> {
+  const caller = h.caller({ businessId: uuidv7() });
+  for (let i = 0; i < 3; i++) await createClient(caller);
+  const ours = (rows: readonly OutboxRow[]) => rows.filter((r) => r.key === caller.businessId).map((r) => r.sequence);
+  const [a, b, c] = ours(await store.pending(1000));
+  expect(ours(await store.markSentAndPending([a!], 1000))).toEqual([b, c]);
+  expect((await outboxRows(h, caller.businessId)).map((r) => r.sentAt !== null)).toEqual([true, false, false]);
+  expect(ours(await store.markSentAndPending([b!, c!], 1000))).toEqual([]);
+  expect((await outboxRows(h, caller.businessId)).every((r) => r.sentAt !== null)).toBe(true);
 }
 
 describe("events through the outbox (PGlite, in-process bus)", () => {
@@ -178,6 +193,13 @@ describe("events through the outbox (PGlite, in-process bus)", () => {
     await waitFor(async () => (await outboxRows(h, other.businessId)).every((r) => r.sentAt !== null), 5_000);
     expect((await store.pending(100)).map((r) => r.payload.id)).not.toContain(oversized);
   });
+
+  it("marks a publish's rows sent in the statement that reads the rows behind them", async () => {
+    await relay.stop();
+    await marksAndReadsBehind(h, store);
+    relay = new OutboxRelay({ store, bus, logger, holder: "relay-6", intervalMs: 50 });
+    relay.start();
+  });
 });
 
 describeDistributed("events through the outbox (PostgreSQL, Kafka)", () => {
@@ -256,4 +278,11 @@ describeDistributed("events through the outbox (PostgreSQL, Kafka)", () => {
     await waitFor(() => relay.stats().published >= pending.length, 10_000, 50);
     expect(relay.stats()).toMatchObject({ published: pending.length, deadLettered: 0 });
   }, 120_000); // 40 large writes and a 2 MB backlog: slow on a loaded machine, not stuck
+
+  it("marks a publish's rows sent in the statement that reads the rows behind them", async () => {
+    await relay.stop();
+    await marksAndReadsBehind(h, store);
+    relay = new OutboxRelay({ store, bus: kafka, logger, holder: "kafka-relay-4", intervalMs: 100 });
+    relay.start();
+  });
 });

@@ -20,6 +20,17 @@ interface PendingRow {
   traceparent: string | null;
 }
 
+function outboxRow(row: PendingRow): OutboxRow {
+  return {
+    // int8 arrives as text from pg, as a bigint or number from PGlite.
+    sequence: BigInt(row.sequence),
+    topic: row.topic,
+    key: row.key,
+    payload: row.payload,
+    ...(row.traceparent ? { traceparent: row.traceparent } : {}),
+  };
+}
+
 export class SqlOutboxStore implements OutboxStore {
   constructor(private readonly sql: Pick<SqlRunner, "query">) {}
 
@@ -29,14 +40,21 @@ export class SqlOutboxStore implements OutboxStore {
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL ORDER BY "sequence" ASC LIMIT $1`,
       [Math.trunc(limit)],
     );
-    return rows.map((row) => ({
-      // int8 arrives as text from pg, as a bigint or number from PGlite.
-      sequence: BigInt(row.sequence),
-      topic: row.topic,
-      key: row.key,
-      payload: row.payload,
-      ...(row.traceparent ? { traceparent: row.traceparent } : {}),
-    }));
+    return rows.map(outboxRow);
+  }
+
+  /**
+   * The update runs as a data-modifying CTE, exactly once; the select sees the table as it was before
+   * it (one snapshot), so the rows just marked are left out by their sequences.
+   */
+  async markSentAndPending(sequences: readonly bigint[], limit: number): Promise<OutboxRow[]> {
+    const { rows } = await this.sql.query<PendingRow>(
+      `WITH sent AS (UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL)
+       SELECT "sequence", "topic", "key", "payload", "traceparent" FROM ${OUTBOX}
+       WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL AND "sequence" <> ALL($2::bigint[]) ORDER BY "sequence" ASC LIMIT $3`,
+      [new Date(), sequences.map(String), Math.trunc(limit)],
+    );
+    return rows.map(outboxRow);
   }
 
   async markSent(sequences: readonly bigint[]): Promise<void> {
