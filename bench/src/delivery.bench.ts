@@ -377,6 +377,19 @@ function postgresBackends(product: RunningProduct): number[] {
 }
 
 /**
+ * Statistics for every service database after the warm-up, as autovacuum keeps them on a deployed
+ * product. Each run starts from empty tables that autovacuum does not analyze within the run, so the
+ * pools' prepared statements kept the generic plans they chose on a nearly empty table: sequential
+ * scans of Delivery in 112 of 162 outcome statements (auto_explain, 2026-11-25). ANALYZE invalidates
+ * those plans, so the rounds run on plans chosen for a table with rows.
+ */
+function analyzeDatabases(product: RunningProduct): void {
+  if (!("services" in product)) return;
+  const databases = new Set(Object.values((product as RunningDistributed).services).map((s) => new URL(s.databaseUrl).pathname.slice(1)));
+  for (const database of databases) spawnSync("psql", ["-h", "127.0.0.1", "-U", "postgres", "-d", database, "-qc", "ANALYZE"]);
+}
+
+/**
  * Transactions committed in webhook-delivery's database: every statement it sends runs in its own
  * (no explicit transactions on the delivery path), so the difference is its statements. PostgreSQL
  * publishes these counters up to a second late, so read them after a pause.
@@ -416,6 +429,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   // One untimed round of each first: the peer's rate rose 7,000 -> 11,000 -> 16,000 /s over three
   // cold rounds (JIT), and the product's first round waited for its consumer's first fetch.
   await productThroughput(product.baseUrl, receiver, "warm-up");
+  analyzeDatabases(product);
   await peerThroughput(receiver);
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
