@@ -9,10 +9,9 @@ import { rolePermissions } from "@crm/contracts";
 import { MemoryKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import { verifyInternalToken } from "@crm/service-kit";
-import { createApp } from "../src/app";
-import { Forwarder } from "../src/http/forwarder";
-import { IdempotencyStore } from "../src/http/idempotency";
+import type { Forwarder } from "../src/http/forwarder";
 import { createSecurity, type Security } from "../src/security";
+import { gatewayApp } from "./support/gateway-app.fixture";
 import { FakeIdentity, INTERNAL_SECRET, JWT_SECRET } from "./support/security.fixture";
 
 /** The shared store, with its reads held back on demand: the auth read then answers only when released. */
@@ -81,21 +80,16 @@ describe("reads forwarded beside their authentication", () => {
       internalTokenSecret: INTERNAL_SECRET,
       logger,
     });
-    forwarder = new Forwarder({
-      services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": upstreamUrl },
-      internalTokenSecret: INTERNAL_SECRET,
-      timeoutMs: 5000,
-      maxResponseBytes: 1024 * 1024,
-    });
-    const app = createApp({
+    const gateway = gatewayApp({
       logger,
       security,
-      forwarder,
-      idempotency: new IdempotencyStore(kv, "early-forward-test-idempotency-key-0123456789", { logger }),
-      documents: { capabilities: async () => ({ version: "test" }), openapi: () => ({ openapi: "3.0.3" }), docsHtml: "<html></html>" },
-      readiness: [],
+      kv,
+      services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": upstreamUrl },
+      name: "early-forward",
       trustProxyHops: 0,
     });
+    forwarder = gateway.forwarder;
+    const app = gateway.app;
     server = http.createServer(app);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   });

@@ -7,10 +7,9 @@ import type { Express } from "express";
 import supertest from "supertest";
 import { MemoryKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { createApp } from "../src/app";
-import { Forwarder } from "../src/http/forwarder";
-import { IdempotencyStore } from "../src/http/idempotency";
+import type { Forwarder } from "../src/http/forwarder";
 import { createSecurity, type Security } from "../src/security";
+import { gatewayApp } from "./support/gateway-app.fixture";
 import { FakeIdentity, INTERNAL_SECRET, JWT_SECRET } from "./support/security.fixture";
 
 /** Headers that differ between two answers by nature: the clock, and the window's reset second. */
@@ -42,20 +41,13 @@ describe("forwarded requests without Express's router", () => {
       internalTokenSecret: INTERNAL_SECRET,
       logger,
     });
-    const forwarder = new Forwarder({
-      // webhook-delivery is down: its routes answer 503000.
-      services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": "http://127.0.0.1:1" },
-      internalTokenSecret: INTERNAL_SECRET,
-      timeoutMs: 5000,
-      maxResponseBytes: 1024 * 1024,
-    });
-    const app = createApp({
+    const { app, forwarder } = gatewayApp({
       logger,
       security,
-      forwarder,
-      idempotency: new IdempotencyStore(kv, "forwarded-path-test-idempotency-key-0123456789", { logger }),
-      documents: { capabilities: async () => ({ version: "test" }), openapi: () => ({ openapi: "3.0.3" }), docsHtml: "<html></html>" },
-      readiness: [],
+      kv,
+      // webhook-delivery is down: its routes answer 503000.
+      services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": "http://127.0.0.1:1" },
+      name: "forwarded-path",
       trustProxyHops: 1,
     });
     const served: Served = { app, security, forwarder, routed: 0 };
