@@ -300,7 +300,7 @@ async function main(): Promise<void> {
       );
     }
 
-    const goals: Array<[string, string, boolean]> = [];
+    const goals: Array<[string, string, boolean | "invalid"]> = [];
     const rps = (key: string) => summary(key)?.rps ?? NaN;
     const listGoal = (key: string, min: number) => {
       if (!results.has(`${key}/gateway`) || !results.has(`${key}/peer`)) return;
@@ -317,7 +317,11 @@ async function main(): Promise<void> {
     }
     if (hop && halfG && halfD) {
       const added = halfG.p50 - halfD.p50;
-      goals.push([`hop at half saturation (${hop.key}): added p50 <= 1 ms`, `${added.toFixed(2)} ms`, added <= 1]);
+      // A paced way whose p50 reaches its own p50 at saturation was queueing, not at half of it (the
+      // machine slowed during the run, 2026-11-25 23:22: 93 and 189 ms at "half" a rate that 20
+      // connections had served at 24 and 17 ms), and the difference says nothing about the hop.
+      const queueing = halfG.p50 >= (summary(`${hop.key}/gateway`)?.p50 ?? Infinity) || halfD.p50 >= (summary(`${hop.key}/direct`)?.p50 ?? Infinity);
+      goals.push([`hop at half saturation (${hop.key}): added p50 <= 1 ms`, `${added.toFixed(2)} ms${queueing ? " (the paced run was queueing: run it again)" : ""}`, queueing ? "invalid" : added <= 1]);
     }
     if (results.has("default-100000/gateway") && results.has("default-1000/gateway")) {
       const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
@@ -328,7 +332,7 @@ async function main(): Promise<void> {
       goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
     }
     console.log("\ngoals (issue 9)");
-    for (const [name, value, met] of goals) console.log(`  ${met ? "met   " : "MISSED"}  ${name.padEnd(52)} ${value}`);
+    for (const [name, value, met] of goals) console.log(`  ${met === "invalid" ? "NO FIGURE" : met ? "met   " : "MISSED"}  ${name.padEnd(52)} ${value}`);
     const deepRows = scenarios.filter((x) => x.deep);
     if (deepRows.length === 4) {
       const [offset1, offsetDeep, cursor2, cursorDeep] = deepRows.map((x) => x.key) as [string, string, string, string];
