@@ -321,7 +321,11 @@ async function main(): Promise<void> {
       // machine slowed during the run, 2026-11-25 23:22: 93 and 189 ms at "half" a rate that 20
       // connections had served at 24 and 17 ms), and the difference says nothing about the hop.
       const queueing = halfG.p50 >= (summary(`${hop.key}/gateway`)?.p50 ?? Infinity) || halfD.p50 >= (summary(`${hop.key}/direct`)?.p50 ?? Infinity);
-      goals.push([`hop at half saturation (${hop.key}): added p50 <= 1 ms`, `${added.toFixed(2)} ms${queueing ? " (the paced run was queueing: run it again)" : ""}`, queueing ? "invalid" : added <= 1]);
+      goals.push([
+        `hop at half saturation (${hop.key}): added p50 <= 1 ms`,
+        `${added.toFixed(2)} ms${queueing ? " (the paced run was queueing: run it again)" : ""}`,
+        queueing ? "invalid" : added <= 1,
+      ]);
     }
     if (results.has("default-100000/gateway") && results.has("default-1000/gateway")) {
       const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
