@@ -16,7 +16,12 @@ export function serviceSigningKey(secret: string): string {
 
 /** Rule 2: lowercase hex HMAC-SHA256 of the raw body under the signing key. */
 export function computeServiceSignature(secret: string, rawBody: string): string {
-  return createHmac("sha256", serviceSigningKey(secret)).update(rawBody, "utf8").digest("hex");
+  return serviceSignatureUnder(serviceSigningKey(secret), rawBody);
+}
+
+/** Rule 2 under a signing key already derived (serviceSigningKey); the body as text or its UTF-8 bytes. */
+function serviceSignatureUnder(signingKey: string, rawBody: string | Buffer): string {
+  return createHmac("sha256", signingKey).update(rawBody).digest("hex");
 }
 
 /** Rule 3: the `X-Service-Signature` header value, `sha256=<hex>`. */
@@ -49,13 +54,13 @@ function standardWebhooksKey(secret: string): Buffer {
 }
 
 /**
- * `webhook-signature` of the Standard Webhooks specification: `v1,` + base64 HMAC-SHA256 of
- * `${id}.${timestamp}.${body}`. Sent in addition to the interface's own signature so receivers can
- * use off-the-shelf verifiers, which also check the timestamp against replays.
+ * One signature of `webhook-signature` (the Standard Webhooks specification): `v1,` + base64
+ * HMAC-SHA256 of `${id}.${timestamp}.${body}` under the key standardWebhooksKey derives. Sent in
+ * addition to the interface's own signature so receivers can use off-the-shelf verifiers, which also
+ * check the timestamp against replays.
  */
-export function standardWebhookSignature(input: { id: string; timestamp: number; body: string; secret: string }): string {
-  const mac = createHmac("sha256", standardWebhooksKey(input.secret)).update(`${input.id}.${input.timestamp}.${input.body}`, "utf8").digest("base64");
-  return `v1,${mac}`;
+function standardWebhookSignature(key: Buffer, id: string, timestamp: number, body: Buffer): string {
+  return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.`, "utf8").update(body).digest("base64")}`;
 }
 
 /**
@@ -100,13 +105,11 @@ export function buildDeliveryHeaders(input: DeliveryHeadersInput): Record<string
   const body = typeof input.body === "string" ? Buffer.from(input.body, "utf8") : input.body;
   const keys = typeof input.secret === "string" ? signingKeys(input.secret) : input.secret;
   const previous = typeof input.previousSecret === "string" ? signingKeys(input.previousSecret) : input.previousSecret;
-  // Standard Webhooks signs `${id}.${timestamp}.${body}`: the prefix, then the same body bytes.
-  const signedPrefix = `${input.deliveryId}.${unixSeconds}.`;
-  const standard = (key: Buffer): string => `v1,${createHmac("sha256", key).update(signedPrefix, "utf8").update(body).digest("base64")}`;
+  const standard = (key: Buffer): string => standardWebhookSignature(key, input.deliveryId, unixSeconds, body);
   return {
     "Content-Type": "application/json",
     "User-Agent": DELIVERY_USER_AGENT,
-    "X-Service-Signature": SERVICE_SIGNATURE_SCHEME + createHmac("sha256", keys.service).update(body).digest("hex"),
+    "X-Service-Signature": SERVICE_SIGNATURE_SCHEME + serviceSignatureUnder(keys.service, body),
     "X-Service-Event": input.event,
     "X-Service-Delivery-Id": input.deliveryId,
     "webhook-id": input.deliveryId,
