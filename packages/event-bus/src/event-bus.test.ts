@@ -16,6 +16,11 @@ function event(businessId: string, n: number, padding = 0): EventEnvelope {
   return { id: uuidv7(), type: "client.created", businessId, occurredAt: new Date().toISOString(), version: 1, data };
 }
 
+/** Messages of one business keyed by it, carrying events numbered `ns`, in order. */
+function numbered(businessId: string, ns: readonly number[]): BusMessage[] {
+  return ns.map((n) => ({ key: businessId, value: event(businessId, n) }));
+}
+
 /** What a message weighs as Kafka carries it: the JSON value and the key. */
 function wireBytes(messages: readonly BusMessage[]): number {
   return messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.value)) + Buffer.byteLength(m.key), 0);
@@ -396,17 +401,11 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
   it("without waiting for the group join, misses nothing published before or during the join", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
-    await bus.publish(
-      topic,
-      [1, 2].map((n) => ({ key: business, value: event(business, n) })),
-    );
+    await bus.publish(topic, numbered(business, [1, 2]));
     const seen: number[] = [];
     const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seen.push(e.data.n as number), waitForJoin: false });
     // Published while the consumer is still joining (the broker's rebalance delay is seconds).
-    await bus.publish(
-      topic,
-      [3, 4].map((n) => ({ key: business, value: event(business, n) })),
-    );
+    await bus.publish(topic, numbered(business, [3, 4]));
     expect(sub.failure?.()).toBeUndefined();
     await waitFor(() => seen.length >= 4, 45_000, 100);
     expect(seen).toEqual([1, 2, 3, 4]);
@@ -417,10 +416,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     const topic = uniqueName("topic");
     const business = randomUUID();
     // One publish is one record batch: one fetch returns all of it.
-    await bus.publish(
-      topic,
-      [1, 2, 3, 4, 5].map((n) => ({ key: business, value: event(business, n) })),
-    );
+    await bus.publish(topic, numbered(business, [1, 2, 3, 4, 5]));
     const batches: number[][] = [];
     const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), batchHandler: async (events) => void batches.push(events.map((e) => e.event.data.n as number)) });
     await waitFor(() => batches.flat().length >= 5, 45_000, 100);
@@ -432,10 +428,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
   it("re-delivers a batch whose handler failed, from its first event", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
-    await bus.publish(
-      topic,
-      [1, 2, 3].map((n) => ({ key: business, value: event(business, n) })),
-    );
+    await bus.publish(topic, numbered(business, [1, 2, 3]));
     let failOnce = true;
     const seen: number[] = [];
     const sub = await bus.subscribe({
@@ -457,10 +450,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
   it("re-delivers after a handler failure instead of skipping", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
-    await bus.publish(
-      topic,
-      [1, 2].map((n) => ({ key: business, value: event(business, n) })),
-    );
+    await bus.publish(topic, numbered(business, [1, 2]));
     let failOnce = true;
     const seen: number[] = [];
     const sub = await bus.subscribe({
