@@ -25,7 +25,7 @@ const SELF = fileURLToPath(import.meta.url);
 const STAMP = path.join(ROOT, "node_modules", ".cache", "crm-build", "stamp.json");
 const LOCKFILE = path.join(ROOT, "pnpm-lock.yaml");
 
-/** Every deployable entry point: each service's main, the single-process launcher, package CLIs. */
+/** Every deployable entry point: each service's main, the single-process launcher, package CLIs and workers. */
 function entryPoints() {
   const entries = [];
   const add = (source, outfile) => {
@@ -35,13 +35,16 @@ function entryPoints() {
     add(`services/${service}/src/main.ts`, `services/${service}/dist/main.js`);
   }
   add("infra/standalone/src/start.ts", "infra/standalone/dist/start.js");
+  // A package's CLIs, and its worker threads' code (a worker starts from a file of its own).
   for (const pkg of readdirSync(path.join(ROOT, "packages")).sort()) {
-    const cliDir = path.join(ROOT, "packages", pkg, "src", "cli");
-    if (!existsSync(cliDir)) continue;
-    for (const file of readdirSync(cliDir)
-      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
-      .sort()) {
-      add(`packages/${pkg}/src/cli/${file}`, `packages/${pkg}/dist/cli/${file.replace(/\.ts$/, ".js")}`);
+    for (const kind of ["cli", "workers"]) {
+      const dir = path.join(ROOT, "packages", pkg, "src", kind);
+      if (!existsSync(dir)) continue;
+      for (const file of readdirSync(dir)
+        .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+        .sort()) {
+        add(`packages/${pkg}/src/${kind}/${file}`, `packages/${pkg}/dist/${kind}/${file.replace(/\.ts$/, ".js")}`);
+      }
     }
   }
   return entries;

@@ -1,14 +1,15 @@
 // One way to open a service's database, embedded or real, behind the same Prisma driver-adapter
 // interface. Embedded mode shares one PGlite instance per data directory across every service in
 // the process (each service owns its own PostgreSQL schema), because one PGlite costs ~200 MB
-// (settings and first-start template: ./pglite.ts).
+// (settings and first-start template: ./pglite.ts). It runs on a thread of its own
+// (./pglite-thread/client.ts), so the database's work does not take the services' thread.
 import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import path from "node:path";
 import { Pool } from "pg";
 import { applyMigrations, type SqlRunner } from "./migrations";
-import { createPglite } from "./pglite";
+import { type EmbeddedPglite, PgliteThread } from "./pglite-thread/client";
 
 export type DriverAdapter = PrismaPg | PrismaPGlite;
 
@@ -35,16 +36,16 @@ export interface Database {
 }
 
 interface SharedPglite {
-  instance: Promise<PGlite>;
+  instance: Promise<EmbeddedPglite>;
   users: number;
 }
 const embedded = new Map<string, SharedPglite>();
 
-function acquirePglite(dataDir: string): Promise<PGlite> {
+function acquirePglite(dataDir: string): Promise<EmbeddedPglite> {
   const dir = path.resolve(dataDir, "pglite");
   let shared = embedded.get(dir);
   if (!shared) {
-    shared = { instance: createPglite(dir), users: 0 };
+    shared = { instance: PgliteThread.open(dir), users: 0 };
     embedded.set(dir, shared);
   }
   shared.users += 1;
@@ -76,7 +77,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   return {
     kind: "pglite",
-    adapter: new PrismaPGlite(pglite),
+    // The adapter calls only query, exec and transaction (and their transaction's query and rollback).
+    adapter: new PrismaPGlite(pglite as PGlite),
     sql,
     ping: async () => {
       await pglite.query("SELECT 1");

@@ -1,0 +1,88 @@
+// What crosses between the main thread and the thread that runs embedded PGlite (./client.ts,
+// ../workers/pglite.ts): requests, answers, and errors rebuilt as the classes PGlite throws.
+//
+// Values cross by structured clone, which keeps what PGlite's parsers make (strings, numbers,
+// bigints, Dates, Uint8Arrays, JSON's plain objects) but not functions, so a caller's own parsers
+// (Prisma's adapter passes some) run on the caller's side: the database thread hands those columns
+// over as PostgreSQL's text and the client parses them, exactly as PGlite's `parseResults` would.
+import { messages, type Results, TransactionAbortedError } from "@electric-sql/pglite";
+
+/** What this thread accepts of PGlite's query options: the rest holds functions or blobs. */
+export interface WireQueryOptions {
+  rowMode?: "array" | "object";
+  paramTypes?: number[];
+  /** Type OIDs whose values come back as PostgreSQL's text, for the caller's own parsers. */
+  textTypes?: number[];
+}
+
+export type Request =
+  | { id: number; op: "open"; dataDir: string }
+  | { id: number; op: "query"; text: string; params: unknown[]; options: WireQueryOptions; tx?: number }
+  | { id: number; op: "exec"; text: string; tx?: number }
+  /** Opens a transaction; its answer comes once BEGIN ran, and the request's id names it. */
+  | { id: number; op: "begin" }
+  | { id: number; op: "rollback"; tx: number }
+  /** The transaction's callback is over: commit (true) or roll back (false), as PGlite does. */
+  | { id: number; op: "end"; tx: number; commit: boolean }
+  | { id: number; op: "close" };
+
+export type Answer = { id: number; ok: true; value?: unknown } | { id: number; ok: false; error: WireError };
+
+export interface WireError {
+  kind: "database" | "aborted" | "other";
+  message: string;
+  name?: string;
+  length?: number;
+  /** A DatabaseError's own fields: severity, code, detail, hint, position, schema, table, column, constraint ... */
+  fields?: Record<string, string | number | undefined>;
+}
+
+// Set on a DatabaseError by PGlite (makePGliteError) from the query; the client sets them from its own.
+const QUERY_FIELDS = new Set(["query", "params", "queryOptions", "length", "name"]);
+
+export function toWireError(err: unknown): WireError {
+  if (err instanceof messages.DatabaseError) {
+    const fields: Record<string, string | number | undefined> = {};
+    for (const [key, value] of Object.entries(err)) {
+      if (!QUERY_FIELDS.has(key) && (value === undefined || typeof value === "string" || typeof value === "number")) fields[key] = value;
+    }
+    return { kind: err instanceof TransactionAbortedError ? "aborted" : "database", message: err.message, name: err.name, length: err.length, fields };
+  }
+  if (err instanceof Error) return { kind: "other", message: err.message, name: err.name };
+  return { kind: "other", message: String(err) };
+}
+
+/** The error PGlite would have thrown in this thread, with the caller's query, parameters and options on it. */
+export function fromWireError(wire: WireError, query?: { text: string; params: unknown[] | undefined; options: unknown }): Error {
+  let err: Error;
+  if (wire.kind === "other") {
+    err = new Error(wire.message);
+    if (wire.name && wire.name !== "Error") Object.defineProperty(err, "name", { value: wire.name, configurable: true, writable: true });
+    return err;
+  }
+  err = wire.kind === "aborted" ? new TransactionAbortedError() : new messages.DatabaseError(wire.message, wire.length ?? 0, (wire.name ?? "error") as messages.MessageName);
+  Object.assign(err, wire.fields);
+  if (query) Object.assign(err, { query: query.text, params: query.params, queryOptions: query.options });
+  return err;
+}
+
+type Parser = (value: string, typeId: number) => unknown;
+
+/** Applies the caller's parsers to the columns the database thread left as text. */
+export function parseTextColumns(result: Results<unknown>, parsers: Record<number, Parser>, rowMode: "array" | "object" | undefined): void {
+  // By name, a later column of the same name wins (as in PGlite's rows): its type decides.
+  const byKey = new Map<number | string, number>();
+  result.fields.forEach((field, index) => byKey.set(rowMode === "array" ? index : field.name, field.dataTypeID));
+  const columns: Array<{ key: number | string; parse: Parser; type: number }> = [];
+  for (const [key, type] of byKey) {
+    const parse = parsers[type];
+    if (parse) columns.push({ key, parse, type });
+  }
+  if (columns.length === 0) return;
+  for (const row of result.rows as Array<Record<number | string, unknown>>) {
+    for (const { key, parse, type } of columns) {
+      const value = row[key];
+      if (value !== null && value !== undefined) row[key] = parse(value as string, type);
+    }
+  }
+}
