@@ -6,6 +6,9 @@ const fs = require("node:fs");
 const path = require("node:path");
 
 const dir = process.env.BENCH_CPU_PROF_DIR;
+// Worker threads (embedded PGlite's) preload this too: each thread writes its own profile.
+const { threadId } = require("node:worker_threads");
+const thread = threadId ? `-thread${threadId}` : "";
 const script = path.basename(path.dirname(path.dirname(path.resolve(process.argv[process.argv.length - 1] ?? "node")))) || "node";
 if (dir) {
   const session = new inspector.Session();
@@ -15,7 +18,7 @@ if (dir) {
   process.on("exit", () => {
     // Same-thread sessions answer synchronously, so the file is written before the process ends.
     session.post("Profiler.stop", (err, result) => {
-      if (!err) fs.writeFileSync(path.join(dir, `${script}-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+      if (!err) fs.writeFileSync(path.join(dir, `${script}-${process.pid}${thread}.cpuprofile`), JSON.stringify(result.profile));
     });
   });
 }

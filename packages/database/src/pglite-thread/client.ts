@@ -13,9 +13,13 @@
 // the thread opens one with PGlite's `transaction`, runs the caller's statements in it, and commits
 // or rolls back when the caller's callback ends, so everything else waits meanwhile, as before.
 import type { PGlite, Results, Transaction } from "@electric-sql/pglite";
+import { once } from "node:events";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { type Answer, fromWireError, parseTextColumns, type Request, type WireQueryOptions } from "./wire";
+
+/** How long a closed thread may take to end by itself. */
+const CLOSE_GRACE_MS = 10_000;
 
 type QueryOptions = Parameters<PGlite["query"]>[2];
 type Parsers = NonNullable<NonNullable<QueryOptions>["parsers"]>;
@@ -109,9 +113,13 @@ export class PgliteThread implements EmbeddedPglite {
   /** Closes PGlite (after every statement already sent) and ends the thread. */
   async close(): Promise<void> {
     if (this.gone) return;
+    const exited = once(this.worker, "exit");
     await this.call({ op: "close" });
     this.gone = new Error("PGlite is closed");
-    await this.worker.terminate();
+    // The thread ends itself once PGlite is closed; it is only forced if that does not happen.
+    const timer = setTimeout(() => void this.worker.terminate(), CLOSE_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
   }
 
   private async runQuery<T>(text: string, params: unknown[] | undefined, options: QueryOptions, tx: number | undefined): Promise<Results<T>> {

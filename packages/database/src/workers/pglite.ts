@@ -108,7 +108,11 @@ async function handle(request: Request): Promise<unknown> {
 
 port.on("message", (request: Request) => {
   handle(request).then(
-    (value) => port.postMessage({ id: request.id, ok: true, value } satisfies Answer),
+    (value) => {
+      port.postMessage({ id: request.id, ok: true, value } satisfies Answer);
+      // Closed: the thread ends on its own once the answer is out (its exit handlers run).
+      if (request.op === "close") port.close();
+    },
     (err: unknown) => port.postMessage({ id: request.id, ok: false, error: toWireError(err) } satisfies Answer),
   );
 });
