@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from "kafkajs";
+import { Kafka, KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, logLevel } from "kafkajs";
 import { createLogger } from "@crm/logger";
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { testInfra, uniqueName, waitFor } from "@crm/testing";
@@ -423,6 +423,45 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     expect(batches.flat()).toEqual([1, 2, 3, 4, 5]);
     expect(batches.length).toBeLessThan(5);
     await sub.stop();
+  });
+
+  it("commits a batch consumer's handled events when it stops, so the group's next member starts after them", async () => {
+    const topic = uniqueName("topic");
+    const groupId = uniqueName("group");
+    const business = randomUUID();
+    await bus.publish(topic, numbered(business, [1, 2, 3]));
+    const first: number[] = [];
+    const sub = await bus.subscribe({ topic, groupId, batchHandler: async (events) => void first.push(...events.map((e) => e.event.data.n as number)) });
+    await waitFor(() => first.length >= 3, 45_000, 100);
+    await sub.stop();
+    await bus.publish(topic, numbered(business, [4, 5]));
+    const second: number[] = [];
+    const next = await bus.subscribe({ topic, groupId, batchHandler: async (events) => void second.push(...events.map((e) => e.event.data.n as number)) });
+    await waitFor(() => second.length >= 2, 45_000, 100);
+    expect(first).toEqual([1, 2, 3]);
+    expect(second).toEqual([4, 5]);
+    await next.stop();
+  });
+
+  it("commits a batch consumer's handled events while it runs, once events stop coming", async () => {
+    const topic = uniqueName("topic");
+    const groupId = uniqueName("group");
+    const business = randomUUID();
+    const idleBus = new KafkaBus({ brokers: testInfra.kafkaBrokers!.split(","), clientId: uniqueName("test"), logger, consumer: { commitIntervalMs: 200 } });
+    const admin = new Kafka({ brokers: testInfra.kafkaBrokers!.split(","), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await idleBus.publish(topic, numbered(business, [1, 2, 3]));
+      const seen: number[] = [];
+      const sub = await idleBus.subscribe({ topic, groupId, batchHandler: async (events) => void seen.push(...events.map((e) => e.event.data.n as number)) });
+      await waitFor(() => seen.length >= 3, 45_000, 100);
+      const committed = async () => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+      await waitFor(async () => (await committed()) === 3, 10_000, 100);
+      await sub.stop();
+    } finally {
+      await admin.disconnect();
+      await idleBus.close();
+    }
   });
 
   it("re-delivers a batch whose handler failed, from its first event", async () => {

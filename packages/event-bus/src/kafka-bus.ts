@@ -3,6 +3,7 @@ import { consumerMetrics } from "@crm/telemetry";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
 import { MessageRejectedError, type BusEvent, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
+import { OffsetCommits } from "./offset-commits";
 
 /**
  * How a consumer waits for and keeps its partitions. Defaults are chosen for delivery latency and
@@ -20,6 +21,12 @@ export interface KafkaConsumerSettings {
   sessionTimeoutMs: number;
   /** How often a member heartbeats; well under the session time-out (a third or less). */
   heartbeatIntervalMs: number;
+  /**
+   * A batch consumer commits its handled offsets at most this often while events flow, and this long
+   * after the last batch (OffsetCommits). Longer means fewer OffsetCommit requests; what a crash or a
+   * rebalance leaves uncommitted, at most this much of the stream, is handled again by the next owner.
+   */
+  commitIntervalMs: number;
 }
 
 export const DEFAULT_KAFKA_CONSUMER_SETTINGS: Readonly<KafkaConsumerSettings> = Object.freeze({
@@ -28,6 +35,8 @@ export const DEFAULT_KAFKA_CONSUMER_SETTINGS: Readonly<KafkaConsumerSettings> = 
   // partitions move to the others (or to its replacement) within about 6 s instead of 30 s.
   sessionTimeoutMs: 6_000,
   heartbeatIntervalMs: 1_000,
+  // kafkajs's autoCommit committed after every fetch: one round trip per event at 100 events/s.
+  commitIntervalMs: 1_000,
 });
 
 /**
@@ -138,20 +147,31 @@ export class KafkaBus implements EventBus {
       this.options.logger.error({ topic, partition, offset: message.offset }, "skipping a message that is not an event envelope");
       return undefined;
     };
+    const commits = new OffsetCommits(settings.commitIntervalMs, (err) =>
+      this.options.logger.warn({ err, topic, groupId }, "committing handled offsets failed; the next commit covers them"),
+    );
     const running = batchHandler
       ? consumer.run({
-          autoCommit: true,
+          // Committed by OffsetCommits: at most once per commitIntervalMs, not after every fetch.
+          autoCommit: false,
+          autoCommitInterval: settings.commitIntervalMs,
           // A fetch's events in slices of MAX_HANDLED_TOGETHER, each slice's offsets resolved once it is
           // handled, and only then: a batch left early (stopping, or a seek) must not be resolved whole.
           eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-            for (let start = 0; start < batch.messages.length; start += MAX_HANDLED_TOGETHER) {
-              if (!isRunning() || isStale()) return;
-              const slice = batch.messages.slice(start, start + MAX_HANDLED_TOGETHER);
-              const events = slice.map((m) => eventOf(m, batch.partition)).filter((e): e is BusEvent => e !== undefined);
-              if (events.length > 0) await batchHandler(events);
-              resolveOffset(slice[slice.length - 1]!.offset);
-              await heartbeat();
+          eachBatch: async (payload) => {
+            const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+            try {
+              for (let start = 0; start < batch.messages.length; start += MAX_HANDLED_TOGETHER) {
+                if (!isRunning() || isStale()) return;
+                const slice = batch.messages.slice(start, start + MAX_HANDLED_TOGETHER);
+                const events = slice.map((m) => eventOf(m, batch.partition)).filter((e): e is BusEvent => e !== undefined);
+                if (events.length > 0) await batchHandler(events);
+                resolveOffset(slice[slice.length - 1]!.offset);
+                await commitOffsetsIfNecessary();
+                await heartbeat();
+              }
+            } finally {
+              await commits.afterBatch(payload, stopped || !isRunning());
             }
           },
         })
@@ -171,6 +191,8 @@ export class KafkaBus implements EventBus {
         // Disconnecting in the middle of the join would leave the join running on closed connections;
         // let it finish (the broker's rebalance delay, seconds), but not wait forever on a broker that is gone.
         await Promise.race([running.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, settings.sessionTimeoutMs).unref())]);
+        // Still in the group: what was handled is committed, so a successor starts after it.
+        await commits.stop().catch((err: unknown) => this.options.logger.warn({ err, topic, groupId }, "committing handled offsets at stop failed; they will be handled again"));
         await consumer.disconnect();
       },
       failure: () => failure,

@@ -14,6 +14,7 @@ describe("loadConfig", () => {
       KAFKA_FETCH_MAX_WAIT_MS: 100,
       KAFKA_SESSION_TIMEOUT_MS: 6_000,
       KAFKA_HEARTBEAT_INTERVAL_MS: 1_000,
+      KAFKA_COMMIT_INTERVAL_MS: 1_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

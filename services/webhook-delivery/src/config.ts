@@ -31,6 +31,8 @@ export const configSchema = z.object({
   /** Kafka consumer: a member silent this long is dropped and its partitions reassigned. */
   KAFKA_SESSION_TIMEOUT_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.sessionTimeoutMs, 1),
   KAFKA_HEARTBEAT_INTERVAL_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.heartbeatIntervalMs, 1),
+  /** Kafka consumer: handled offsets are committed at most this often (and this long after the last event). */
+  KAFKA_COMMIT_INTERVAL_MS: env.int(DEFAULT_KAFKA_CONSUMER_SETTINGS.commitIntervalMs, 1),
   /** Unset: one key generated under DATA_DIR/secrets/webhook-secret-key (single machine). */
   WEBHOOK_SECRET_KEYS: secretKeyList.optional(),
   /** A SUCCESS or FAILED delivery (and its attempts) is deleted this long after its last activity (30 days). */

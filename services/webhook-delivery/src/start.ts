@@ -77,6 +77,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
         sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
         heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
+        commitIntervalMs: config.KAFKA_COMMIT_INTERVAL_MS,
       },
     });
     undo.push(() => bus.close());
