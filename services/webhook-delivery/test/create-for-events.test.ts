@@ -35,7 +35,9 @@ describe.each(databaseModes)("createForEvents on %s", (mode) => {
     await api(setup.service, principal(a)).put(`/api/v1/webhook/${inactive}`, { isActive: false }).expect(200);
     const other = await webhook(b, { events: ["client.created"] });
     const events = [newEvent(a), newEvent(b), newEvent(a, "client.updated")];
-    const now = new Date();
+    // An hour ahead: the running instance's poller claims due first attempts every 250 ms, and leased
+    // b's record (due at `now`) before it was read in one run of 1,840 (PGlite on its own thread).
+    const now = new Date(Date.now() + 3_600_000);
 
     const created = await setup.service.deliveries.createForEvents(events, now, { leaseUntil: later(now), limits: new Map([[a, 10]]) });
 
