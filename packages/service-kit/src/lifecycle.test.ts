@@ -6,13 +6,18 @@ describe("listen().close()", () => {
     const app = express();
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
+    let arrive!: () => void;
+    const arrived = new Promise<void>((r) => (arrive = r));
     app.get("/slow", async (_req, res) => {
+      arrive();
       await released;
       res.json({ finished: true });
     });
     const server = await listen(app, 0, "127.0.0.1");
     const inFlight = fetch(`${server.url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
-    await new Promise((r) => setTimeout(r, 50));
+    // In flight once the server has it: a fixed 50 ms was not always enough for the first fetch to
+    // connect on a loaded CI machine (the close then came first and the fetch was reset).
+    await arrived;
     let closed = false;
     const closing = server.close(5000).then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 50));
