@@ -29,9 +29,9 @@ export function serviceCommand(serviceDir: string): [string, string[]] {
   return ["sh", [path.join(ROOT, "scripts/start-service.sh"), path.resolve(ROOT, serviceDir)]];
 }
 
-function spawnLogged(args: string[] | [string, string[]], env: NodeJS.ProcessEnv, sink: string[], label: string): ChildProcess {
+function spawnLogged(args: string[] | [string, string[]], env: NodeJS.ProcessEnv, sink: string[], label: string, cwd = ROOT): ChildProcess {
   const [command, argv] = typeof args[1] === "object" ? (args as [string, string[]]) : [process.execPath, args as string[]];
-  const child = spawn(command, argv, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const collect = (chunk: Buffer) => {
     sink.push(`[${label}] ${chunk.toString("utf8")}`);
     if (sink.length > 2000) sink.splice(0, sink.length - 2000);
@@ -69,12 +69,15 @@ async function waitReady(baseUrl: string, children: ChildProcess[], logs: () => 
   }
 }
 
-/** `pnpm start` with no configuration but a port and a fresh data directory. */
-export async function startEmbedded(extra: Record<string, string> = {}): Promise<RunningProduct & { dataDir: string }> {
+/**
+ * `pnpm start` with no configuration but a port and a fresh data directory.
+ * `root`: another checkout's compiled build to start instead of this one (benchmarks comparing two builds).
+ */
+export async function startEmbedded(extra: Record<string, string> = {}, { root = ROOT }: { root?: string } = {}): Promise<RunningProduct & { dataDir: string; pid: number }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crm-e2e-"));
   const port = await freePort();
   const sink: string[] = [];
-  const child = spawnLogged(["infra/standalone/dist/start.js"], baseEnv({ PORT: String(port), DATA_DIR: dataDir, ...extra }), sink, "standalone");
+  const child = spawnLogged(["infra/standalone/dist/start.js"], baseEnv({ PORT: String(port), DATA_DIR: dataDir, ...extra }), sink, "standalone", root);
   const baseUrl = `http://127.0.0.1:${port}`;
   const logs = () => sink.join("");
   try {
@@ -86,6 +89,7 @@ export async function startEmbedded(extra: Record<string, string> = {}): Promise
   return {
     baseUrl,
     dataDir,
+    pid: child.pid!,
     logs,
     stop: async () => {
       await stopChild(child);

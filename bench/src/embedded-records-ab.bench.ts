@@ -11,11 +11,10 @@
 // Settings (environment): BENCH_BUILDS=<repo root>[,<repo root>...] (default: this checkout; each
 // must be built)  BENCH_ROUNDS=3  BENCH_LOAD_S=8  BENCH_CONNECTIONS=10  BENCH_SEED=200.
 // It prints figures; nothing is asserted.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "@crm/testing";
+import { startEmbedded } from "../../e2e/harness";
 import { cpuMs, median, runLoad, runMain } from "./load";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -31,34 +30,17 @@ function mainThreadCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-async function start(root: string): Promise<{ url: string; child: ChildProcess; dataDir: string }> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crm-embedded-ab-"));
-  const port = await freePort();
-  const { PATH, HOME, LANG } = process.env;
-  const child = spawn(process.execPath, [path.join(root, "infra/standalone/dist/start.js")], {
-    cwd: root,
-    env: { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", RATE_LIMIT_MAX: "1000000000", PORT: String(port), DATA_DIR: dataDir },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${root}: the product exited (${child.exitCode})`);
-    const ready = await fetch(`${url}/readyz`).then(
-      (res) => res.status === 200,
-      () => false,
-    );
-    if (ready) return { url, child, dataDir };
-    if (Date.now() > deadline) throw new Error(`${root}: not ready in 120 s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-async function stop(product: { child: ChildProcess; dataDir: string }): Promise<void> {
-  const exited = new Promise((resolve) => product.child.once("exit", resolve));
-  product.child.kill("SIGTERM");
-  await exited;
-  rmSync(product.dataDir, { recursive: true, force: true });
+/** One build's embedded product on a fresh data directory, started as the e2e suite starts it. */
+async function start(root: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const product = await startEmbedded({ RATE_LIMIT_MAX: "1000000000" }, { root });
+  return {
+    url: product.baseUrl,
+    pid: product.pid,
+    stop: async () => {
+      await product.stop();
+      rmSync(product.dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 async function signUp(url: string): Promise<Record<string, string>> {
@@ -113,7 +95,7 @@ runMain(async () => {
           });
           if (res.status !== 201) throw new Error(`seed create failed: ${res.status} ${await res.text()}`);
         }
-        const pid = product.child.pid!;
+        const { pid } = product;
         const list = await measure(pid, { url: `${product.url}/api/v1/client?perPage=20`, headers, connections: CONNECTIONS, durationS: LOAD_S });
         const body = JSON.stringify({ firstName: "Load", lastName: "Bench", email: "load@example.test" });
         const create = await measure(pid, { url: `${product.url}/api/v1/client`, method: "POST", headers, body, connections: CONNECTIONS, durationS: LOAD_S });
@@ -125,7 +107,7 @@ runMain(async () => {
         results.get(root)!.create.push(create);
         console.log(`round ${round}  ${root}\n  list   ${show(list)}\n  create ${show(create)}`);
       } finally {
-        await stop(product);
+        await product.stop();
       }
     }
   }
