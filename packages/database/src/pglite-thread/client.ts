@@ -59,11 +59,12 @@ export class PgliteThread implements EmbeddedPglite {
     this.worker.on("exit", (code) => this.fail(new Error(`the embedded database's thread exited (code ${code})`)));
   }
 
-  /** Opens (creating when needed) the PGlite data directory `dataDir` on a new thread. */
-  static async open(dataDir: string): Promise<PgliteThread> {
+  /** Opens (creating when needed) the PGlite data directory `dataDir` on a new thread, which also
+   * vacuums and analyzes it as autovacuum would (../autovacuum.ts; `maintenanceIntervalMs` for tests). */
+  static async open(dataDir: string, options: { maintenanceIntervalMs?: number } = {}): Promise<PgliteThread> {
     const thread = new PgliteThread();
     try {
-      await thread.call({ op: "open", dataDir });
+      await thread.call({ op: "open", dataDir, ...options });
     } catch (err) {
       await thread.worker.terminate();
       throw err;

@@ -16,7 +16,8 @@ export interface WireQueryOptions {
 }
 
 export type Request =
-  | { id: number; op: "open"; dataDir: string }
+  /** maintenanceIntervalMs: how often autovacuum's job checks the counters (../autovacuum.ts; its default otherwise). */
+  | { id: number; op: "open"; dataDir: string; maintenanceIntervalMs?: number }
   | { id: number; op: "query"; text: string; params: unknown[]; options: WireQueryOptions; tx?: number }
   | { id: number; op: "exec"; text: string; tx?: number }
   /** Opens a transaction; its answer comes once BEGIN ran, and the request's id names it. */

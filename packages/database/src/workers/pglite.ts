@@ -2,8 +2,10 @@
 // it to dist/workers/pglite.js). One PGlite (with its prepared statements, ../prepared-pglite.ts)
 // answers the main thread's requests in the order they arrive; PGlite's own mutexes serialise them
 // and hold every other statement back while a transaction is open, as they do in one thread.
+// Autovacuum's job, which single-user PostgreSQL does not do, runs here too (../autovacuum.ts).
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { parentPort } from "node:worker_threads";
+import { Autovacuum } from "../autovacuum";
 import { createPglite } from "../pglite";
 import { type Answer, type Request, toWireError, type WireQueryOptions } from "../pglite-thread/wire";
 
@@ -11,6 +13,7 @@ const port = parentPort;
 if (!port) throw new Error("workers/pglite runs as a worker thread");
 
 let pglite: PGlite | undefined;
+let autovacuum: Autovacuum | undefined;
 
 interface OpenTransaction {
   tx: Transaction;
@@ -83,9 +86,11 @@ async function end(id: number, commit: boolean): Promise<void> {
 }
 
 async function handle(request: Request): Promise<unknown> {
+  autovacuum?.noteUse();
   switch (request.op) {
     case "open":
       pglite = await createPglite(request.dataDir);
+      autovacuum = await Autovacuum.start(pglite, request.maintenanceIntervalMs);
       return undefined;
     case "query": {
       const target = request.tx === undefined ? database() : transaction(request.tx);
@@ -100,6 +105,8 @@ async function handle(request: Request): Promise<unknown> {
     case "end":
       return end(request.tx, request.commit);
     case "close":
+      // Maintenance ends first (after its statement in progress); PGlite then runs what was sent before close.
+      await autovacuum?.stop();
       await pglite?.close();
       pglite = undefined;
       return undefined;

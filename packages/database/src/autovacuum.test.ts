@@ -1,0 +1,170 @@
+import { PGlite } from "@electric-sql/pglite";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Autovacuum, dueCommands, readThresholds, type TableCounters, type Thresholds } from "./autovacuum";
+import { createPglite, ensureTemplate } from "./pglite";
+import { PgliteThread } from "./pglite-thread/client";
+
+// PostgreSQL 18's defaults.
+const DEFAULTS: Thresholds = {
+  vacuum: { threshold: 50, scaleFactor: 0.2 },
+  insert: { threshold: 1000, scaleFactor: 0.2 },
+  analyze: { threshold: 50, scaleFactor: 0.1 },
+};
+
+describe("dueCommands: PostgreSQL's autovacuum thresholds", () => {
+  const table = (counters: Partial<TableCounters>): TableCounters => ({
+    table: "s.t",
+    reltuples: 1000,
+    deadTuples: 0,
+    insertedSinceVacuum: 0,
+    modifiedSinceAnalyze: 0,
+    ...counters,
+  });
+  it.each([
+    ["nothing changed", {}, []],
+    ["dead tuples at the threshold (50 + 0.2 x 1000)", { deadTuples: 250 }, []],
+    ["dead tuples past it", { deadTuples: 251 }, ["VACUUM"]],
+    ["changes past the analyze threshold (50 + 0.1 x 1000)", { modifiedSinceAnalyze: 151 }, ["ANALYZE"]],
+    ["both", { deadTuples: 300, modifiedSinceAnalyze: 300 }, ["VACUUM", "ANALYZE"]],
+    ["inserts past the insert threshold (1000 + 0.2 x 1000)", { insertedSinceVacuum: 1201 }, ["VACUUM"]],
+    ["inserts below it", { insertedSinceVacuum: 1200 }, []],
+    ["never vacuumed nor analyzed (reltuples -1) counts as empty", { reltuples: -1, deadTuples: 51, modifiedSinceAnalyze: 51 }, ["VACUUM", "ANALYZE"]],
+  ] as const)("%s", (_, counters, expected) => {
+    expect(dueCommands(table(counters), DEFAULTS)).toEqual(expected);
+  });
+  it("inserts never qualify when the insert threshold is -1 (PostgreSQL's off)", () => {
+    expect(dueCommands(table({ insertedSinceVacuum: 1e9 }), { ...DEFAULTS, insert: { threshold: -1, scaleFactor: 0.2 } })).toEqual([]);
+  });
+});
+
+describe("Autovacuum on PGlite", () => {
+  let dir: string;
+  let db: PGlite;
+
+  beforeAll(async () => {
+    await ensureTemplate();
+    dir = mkdtempSync(path.join(os.tmpdir(), "crm-autovacuum-"));
+    db = await createPglite(path.join(dir, "local"));
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const counters = async (table: string) =>
+    (
+      await db.query<{ dead: number; analyzed: boolean; vacuumed: boolean }>(
+        `SELECT n_dead_tup::int AS dead, last_analyze IS NOT NULL AS analyzed, last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables WHERE relname = $1`,
+        [table],
+      )
+    ).rows[0]!;
+
+  it("reads PostgreSQL's own thresholds, and none when its autovacuum setting is off", async () => {
+    expect(await readThresholds(db)).toEqual(DEFAULTS);
+    const off = await PGlite.create(path.join(dir, "off"), { startParams: [...PGlite.defaultStartParams, "-c", "autovacuum=off"] });
+    try {
+      expect(await readThresholds(off)).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  });
+
+  it("vacuums and analyzes the tables past their thresholds, and only those; the counters say so", async () => {
+    await db.exec(`CREATE SCHEMA s; CREATE TABLE s."Churned" (id int PRIMARY KEY, v int); CREATE TABLE s.quiet (id int PRIMARY KEY);
+      INSERT INTO s."Churned" SELECT g, 0 FROM generate_series(1, 2000) g; INSERT INTO s.quiet VALUES (1);`);
+    const autovacuum = await Autovacuum.start(db, 3_600_000);
+    // The first pass settles what the setup left (the inserts, the catalogs' changes).
+    await autovacuum.runPass();
+    expect(await counters("Churned")).toMatchObject({ analyzed: true });
+    await db.exec(`UPDATE s."Churned" SET v = v + 1; SELECT pg_stat_force_next_flush()`);
+    expect((await counters("Churned")).dead).toBeGreaterThan(1000);
+    const ran = await autovacuum.runPass();
+    expect(ran.map(({ table, command }) => `${command} ${table}`)).toEqual([`VACUUM s."Churned"`, `ANALYZE s."Churned"`]);
+    expect(await counters("Churned")).toMatchObject({ dead: 0, vacuumed: true });
+    expect(await autovacuum.runPass()).toEqual([]);
+    await autovacuum.stop();
+  });
+
+  it("checks on its interval only after the database was used, and never after stop", async () => {
+    await db.exec(`CREATE TABLE s.timed (id int PRIMARY KEY, v int); INSERT INTO s.timed SELECT g, 0 FROM generate_series(1, 500) g`);
+    const autovacuum = await Autovacuum.start(db, 20);
+    const runPass = jest.spyOn(autovacuum, "runPass");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runPass).not.toHaveBeenCalled();
+    autovacuum.noteUse();
+    await waitFor(async () => (await counters("timed")).analyzed);
+    expect(runPass).toHaveBeenCalledTimes(1);
+    await autovacuum.stop();
+    autovacuum.noteUse();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runPass).toHaveBeenCalledTimes(1);
+  });
+
+  it("lets statements sent during a pass run between its statements, in their order", async () => {
+    await db.exec(`CREATE TABLE s.a (id int PRIMARY KEY, v int); CREATE TABLE s.b (id int PRIMARY KEY, v int); CREATE TABLE s.log (n int);
+      INSERT INTO s.a SELECT g, 0 FROM generate_series(1, 20000) g; INSERT INTO s.b SELECT g, 0 FROM generate_series(1, 20000) g;
+      UPDATE s.a SET v = 1; UPDATE s.b SET v = 1;`);
+    const autovacuum = await Autovacuum.start(db, 3_600_000);
+    const order: string[] = [];
+    const pass = autovacuum.runPass().then((ran) => {
+      order.push("pass");
+      return ran;
+    });
+    const writes = Array.from({ length: 50 }, (_, n) => db.query(`INSERT INTO s.log VALUES ($1)`, [n]).then(() => order.push(`write ${n}`)));
+    const [ran] = await Promise.all([pass, ...writes]);
+    expect(ran.map(({ table, command }) => `${command} ${table}`)).toEqual(expect.arrayContaining(["VACUUM s.a", "VACUUM s.b"]));
+    // All of them ran before the pass's last statement, in the order they were sent.
+    expect(order).toEqual([...Array.from({ length: 50 }, (_, n) => `write ${n}`), "pass"]);
+    await autovacuum.stop();
+  });
+});
+
+describe("Autovacuum on PGlite's thread", () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    await ensureTemplate();
+    dir = mkdtempSync(path.join(os.tmpdir(), "crm-autovacuum-thread-"));
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("vacuums a table updated past its threshold with nothing but use, and closes mid-pass losing no write", async () => {
+    const own = path.join(dir, "thread");
+    const db = await PgliteThread.open(own, { maintenanceIntervalMs: 50 });
+    const dead = async (on: PgliteThread) =>
+      (
+        await on.query<{ dead: number; vacuumed: boolean }>(
+          `SELECT n_dead_tup::int AS dead, last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables WHERE relname = 'churned'`,
+        )
+      ).rows[0]!;
+    await db.exec(`CREATE TABLE churned (id int PRIMARY KEY, v int); CREATE TABLE w (id int PRIMARY KEY);
+      INSERT INTO churned SELECT g, 0 FROM generate_series(1, 20000) g`);
+    await waitFor(async () => (await dead(db)).vacuumed);
+    for (let round = 0; round < 5; round++) await db.exec(`UPDATE churned SET v = v + 1`);
+    await waitFor(async () => (await dead(db)).dead === 0);
+
+    // Bloat it again and close while the pass runs: the writes sent before close all land.
+    for (let round = 0; round < 5; round++) await db.exec(`UPDATE churned SET v = v + 1`);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const writes = Array.from({ length: 200 }, (_, i) => db.query(`INSERT INTO w VALUES ($1)`, [i]));
+    const closing = db.close();
+    await Promise.all(writes);
+    await closing;
+    const again = await PgliteThread.open(own);
+    try {
+      expect((await again.query<{ n: number }>(`SELECT count(*)::int AS n FROM w`)).rows[0]!.n).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
