@@ -139,22 +139,33 @@ describe("Autovacuum on PGlite's thread", () => {
           `SELECT n_dead_tup::int AS dead, last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables WHERE relname = 'churned'`,
         )
       ).rows[0]!;
-    await db.exec(`CREATE TABLE churned (id int PRIMARY KEY, v int); CREATE TABLE w (id int PRIMARY KEY);
+    // v indexed: no update is HOT, so pruning does not reclaim what VACUUM should.
+    await db.exec(`CREATE TABLE churned (id int PRIMARY KEY, v int); CREATE INDEX ON churned (v); CREATE TABLE w (id int PRIMARY KEY);
       INSERT INTO churned SELECT g, 0 FROM generate_series(1, 20000) g`);
     await waitFor(async () => (await dead(db)).vacuumed);
     for (let round = 0; round < 5; round++) await db.exec(`UPDATE churned SET v = v + 1`);
     await waitFor(async () => (await dead(db)).dead === 0);
 
-    // Bloat it again and close while the pass runs: the writes sent before close all land.
-    for (let round = 0; round < 5; round++) await db.exec(`UPDATE churned SET v = v + 1`);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Bloat it again inside a transaction held open for several check intervals: a pass starts and
+    // waits for it (none runs inside a transaction). Close is sent meanwhile, with writes before it; then
+    // the transaction ends. It commits, the pass stops, and every write lands.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = db.transaction(async (tx) => {
+      for (let round = 0; round < 5; round++) await tx.query(`UPDATE churned SET v = v + 1`);
+      await tx.query(`INSERT INTO w VALUES ($1)`, [-1]);
+      await released;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const writes = Array.from({ length: 200 }, (_, i) => db.query(`INSERT INTO w VALUES ($1)`, [i]));
     const closing = db.close();
+    release();
+    await held;
     await Promise.all(writes);
     await closing;
     const again = await PgliteThread.open(own);
     try {
-      expect((await again.query<{ n: number }>(`SELECT count(*)::int AS n FROM w`)).rows[0]!.n).toBe(200);
+      expect((await again.query<{ n: number }>(`SELECT count(*)::int AS n FROM w`)).rows[0]!.n).toBe(201);
     } finally {
       await again.close();
     }
