@@ -40,8 +40,9 @@ export class MessageRejectedError extends Error {
 export type EventHandler = (event: EventEnvelope, context?: EventContext) => Promise<void>;
 
 /**
- * Handles consecutive events of one partition together, in order (one Kafka fetch, one in-process
- * publish), so a handler can do one statement for many events. Resolves once all are handled; a
+ * Handles consecutive events together, in order per partition (on Kafka, what was fetched while the
+ * handler's previous call ran, possibly of several partitions; in-process, one publish), so a handler
+ * can do one statement for many events. Calls never overlap. Resolves once all are handled; a
  * rejection re-delivers them all (at least once, as for EventHandler).
  */
 export type BatchEventHandler = (events: readonly BusEvent[]) => Promise<void>;

@@ -1,8 +1,9 @@
-import { Kafka, logLevel, type Consumer, type IHeaders, type KafkaMessage, type Producer } from "kafkajs";
+import { Kafka, logLevel, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Producer } from "kafkajs";
 import { consumerMetrics } from "@crm/telemetry";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
 import { MessageRejectedError, type BusEvent, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
+import { HandlingQueue } from "./handling-queue";
 import { OffsetCommits } from "./offset-commits";
 
 /**
@@ -40,8 +41,9 @@ export const DEFAULT_KAFKA_CONSUMER_SETTINGS: Readonly<KafkaConsumerSettings> = 
 });
 
 /**
- * Events handed to a batch handler at once at most: a fetch can hold thousands after a backlog, and
- * one handler call (one statement) for all of them would hold the partition's offsets back meanwhile.
+ * Events handed to a batch handler at once at most, and taken from fetches and not yet handled at
+ * most (beyond that, fetching waits): a fetch can hold thousands after a backlog, and one handler
+ * call (one statement) for all of them would hold the partition's offsets back meanwhile.
  */
 export const MAX_HANDLED_TOGETHER = 100;
 
@@ -147,31 +149,62 @@ export class KafkaBus implements EventBus {
       this.options.logger.error({ topic, partition, offset: message.offset }, "skipping a message that is not an event envelope");
       return undefined;
     };
-    const commits = new OffsetCommits(settings.commitIntervalMs, (err) =>
-      this.options.logger.warn({ err, topic, groupId }, "committing handled offsets failed; the next commit covers them"),
+    // The payload of the batch handled last: commits go through its consumer group (a restarted
+    // consumer has a new one; a commit through the old one is refused and the next one covers it).
+    let latest: EachBatchPayload | undefined;
+    const commits = new OffsetCommits(
+      settings.commitIntervalMs,
+      async (partitions) => {
+        if (latest) await latest.commitOffsetsIfNecessary({ topics: [{ topic, partitions }] });
+      },
+      (err) => this.options.logger.warn({ err, topic, groupId }, "committing handled offsets failed; the next commit covers them"),
     );
-    const running = batchHandler
+    // A handler failure is thrown by the next batch kafkajs hands over (after the seek below, the
+    // failed events again), so kafkajs's retries and back-off apply as when the handler ran inside it.
+    let failed: { err: unknown } | undefined;
+    const queue = batchHandler
+      ? new HandlingQueue({
+          handler: batchHandler,
+          maxTogether: MAX_HANDLED_TOGETHER,
+          maxWaiting: MAX_HANDLED_TOGETHER,
+          onHandled: (partition, nextOffset) => commits.handledUpTo(partition, nextOffset),
+          onFailed: (firstUnhandled, err) => {
+            failed = { err };
+            for (const [partition, offset] of firstUnhandled) {
+              try {
+                consumer.seek({ topic, partition, offset });
+              } catch (seekErr) {
+                // Not running any more: a restarted consumer fetches from the committed offsets anyway.
+                this.options.logger.warn({ err: seekErr, topic, partition }, "could not fetch a failed batch again at once");
+              }
+            }
+          },
+        })
+      : undefined;
+    const running = queue
       ? consumer.run({
-          // Committed by OffsetCommits: at most once per commitIntervalMs, not after every fetch.
+          // Committed by OffsetCommits: at most once per commitIntervalMs, and only what is handled.
           autoCommit: false,
-          autoCommitInterval: settings.commitIntervalMs,
-          // A fetch's events in slices of MAX_HANDLED_TOGETHER, each slice's offsets resolved once it is
-          // handled, and only then: a batch left early (stopping, or a seek) must not be resolved whole.
+          // kafkajs's resolved offset is where it fetches next: a slice's is resolved once the queue has
+          // taken it, so the next fetch goes out while the handler works. A batch left early (stopping,
+          // or a seek) is not resolved whole.
           eachBatchAutoResolve: false,
           eachBatch: async (payload) => {
-            const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
-            try {
-              for (let start = 0; start < batch.messages.length; start += MAX_HANDLED_TOGETHER) {
-                if (!isRunning() || isStale()) return;
-                const slice = batch.messages.slice(start, start + MAX_HANDLED_TOGETHER);
-                const events = slice.map((m) => eventOf(m, batch.partition)).filter((e): e is BusEvent => e !== undefined);
-                if (events.length > 0) await batchHandler(events);
-                resolveOffset(slice[slice.length - 1]!.offset);
-                await commitOffsetsIfNecessary();
-                await heartbeat();
+            const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+            latest = payload;
+            for (let start = 0; start < batch.messages.length; start += MAX_HANDLED_TOGETHER) {
+              if (stopped || !isRunning() || isStale()) return;
+              if (failed) {
+                const { err } = failed;
+                failed = undefined;
+                throw err;
               }
-            } finally {
-              await commits.afterBatch(payload, stopped || !isRunning());
+              const slice = batch.messages.slice(start, start + MAX_HANDLED_TOGETHER);
+              const events = slice.map((m) => eventOf(m, batch.partition)).filter((e): e is BusEvent => e !== undefined);
+              queue.take({ partition: batch.partition, firstOffset: slice[0]!.offset, lastOffset: slice[slice.length - 1]!.offset, events });
+              resolveOffset(slice[slice.length - 1]!.offset);
+              await queue.room();
+              await heartbeat();
             }
           },
         })
@@ -179,7 +212,7 @@ export class KafkaBus implements EventBus {
           autoCommit: true,
           eachMessage: async ({ message, partition }) => {
             const event = eventOf(message, partition);
-            if (event) await handler(event.event, event.context);
+            if (event) await handler!(event.event, event.context);
           },
         });
     if (waitForJoin) await running;
@@ -191,7 +224,9 @@ export class KafkaBus implements EventBus {
         // Disconnecting in the middle of the join would leave the join running on closed connections;
         // let it finish (the broker's rebalance delay, seconds), but not wait forever on a broker that is gone.
         await Promise.race([running.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, settings.sessionTimeoutMs).unref())]);
-        // Still in the group: what was handled is committed, so a successor starts after it.
+        // What was taken is handled (or dropped by a failure), then, still in the group, what was
+        // handled is committed, so a successor starts after it.
+        await Promise.race([queue?.idle(), new Promise((resolve) => setTimeout(resolve, settings.sessionTimeoutMs).unref())]);
         await commits.stop().catch((err: unknown) => this.options.logger.warn({ err, topic, groupId }, "committing handled offsets at stop failed; they will be handled again"));
         await consumer.disconnect();
       },

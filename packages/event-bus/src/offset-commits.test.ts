@@ -1,56 +1,71 @@
-import type { OffsetsByTopicPartition } from "kafkajs";
 import { waitFor } from "@crm/testing";
-import { OffsetCommits, type BatchCommits } from "./offset-commits";
+import { OffsetCommits, type PartitionOffset } from "./offset-commits";
 
-/** kafkajs's offsets manager as a batch payload sees it: resolved offsets, and what was committed. */
-function payload(): BatchCommits & { resolve(offset: string): void; commits: string[] } {
-  let resolved: string | undefined;
-  let committed: string | undefined;
-  const commits: string[] = [];
-  const uncommitted = (): OffsetsByTopicPartition => ({
-    topics: resolved !== committed && resolved !== undefined ? [{ topic: "t", partitions: [{ partition: 0, offset: resolved }] }] : [],
-  });
-  return {
-    commits,
-    resolve: (offset) => void (resolved = offset),
-    uncommittedOffsets: uncommitted,
-    commitOffsetsIfNecessary: async (offsets) => {
-      if (!offsets) return; // the interval, which these tests leave to kafkajs
-      committed = offsets.topics[0]!.partitions[0]!.offset;
-      commits.push(committed);
-    },
-  };
+/** The commits a consumer group was asked for, one list per request. */
+function recorder(): { requests: PartitionOffset[][]; commit(offsets: PartitionOffset[]): Promise<void> } {
+  const requests: PartitionOffset[][] = [];
+  return { requests, commit: async (offsets) => void requests.push(offsets) };
 }
 
+const rethrow = (err: unknown) => {
+  throw err;
+};
+
 describe("OffsetCommits", () => {
-  it("commits what the last batch left once events stop, in one request, and nothing when nothing is left", async () => {
-    const commits = new OffsetCommits(20, (err) => {
-      throw err;
-    });
-    const batch = payload();
-    batch.resolve("4");
-    await commits.afterBatch(batch, false);
-    batch.resolve("9");
-    await commits.afterBatch(batch, false);
-    expect(batch.commits).toEqual([]);
-    await waitFor(() => batch.commits.length > 0, 5_000, 5);
-    expect(batch.commits).toEqual(["9"]);
-    await commits.afterBatch(batch, false);
+  it("commits what is handled an interval after the first offset since the last commit, in one request, and nothing when nothing is left", async () => {
+    const broker = recorder();
+    const commits = new OffsetCommits(20, broker.commit, rethrow);
+    commits.handledUpTo(0, "4");
+    commits.handledUpTo(0, "9");
+    commits.handledUpTo(1, "2");
+    expect(broker.requests).toEqual([]);
+    await waitFor(() => broker.requests.length > 0, 5_000, 5);
+    expect(broker.requests).toEqual([
+      [
+        { partition: 0, offset: "9" },
+        { partition: 1, offset: "2" },
+      ],
+    ]);
     await commits.stop();
-    expect(batch.commits).toEqual(["9"]);
+    expect(broker.requests).toHaveLength(1);
   });
 
-  it("commits at once when the consumer is stopping, and at stop()", async () => {
-    const commits = new OffsetCommits(60_000, (err) => {
-      throw err;
-    });
-    const batch = payload();
-    batch.resolve("3");
-    await commits.afterBatch(batch, true);
-    expect(batch.commits).toEqual(["3"]);
-    batch.resolve("5");
-    await commits.afterBatch(batch, false);
+  it("commits at stop() what is left, and never an offset below one already reported for its partition", async () => {
+    const broker = recorder();
+    const commits = new OffsetCommits(60_000, broker.commit, rethrow);
+    commits.handledUpTo(0, "7");
+    // The partition fetched again from an older offset (a restarted consumer): everything below 7 is handled already.
+    commits.handledUpTo(0, "5");
     await commits.stop();
-    expect(batch.commits).toEqual(["3", "5"]);
+    expect(broker.requests).toEqual([[{ partition: 0, offset: "7" }]]);
+  });
+
+  it("keeps what a failed commit carried for the next one, unless something handled since supersedes it", async () => {
+    let fail = true;
+    const requests: PartitionOffset[][] = [];
+    const failures: unknown[] = [];
+    const commits = new OffsetCommits(
+      10,
+      async (offsets) => {
+        if (fail) {
+          fail = false;
+          throw new Error("coordinator moved");
+        }
+        requests.push(offsets);
+      },
+      (err) => failures.push(err),
+    );
+    commits.handledUpTo(0, "3");
+    commits.handledUpTo(1, "8");
+    await waitFor(() => failures.length > 0, 5_000, 5);
+    commits.handledUpTo(0, "6");
+    await waitFor(() => requests.length > 0, 5_000, 5);
+    expect(requests).toEqual([
+      [
+        { partition: 0, offset: "6" },
+        { partition: 1, offset: "8" },
+      ],
+    ]);
+    await commits.stop();
   });
 });

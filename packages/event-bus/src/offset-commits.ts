@@ -1,63 +1,70 @@
-import type { EachBatchPayload } from "kafkajs";
-
-/** What OffsetCommits uses of the kafkajs payload of the batch being handled. */
-export type BatchCommits = Pick<EachBatchPayload, "commitOffsetsIfNecessary" | "uncommittedOffsets">;
+/** A partition's offset to commit: the one after the last handled message. */
+export interface PartitionOffset {
+  partition: number;
+  offset: string;
+}
 
 /**
- * When a batch consumer commits the offsets it has handled (resolved), instead of kafkajs's
- * `autoCommit`, which commits after every fetched batch whatever its interval: one OffsetCommit round
- * trip per fetch, and at low rates a fetch holds one event (one relay publish), so a commit per event.
- * Here, while events keep coming, at most once per `intervalMs` (kafkajs's `autoCommitInterval`,
- * checked by `commitOffsetsIfNecessary()` after each handled slice); when they stop, `intervalMs`
- * after the last batch; when the consumer stops, at once. Offsets are still only committed once
- * handled, so nothing is lost: what a crash or a rebalance leaves uncommitted (at most `intervalMs`
- * of events) is handled again by whoever gets the partition, which the handlers must bear anyway
- * (at-least-once).
+ * When a batch consumer commits the offsets it has handled, instead of kafkajs's `autoCommit`, which
+ * commits after every fetched batch whatever its interval: one OffsetCommit round trip per fetch, and
+ * at low rates a fetch holds one event (one relay publish), so a commit per event. Here the first
+ * offset handled after a commit is committed `intervalMs` later, with everything handled by then: at
+ * most one commit per `intervalMs` while events flow, and one `intervalMs` after the last; when the
+ * consumer stops, at once. Only offsets reported handled are committed (the consumer fetches ahead of
+ * its handler, so kafkajs's resolved offsets are not that), so nothing is lost: what a crash or a
+ * rebalance leaves uncommitted (at most `intervalMs` of events) is handled again by whoever gets the
+ * partition, which the handlers must bear anyway (at-least-once).
  */
 export class OffsetCommits {
+  /** Per partition, the offset after the last handled message, not committed yet. */
+  private readonly handled = new Map<number, bigint>();
+  /** Per partition, the highest offset ever reported handled, committed or not. */
+  private readonly highest = new Map<number, bigint>();
   private timer: NodeJS.Timeout | undefined;
-  /** The payload of the last batch handled: its offsets manager holds the uncommitted offsets. */
-  private last: BatchCommits | undefined;
   private stopped = false;
 
   constructor(
     private readonly intervalMs: number,
+    private readonly commit: (offsets: PartitionOffset[]) => Promise<void>,
     private readonly onLaterCommitFailure: (err: unknown) => void,
   ) {}
 
   /**
-   * At the end of handling a batch (however it ended): commits now if stopping, otherwise makes sure
-   * what is left uncommitted is committed `intervalMs` from now if no batch does it first.
+   * Every message of `partition` before `nextOffset` is handled. An offset below one already reported
+   * (the partition fetched again after a restart) changes nothing: everything below the higher one
+   * was handled too.
    */
-  async afterBatch(payload: BatchCommits, stopping: boolean): Promise<void> {
-    this.last = payload;
-    if (stopping || this.stopped) {
-      await commitUncommitted(payload);
-      return;
-    }
-    if (this.timer || !hasUncommitted(payload)) return;
+  handledUpTo(partition: number, nextOffset: string): void {
+    const offset = BigInt(nextOffset);
+    const known = this.highest.get(partition);
+    if (known !== undefined && offset <= known) return;
+    this.highest.set(partition, offset);
+    this.handled.set(partition, offset);
+    if (this.timer || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (this.stopped || this.last === undefined) return;
-      commitUncommitted(this.last).catch(this.onLaterCommitFailure);
+      if (!this.stopped) this.flush().catch(this.onLaterCommitFailure);
     }, this.intervalMs);
   }
 
-  /** Stops the later commit, and commits what the last batch left (before the consumer leaves its group). */
+  /** Stops the later commit, and commits what is handled and not committed (before the consumer leaves its group). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.last) await commitUncommitted(this.last);
+    await this.flush();
   }
-}
 
-function hasUncommitted(payload: BatchCommits): boolean {
-  return payload.uncommittedOffsets().topics.length > 0;
-}
-
-/** With offsets given, kafkajs commits them whatever the interval. */
-async function commitUncommitted(payload: BatchCommits): Promise<void> {
-  const offsets = payload.uncommittedOffsets();
-  if (offsets.topics.length > 0) await payload.commitOffsetsIfNecessary(offsets);
+  private async flush(): Promise<void> {
+    if (this.handled.size === 0) return;
+    const offsets = [...this.handled].map(([partition, offset]) => ({ partition, offset: offset.toString() }));
+    this.handled.clear();
+    try {
+      await this.commit(offsets);
+    } catch (err) {
+      // Still owed, unless something handled since supersedes it; the next commit covers them.
+      for (const { partition, offset } of offsets) if (!this.handled.has(partition)) this.handled.set(partition, BigInt(offset));
+      throw err;
+    }
+  }
 }
