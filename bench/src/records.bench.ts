@@ -8,7 +8,8 @@
 // crm-records with a signed internal token, and the peer (same SQL, same rows, its own indexes).
 //
 // Settings (environment): BENCH_SIZES=1000,10000,100000  BENCH_DURATION_S=3  BENCH_ROUNDS=2
-// BENCH_CONNECTIONS=20  BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
+// BENCH_CONNECTIONS=20  BENCH_WARMUP_S=10 (each way's first row of each method; 1 s for later rows)
+// BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 // BENCH_SCENARIOS=<keys> (only the rows whose key starts with one of these, e.g. `create` or
 // `default-1000,hop`; `hop` is the paced half-rate run, `deep` the four deep-page rows; only the sizes
 // those rows need are seeded), so one row can be measured and profiled alone.
@@ -20,6 +21,7 @@
 // services/gateway/dist to <repo>/.ab/gateway/dist: the bundle requires its packages by relative paths
 // (../../../node_modules), so the copy must sit two folders below the repository root.
 // It prints figures; nothing is asserted. Figures and the machine they came from: docs/performance.md.
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { Client } from "pg";
 import { startBenchProduct } from "./bench-product";
@@ -32,6 +34,13 @@ const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Nu
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+/**
+ * Warm-up of each way the first time it serves a method (GET, POST), before any row is measured; every
+ * later row gets 1 s. A server's code for a new path takes thousands of requests to reach V8's
+ * optimising tiers: with 1 s, POST /client through the gateway read 310, 370, 493, 599 req/s in four
+ * rounds of one run (2026-11-26 04:02 UTC), so a two-round run measured mostly the warm-up.
+ */
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const POOL_SIZE = 10; // the product's default pool per service; the peer gets the same
 const SELECTED = process.env.BENCH_SCENARIOS?.split(",")
   .map((k) => k.trim())
@@ -60,6 +69,29 @@ interface Scenario {
 function fmt(r: LoadResult | undefined): string {
   if (!r) return "".padEnd(34);
   return `${r.rps.toFixed(0).padStart(6)} req/s p50 ${r.p50.toFixed(1).padStart(6)} p99 ${r.p99.toFixed(1).padStart(6)}${r.failures ? ` !${r.failures}` : ""}`.padEnd(34);
+}
+
+/** User + system CPU so far of every process whose command is `comm` (`postgres`: the server and all its backends), ms. */
+function cpuOfCommand(comm: string): number {
+  let ms = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== comm) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return ms;
+}
+
+/** CPU the whole machine has spent so far (every process, all cores; not idle or waiting for I/O), ms (/proc/stat). */
+function machineBusyMs(): number {
+  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (ticks.reduce((a, b) => a + b, 0) - ticks[3]! - ticks[4]!) * 10;
 }
 
 function ratio(a: number | undefined, b: number | undefined): string {
@@ -144,8 +176,9 @@ async function main(): Promise<void> {
       gateway: pidListeningOn(Number(new URL(product.baseUrl).port)),
       records: pidListeningOn(Number(new URL(records.url).port)),
       peer: pidListeningOn(Number(new URL(peer.url).port)),
+      webhooks: pidListeningOn(Number(new URL(product.services["webhook-delivery"].url).port)),
       ...(GATEWAY_B ? { gatewayB: pidListeningOn(Number(new URL(base.gatewayB).port)) } : {}),
-    } as Record<"gateway" | "gatewayB" | "records" | "peer", number>;
+    } as Record<"gateway" | "gatewayB" | "records" | "peer" | "webhooks", number>;
     type Proc = keyof typeof pids;
     const cpu = new Map<string, number[]>();
     // The outbox relay's publish batches (crm-records' /metrics): one round of relay statements and
@@ -155,11 +188,19 @@ async function main(): Promise<void> {
       return Number(/^crm_outbox_publish_batches_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN);
     };
     const batches = new Map<string, number[]>();
+    // What else a request costs the machine: webhook-delivery consumes every event a create publishes,
+    // PostgreSQL runs every statement, Redis the gateway's auth reads and counts, the load generator
+    // its side. Every process of the PostgreSQL and Redis servers counts, so another user of them
+    // shows up here; the machine's figure is every process on it.
+    const elsewhere = { webhooks: () => cpuMs(pids.webhooks), postgres: () => cpuOfCommand("postgres"), redis: () => cpuOfCommand("redis-server"), machine: machineBusyMs };
+    type Elsewhere = keyof typeof elsewhere;
     const measured = async (key: string, procs: Proc[], load: () => Promise<LoadResult>, writes = false) => {
       const before = procs.map((p) => cpuMs(pids[p]));
       const batches0 = writes && procs.includes("records") ? await relayBatches() : undefined;
+      const others = Object.entries(elsewhere).map(([name, read]) => [name, read()] as const);
       const r = await load();
       const requests = r.rps * DURATION_S;
+      for (const [name, ms] of others) cpu.set(`${key}/${name}`, [...(cpu.get(`${key}/${name}`) ?? []), (elsewhere[name as Elsewhere]() - ms) / requests]);
       procs.forEach((p, i) => cpu.set(`${key}/${p}`, [...(cpu.get(`${key}/${p}`) ?? []), (cpuMs(pids[p]) - before[i]!) / requests]));
       if (batches0 !== undefined) {
         // Let the relay finish the run's last round before reading.
@@ -188,7 +229,14 @@ async function main(): Promise<void> {
     const idlePerS = Object.fromEntries(Object.entries(pids).map(([p, pid]) => [p, ((cpuMs(pid) - idle0[p as Proc]) * 1000) / idleMs])) as Record<Proc, number>;
 
     console.log(`warming up ...`);
-    for (const s of scenarios) for (const way of s.ways) await run(s, way, 1);
+    const warmed = new Set<string>();
+    for (const s of hop && !scenarios.includes(hop) ? [...scenarios, { ...hop, ways: ["gateway", "direct"] as Way[] }] : scenarios) {
+      for (const way of s.ways) {
+        const first = !warmed.has(`${way} ${s.method}`);
+        warmed.add(`${way} ${s.method}`);
+        await run(s, way, first ? WARMUP_S : 1);
+      }
+    }
 
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of scenarios) {
@@ -257,6 +305,13 @@ async function main(): Promise<void> {
       const [g, d, p] = (["gateway", "direct", "peer"] as Way[]).map((way) => summary(`${s.key}/${way}`));
       console.log(`${s.label.padEnd(22)}${fmt(g)}${fmt(d)}${fmt(p)}${ratio(g?.rps, p?.rps).padStart(7)}  ${ratio(g?.rps, d?.rps).padStart(9)}`);
     }
+    // Each round's req/s, in the order measured: a first round far below the others says the warm-up
+    // was too short for that way.
+    console.log("\nreq/s per round");
+    for (const s of scenarios) {
+      const rounds = (way: Way) => (results.get(`${s.key}/${way}`) ?? []).map((r) => r.rps.toFixed(0)).join(" ");
+      console.log(`${s.label.padEnd(22)}${s.ways.map((way) => `${way} ${rounds(way)}`).join("; ")}`);
+    }
     if (GATEWAY_B) {
       console.log(`\nthe second gateway (BENCH_GATEWAY_B=${GATEWAY_B}), same rounds`);
       for (const s of scenarios) {
@@ -274,7 +329,7 @@ async function main(): Promise<void> {
       );
 
     // What each request cost the processes that served it, in ms of CPU (user + system).
-    const cpuOf = (key: string, proc: Proc) => {
+    const cpuOf = (key: string, proc: Proc | Elsewhere) => {
       const runs = cpu.get(`${key}/${proc}`);
       return runs ? median(runs).toFixed(3).padStart(8) : "       -";
     };
@@ -299,6 +354,12 @@ async function main(): Promise<void> {
           `${s.label.padEnd(22)}${cpuOf(`${s.key}/gatewayB`, "gatewayB")} + ${cpuOf(`${s.key}/gatewayB`, "records")}   per round, gateway B: ${rounds(`${s.key}/gatewayB/gatewayB`)}; first gateway: ${rounds(`${s.key}/gateway/gateway`)}`,
         );
       }
+    }
+    console.log("\nCPU per request elsewhere, ms (medians over rounds): webhook-delivery / PostgreSQL (all its processes) / Redis; the machine (every process, all cores)");
+    const others = (key: string) => `${cpuOf(key, "webhooks")} /${cpuOf(key, "postgres")} /${cpuOf(key, "redis")}; ${cpuOf(key, "machine")}`;
+    console.log(`${"request, clients".padEnd(22)}${"through the gateway".padEnd(40)}${"straight to crm-records".padEnd(40)}peer`);
+    for (const s of scenarios) {
+      console.log(`${s.label.padEnd(22)}${others(`${s.key}/gateway`).padEnd(40)}${others(`${s.key}/direct`).padEnd(40)}${others(`${s.key}/peer`)}`);
     }
     if (cpu.has("create-at-gateway-rate/direct/records")) {
       console.log(
