@@ -71,20 +71,30 @@ function fmt(r: LoadResult | undefined): string {
   return `${r.rps.toFixed(0).padStart(6)} req/s p50 ${r.p50.toFixed(1).padStart(6)} p99 ${r.p99.toFixed(1).padStart(6)}${r.failures ? ` !${r.failures}` : ""}`.padEnd(34);
 }
 
-/** User + system CPU so far of every process whose command is `comm` (`postgres`: the server and all its backends), ms. */
-function cpuOfCommand(comm: string): number {
-  let ms = 0;
+/** User + system CPU so far of each process whose command is `comm` (`postgres`: the server and all its backends), ms by pid. */
+function cpuByPid(comm: string): Map<number, number> {
+  const ms = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== comm) continue;
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      ms.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
     } catch {
       /* gone meanwhile */
     }
   }
+  return ms;
+}
+
+/**
+ * CPU spent between two snapshots by the processes alive at the second: one that exited meanwhile (a
+ * closed connection's PostgreSQL backend) is left out, so the figure errs low, never below zero.
+ */
+function spentSince(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let ms = 0;
+  for (const [pid, now] of after) ms += now - (before.get(pid) ?? 0);
   return ms;
 }
 
@@ -192,7 +202,12 @@ async function main(): Promise<void> {
     // PostgreSQL runs every statement, Redis the gateway's auth reads and counts, the load generator
     // its side. Every process of the PostgreSQL and Redis servers counts, so another user of them
     // shows up here; the machine's figure is every process on it.
-    const elsewhere = { webhooks: () => cpuMs(pids.webhooks), postgres: () => cpuOfCommand("postgres"), redis: () => cpuOfCommand("redis-server"), machine: machineBusyMs };
+    const elsewhere = {
+      webhooks: () => new Map([[pids.webhooks, cpuMs(pids.webhooks)]]),
+      postgres: () => cpuByPid("postgres"),
+      redis: () => cpuByPid("redis-server"),
+      machine: () => new Map([[0, machineBusyMs()]]),
+    };
     type Elsewhere = keyof typeof elsewhere;
     const measured = async (key: string, procs: Proc[], load: () => Promise<LoadResult>, writes = false) => {
       const before = procs.map((p) => cpuMs(pids[p]));
@@ -200,7 +215,7 @@ async function main(): Promise<void> {
       const others = Object.entries(elsewhere).map(([name, read]) => [name, read()] as const);
       const r = await load();
       const requests = r.rps * DURATION_S;
-      for (const [name, ms] of others) cpu.set(`${key}/${name}`, [...(cpu.get(`${key}/${name}`) ?? []), (elsewhere[name as Elsewhere]() - ms) / requests]);
+      for (const [name, then] of others) cpu.set(`${key}/${name}`, [...(cpu.get(`${key}/${name}`) ?? []), spentSince(then, elsewhere[name as Elsewhere]()) / requests]);
       procs.forEach((p, i) => cpu.set(`${key}/${p}`, [...(cpu.get(`${key}/${p}`) ?? []), (cpuMs(pids[p]) - before[i]!) / requests]));
       if (batches0 !== undefined) {
         // Let the relay finish the run's last round before reading.
