@@ -72,14 +72,19 @@ function cursorValue(value: unknown): unknown {
 
 export class RecordService {
   private readonly cursors: CursorCodec;
-  /** Runs one statement with bound parameters: the lists' and the one-statement creates' (see RecordServiceOptions.sql). */
-  private readonly read: (text: string, params: unknown[]) => Promise<Row[]>;
+  /**
+   * Runs one statement with bound parameters: the lists' and the one-statement creates' (see
+   * RecordServiceOptions.sql). `name`: prepared once per connection under it (SqlRunner.query).
+   */
+  private readonly read: (text: string, params: unknown[], name?: string) => Promise<Row[]>;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
 
   constructor(private readonly options: RecordServiceOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
     const sql = options.sql;
-    this.read = sql ? async (text, params) => (await sql.query<Row>(text, params)).rows : (text, params) => options.prisma.$queryRawUnsafe<Row[]>(text, ...params);
+    this.read = sql
+      ? async (text, params, name) => (await sql.query<Row>(text, params, name ? { name } : undefined)).rows
+      : (text, params) => options.prisma.$queryRawUnsafe<Row[]>(text, ...params);
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
     }
@@ -240,7 +245,7 @@ export class RecordService {
     const event = buildEnvelope(definition.entity, "created", businessId, view);
     const statement = insertRecordStatement(definition, data, row, event);
     try {
-      await this.read(statement.sql, statement.params);
+      await this.read(statement.sql, statement.params, statement.name);
     } catch (err) {
       if (isForeignKeyViolation(err)) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
       throw err;
