@@ -3,7 +3,10 @@
 // events' records with their subscriber lookup (10 webhooks; BENCH_EVENTS_PER_STATEMENT events per
 // statement, as the consumer handles a fetch's events together), then claims of a business's first
 // attempts and the outcomes written in batches. The backend's CPU comes from /proc (one connection, so one backend), a
-// figure the machine's load disturbs far less than time. It prints figures; nothing is asserted.
+// figure the machine's load disturbs far less than time; and, as figures the load cannot disturb, the WAL
+// each kind wrote (bytes per delivery, from the server's insert position: another database's writes
+// at the same moment count too) and how many of Delivery's and Webhook's (health) row updates were
+// HOT (in place, no index entry). It prints figures; nothing is asserted.
 //
 // Settings: DATABASE_URL (an admin connection; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_EVENTS=300, BENCH_EVENTS_PER_STATEMENT=1, BENCH_HISTORY=0 (finished deliveries in the table beforehand), BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
@@ -89,12 +92,27 @@ async function run(url: string, recordBatch: number): Promise<void> {
     };
     // The repositories' delivery-path statements go through `sql`; their Prisma client and keyring are not used by these.
     const repository = new DeliveryRepository(undefined as never, sql);
-    const cpu = new Map<string, { ms: number; statements: number }>();
+    const walBytes = async () => Number((await client.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS b")).rows[0]!.b);
+    const updates = async () => {
+      // This backend's counts reach the shared statistics when it is next idle.
+      await client.query("SELECT pg_stat_force_next_flush()");
+      const { rows } = await client.query<{ table: string; upd: string; hot: string }>(
+        `SELECT relname AS table, n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables
+         WHERE schemaname = 'webhooks' AND relname IN ('Delivery', 'Webhook')`,
+      );
+      return new Map(rows.map((r) => [r.table, { upd: Number(r.upd), hot: Number(r.hot) }]));
+    };
+    const updatesBefore = await updates();
+    const cpu = new Map<string, { ms: number; statements: number; wal: number }>();
     const measured = async <T>(kind: string, work: () => Promise<T>): Promise<T> => {
+      const walBefore = await walBytes();
       const before = backendCpuMs(pid);
       const result = await work();
-      const entry = cpu.get(kind) ?? { ms: 0, statements: 0 };
-      entry.ms += backendCpuMs(pid) - before;
+      const ms = backendCpuMs(pid) - before;
+      const wal = (await walBytes()) - walBefore;
+      const entry = cpu.get(kind) ?? { ms: 0, statements: 0, wal: 0 };
+      entry.ms += ms;
+      entry.wal += wal;
       entry.statements += 1;
       cpu.set(kind, entry);
       return result;
@@ -137,11 +155,24 @@ async function run(url: string, recordBatch: number): Promise<void> {
     }
     const deliveries = EVENTS * WEBHOOKS;
     let total = 0;
+    let totalWal = 0;
     const parts = [...cpu].map(([kind, { ms, statements }]) => {
       total += ms;
       return `${kind} ${((1000 * ms) / deliveries).toFixed(0)} (${statements})`;
     });
+    const walParts = [...cpu].map(([kind, { wal }]) => {
+      totalWal += wal;
+      return `${kind} ${(wal / deliveries).toFixed(0)}`;
+    });
+    const updatesAfter = await updates();
     console.log(`outcomes per statement ${String(recordBatch).padStart(3)}: ${((1000 * total) / deliveries).toFixed(0).padStart(5)} µs per delivery = ${parts.join(", ")}`);
+    const hot = (table: string) => {
+      const [after, before] = [updatesAfter.get(table)!, updatesBefore.get(table)!];
+      return `${table} updates ${after.upd - before.upd}, HOT ${after.hot - before.hot}`;
+    };
+    console.log(
+      `                            WAL ${(totalWal / deliveries).toFixed(0).padStart(5)} bytes per delivery = ${walParts.join(", ")}; ${hot("Delivery")}; ${hot("Webhook")}`,
+    );
   } finally {
     await client.end();
   }
