@@ -4,9 +4,9 @@ import { newestFirstPage, type Pagination } from "@crm/query-language";
 import { Prisma, type Delivery, type DeliveryStatus, type PrismaClient } from "../generated/prisma/client";
 
 /**
- * A delivery this process may attempt. `leaseUntil` is the value this process wrote into
- * `nextRetryAt` when it claimed the row: while it is still there, nobody else has claimed the
- * attempt, so it doubles as the fencing token for every later write about this attempt.
+ * A delivery this process may attempt. `leaseUntil` is the value this process wrote into the row's
+ * `leaseUntil` when it claimed it: while it is still there, nobody else has claimed the attempt, so
+ * it doubles as the fencing token for every later write about this attempt.
  */
 export interface ClaimedDelivery {
   id: string;
@@ -106,22 +106,41 @@ function claimsFrom(rows: ClaimRow[], leaseUntil: Date, at: Date): ClaimedDelive
 }
 
 /**
- * The second half of every claim: lease the rows the statement's `due` CTE picked (their
- * nextRetryAt moves to the lease's end) and read what sending them needs, in the same statement.
+ * Due and held by nobody: a claimed row keeps its (past) nextRetryAt, and its lease is in leaseUntil.
+ * For the claims' WHERE clauses, over the delivery rows unqualified or as `d`.
+ */
+const free = (now: Date, d = "") =>
+  Prisma.sql`${Prisma.raw(d)}"nextRetryAt" <= ${now}::timestamptz AND (${Prisma.raw(d)}"leaseUntil" IS NULL OR ${Prisma.raw(d)}"leaseUntil" <= ${now}::timestamptz)`;
+
+/**
+ * The second half of every claim: lease the rows the statement's `due` CTE picked (leaseUntil, in no
+ * index, so the row is updated in place: a HOT update, no index entry written) and read what sending
+ * them needs, in the same statement.
  */
 function leaseDueAndRead(leaseUntil: Date): Prisma.Sql {
   return Prisma.sql`
-      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${leaseUntil}::timestamptz
+      UPDATE ${DELIVERY} AS d SET "leaseUntil" = ${leaseUntil}::timestamptz
       FROM due, ${WEBHOOK} AS w, ${PAYLOAD} AS p
       WHERE d.id = due.id AND w.id = d."webhookId" AND p.id = d."payloadId"
       RETURNING d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}`;
 }
 
 /**
+ * A delivery as the API shows it: while an attempt holds it, nextRetryAt is when it would be retried
+ * if that attempt's instance died, the end of its lease (a claim writes the lease into leaseUntil only).
+ */
+function shown(row: Delivery): Delivery {
+  return row.leaseUntil && (row.nextRetryAt === null || row.leaseUntil > row.nextRetryAt) ? { ...row, nextRetryAt: row.leaseUntil } : row;
+}
+
+/**
  * Delivery records and the claim protocol that lets any number of instances share the work:
- * a due row (status PENDING or RETRYING, nextRetryAt <= now) is claimed by moving its nextRetryAt
- * to a lease end under FOR UPDATE SKIP LOCKED, so exactly one instance gets it; every later write
- * about that attempt requires nextRetryAt to still hold that lease end.
+ * a due row (status PENDING or RETRYING, nextRetryAt <= now, no lease or an expired one) is claimed
+ * by setting its leaseUntil to a lease end under FOR UPDATE SKIP LOCKED, so exactly one instance
+ * gets it; every later write about that attempt requires leaseUntil to still hold that lease end.
+ * Records created leased also get nextRetryAt = the lease end (no claim scan meets them before it);
+ * a claim leaves nextRetryAt alone, so the claim scans step over rows in flight (filtered by
+ * leaseUntil), in exchange for claims that write no index entry.
  */
 export class DeliveryRepository {
   /**
@@ -149,7 +168,7 @@ export class DeliveryRepository {
    * One PENDING record per webhook and the event's payload stored once for all of them, in one
    * statement; a re-delivered event finds its payload (unique on the event id) and hits the
    * (webhookId, eventId) unique key, so it creates nothing. The first `lease.limit` records are created
-   * already claimed by the caller (nextRetryAt = lease.leaseUntil) and returned as claims with what to
+   * already claimed by the caller (leaseUntil = nextRetryAt = lease.leaseUntil) and returned as claims with what to
    * send: no claim statement follows the insert, and no other instance's poller can take them before
    * the caller sends them (with the event's trace). The others are due at once, for whoever has room.
    */
@@ -167,16 +186,16 @@ export class DeliveryRepository {
         ON CONFLICT ("eventId") DO UPDATE SET "eventId" = EXCLUDED."eventId"
         RETURNING id, body
       ), d AS (
-        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
+        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "leaseUntil", "createdAt", "updatedAt")
         SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, p.id,
-               'PENDING'::${DELIVERY_STATUS}, 0, v."nextRetryAt", ${input.now}::timestamptz, ${input.now}::timestamptz
+               'PENDING'::${DELIVERY_STATUS}, 0, v."nextRetryAt", NULLIF(v."nextRetryAt", ${input.now}::timestamptz), ${input.now}::timestamptz, ${input.now}::timestamptz
         FROM p, unnest(${ids}::uuid[], ${input.webhookIds}::uuid[], ${due}::timestamptz[]) AS v(id, "webhookId", "nextRetryAt")
         ON CONFLICT ("webhookId", "eventId") DO NOTHING
-        RETURNING id, "webhookId", "businessId", attempt, event, "manualRetry", "nextRetryAt", "updatedAt"
+        RETURNING id, "webhookId", "businessId", attempt, event, "manualRetry", "leaseUntil", "updatedAt"
       )
       SELECT d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}
       FROM d JOIN ${WEBHOOK} AS w ON w.id = d."webhookId", p
-      WHERE d."nextRetryAt" = ${lease.leaseUntil}::timestamptz`,
+      WHERE d."leaseUntil" = ${lease.leaseUntil}::timestamptz`,
       "delivery_create_for_event",
     );
     return claimsFrom(claimed, lease.leaseUntil, input.now);
@@ -236,22 +255,23 @@ export class DeliveryRepository {
           LEFT JOIN unnest(${[...lease.limits.keys()]}::text[], ${[...lease.limits.values()]}::int[]) AS l("businessId", "limit") ON l."businessId" = e."businessId"
         WHERE s.filter IS NULL
       ), d AS (
-        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
+        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "leaseUntil", "createdAt", "updatedAt")
         -- A UUID v7 of \`now\` per record, as uuidv7() makes them: the subscribers are known only here.
         SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(${at}::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid,
                "webhookId", "businessId", "eventId", event, "payloadId", 'PENDING'::${DELIVERY_STATUS}, 0,
-               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz ELSE ${now}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz
+               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
+               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz
         FROM fresh
         ON CONFLICT ("webhookId", "eventId") DO NOTHING
-        RETURNING id, "webhookId", "businessId", "eventId", attempt, event, "manualRetry", "nextRetryAt", "updatedAt", "payloadId"
+        RETURNING id, "webhookId", "businessId", "eventId", attempt, event, "manualRetry", "leaseUntil", "updatedAt", "payloadId"
       )
       SELECT 'claim' AS kind, d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d."eventId", d.attempt,
              NULL::int AS index, NULL::text AS filter, NULL::int AS count, ${SEND_COLUMNS}
       FROM d JOIN ${WEBHOOK} AS w ON w.id = d."webhookId" JOIN p ON p.id = d."payloadId"
-      WHERE d."nextRetryAt" = ${lease.leaseUntil}::timestamptz
+      WHERE d."leaseUntil" IS NOT NULL
       UNION ALL
       SELECT 'due', NULL, NULL, d."businessId", NULL, NULL, NULL, NULL, count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-      FROM d WHERE d."nextRetryAt" <> ${lease.leaseUntil}::timestamptz GROUP BY d."businessId"
+      FROM d WHERE d."leaseUntil" IS NULL GROUP BY d."businessId"
       UNION ALL
       SELECT 'filter', NULL, s."webhookId"::text, NULL, NULL, NULL, s.n::int - 1, s.filter, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM subs AS s WHERE s.filter IS NOT NULL`,
@@ -286,14 +306,15 @@ export class DeliveryRepository {
   list(webhookId: string, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {
     return newestFirstPage(
       page,
-      (window) => this.prisma.delivery.findMany({ where: { webhookId }, ...window }),
+      async (window) => (await this.prisma.delivery.findMany({ where: { webhookId }, ...window })).map(shown),
       () => this.prisma.delivery.count({ where: { webhookId } }),
     );
   }
 
   async find(businessId: string, webhookId: string, id: string): Promise<Delivery | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await this.prisma.delivery.findFirst({ where: { id, webhookId, businessId } })) ?? undefined;
+    const row = await this.prisma.delivery.findFirst({ where: { id, webhookId, businessId } });
+    return row ? shown(row) : undefined;
   }
 
   /**
@@ -320,7 +341,7 @@ export class DeliveryRepository {
       Prisma.sql`
       WITH due AS (
         SELECT id FROM ${DELIVERY}
-        WHERE ${which} AND "nextRetryAt" <= ${options.now}::timestamptz
+        WHERE ${which} AND ${free(options.now)}
         ORDER BY "nextRetryAt", id
         LIMIT ${options.limit}::int
         FOR UPDATE SKIP LOCKED
@@ -358,7 +379,7 @@ export class DeliveryRepository {
         SELECT f.id, f."nextRetryAt"
         FROM business AS b CROSS JOIN LATERAL (
           SELECT id, "nextRetryAt" FROM ${DELIVERY}
-          WHERE ${firstDue} AND "businessId" = b."businessId"
+          WHERE ${firstDue} AND ${free(options.now)} AND "businessId" = b."businessId"
           ORDER BY "nextRetryAt", id
           LIMIT ${options.perBusiness}::int
         ) AS f
@@ -369,7 +390,7 @@ export class DeliveryRepository {
         -- out of this plan: with d.status = 'PENDING' (or as IN (SELECT ...)) it read every due row through
         -- that index to lock a few (3,000 to lock 40 in bench:delivery:sql).
         WHERE d.id = ANY(ARRAY(SELECT id FROM ranked ORDER BY "nextRetryAt", id LIMIT ${options.limit}::int))
-          AND d.status::text = 'PENDING' AND d."nextRetryAt" <= ${options.now}::timestamptz
+          AND d.status::text = 'PENDING' AND ${free(options.now, "d.")}
         FOR UPDATE SKIP LOCKED
       )
       ${leaseDueAndRead(options.leaseUntil)}`,
@@ -385,9 +406,9 @@ export class DeliveryRepository {
   async startAttempt(claim: ClaimedDelivery, leaseUntil: Date): Promise<StartedAttempt | null> {
     const rows = await this.query<AttemptToSend>(
       Prisma.sql`
-      UPDATE ${DELIVERY} AS d SET "nextRetryAt" = ${leaseUntil}::timestamptz
+      UPDATE ${DELIVERY} AS d SET "leaseUntil" = ${leaseUntil}::timestamptz
       FROM ${WEBHOOK} AS w, ${PAYLOAD} AS p
-      WHERE d.id = ${claim.id}::uuid AND d.attempt = ${claim.attempt}::int AND d."nextRetryAt" = ${claim.leaseUntil}::timestamptz
+      WHERE d.id = ${claim.id}::uuid AND d.attempt = ${claim.attempt}::int AND d."leaseUntil" = ${claim.leaseUntil}::timestamptz
         AND d.status IN ('PENDING', 'RETRYING') AND w.id = d."webhookId" AND p.id = d."payloadId"
       RETURNING ${SEND_COLUMNS}`,
       "delivery_start_attempt",
@@ -438,7 +459,7 @@ export class DeliveryRepository {
       WITH input AS (
         SELECT * FROM ${input} AS i(id, attempt, "leaseUntil", status, "responseStatus", "responseBody", "nextRetryAt", at, "attemptId", manual, succeeded, "durationMs", "webhookId")
       ), fenced AS (
-        SELECT i.* FROM input AS i JOIN ${DELIVERY} AS d ON d.id = i.id AND d.attempt = i.attempt AND d."nextRetryAt" = i."leaseUntil"
+        SELECT i.* FROM input AS i JOIN ${DELIVERY} AS d ON d.id = i.id AND d.attempt = i.attempt AND d."leaseUntil" = i."leaseUntil"
         WHERE d.id = ANY(${ids})
       ), succeeded AS (
         SELECT "webhookId", max(at) AS "lastSuccess" FROM fenced WHERE succeeded GROUP BY "webhookId"
@@ -463,9 +484,9 @@ export class DeliveryRepository {
         SET attempt = i.attempt + 1,
             status = CASE WHEN i.status = 'RETRYING' AND NOT ${hookActive} THEN 'FAILED'::${DELIVERY_STATUS} ELSE i.status::${DELIVERY_STATUS} END,
             "responseStatus" = i."responseStatus", "responseBody" = i."responseBody",
-            "nextRetryAt" = CASE WHEN ${hookActive} THEN i."nextRetryAt" END, "updatedAt" = i.at
+            "nextRetryAt" = CASE WHEN ${hookActive} THEN i."nextRetryAt" END, "leaseUntil" = NULL, "updatedAt" = i.at
         FROM input AS i
-        WHERE d.id = i.id AND d.attempt = i.attempt AND d."nextRetryAt" = i."leaseUntil" AND d.id = ANY(${ids})
+        WHERE d.id = i.id AND d.attempt = i.attempt AND d."leaseUntil" = i."leaseUntil" AND d.id = ANY(${ids})
         RETURNING i.*
       )
       INSERT INTO ${DELIVERY_ATTEMPT} (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
@@ -480,16 +501,16 @@ export class DeliveryRepository {
   /** Gives an unstarted claim back (shutting down): due again at once, for any instance. */
   async releaseClaim(claim: ClaimedDelivery, now: Date): Promise<void> {
     await this.prisma.delivery.updateMany({
-      where: { id: claim.id, attempt: claim.attempt, nextRetryAt: claim.leaseUntil },
-      data: { nextRetryAt: now },
+      where: { id: claim.id, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
+      data: { nextRetryAt: now, leaseUntil: null },
     });
   }
 
   /** The webhook was deactivated before this attempt: nothing is sent and nothing more will be. */
   async cancel(started: StartedAttempt, reason: string, at: Date): Promise<void> {
     await this.prisma.delivery.updateMany({
-      where: { id: started.id, attempt: started.attempt, nextRetryAt: started.leaseUntil },
-      data: { status: "FAILED", responseStatus: 0, responseBody: reason, nextRetryAt: null, updatedAt: at },
+      where: { id: started.id, attempt: started.attempt, leaseUntil: started.leaseUntil },
+      data: { status: "FAILED", responseStatus: 0, responseBody: reason, nextRetryAt: null, leaseUntil: null, updatedAt: at },
     });
   }
 

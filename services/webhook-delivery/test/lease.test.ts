@@ -1,0 +1,107 @@
+// The claim's lease lives in Delivery."leaseUntil", in no index (migration
+// 20261126063000_lease_off_the_indexes): a claim leaves nextRetryAt as it was and is a HOT update (no
+// index entry written), the lease still fences every later write, a row in flight is not claimed
+// again until its lease ends, and the API still shows the lease end as nextRetryAt while it runs.
+import { uuidv7 } from "@crm/contracts";
+import { waitFor } from "@crm/testing";
+import type { ClaimedDelivery } from "../src/persistence/delivery.repository";
+import { api, databaseModes, principal, setUpDelivery } from "./support/harness";
+
+describe.each(databaseModes)("the claim's lease on %s", (mode) => {
+  const setup = setUpDelivery(mode);
+  // Each test's clock starts an hour ahead: the running instance's poller claims what is due by the
+  // real clock, not these.
+  let start = 0;
+  beforeEach(() => {
+    start = Date.now() + 3_600_000;
+  });
+  const at = (ms: number) => new Date(start + ms);
+
+  async function dueRecords(count: number): Promise<{ business: string; webhookId: string; now: Date }> {
+    const business = uuidv7();
+    const webhookId = (
+      await api(setup.service, principal(business))
+        .post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"] })
+        .expect(201)
+    ).body.data.id;
+    const now = at(0);
+    const events = Array.from({ length: count }, () => ({ eventId: uuidv7(), businessId: business, event: "client.created", payload: "{}" }));
+    const created = await setup.service.deliveries.createForEvents(events, now, { leaseUntil: at(60_000), limits: new Map() });
+    expect(created.claims).toHaveLength(0);
+    return { business, webhookId, now };
+  }
+
+  const outcome = { responseStatus: 200, responseBody: "ok", durationMs: 1, succeeded: true, status: "SUCCESS" as const, nextRetryAt: null };
+  const started = (claim: ClaimedDelivery) => ({ ...claim, ...claim.read!.send });
+
+  it("leases without moving nextRetryAt, skips the row until the lease ends, and fences with the lease", async () => {
+    const { business, webhookId, now } = await dueRecords(1);
+    const lease = at(30_000);
+    const [claim] = await setup.service.deliveries.claimDue({ now: at(1), leaseUntil: lease, limit: 10, firstAttemptsOf: business });
+    expect(claim).toBeDefined();
+    const row = await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: claim!.id } });
+    expect(row).toMatchObject({ nextRetryAt: now, leaseUntil: lease });
+    // The API shows when it would be retried if this instance died: the lease end.
+    const listed = await api(setup.service, principal(business)).get(`/api/v1/webhook/${webhookId}/deliveries`).expect(200);
+    expect(listed.body.data[0]).toMatchObject({ id: claim!.id, nextRetryAt: lease.toISOString() });
+
+    // Held: neither kind of claim takes it while the lease runs.
+    expect(await setup.service.deliveries.claimDue({ now: at(2), leaseUntil: at(40_000), limit: 10, firstAttemptsOf: business })).toHaveLength(0);
+    expect(await setup.service.deliveries.claimDue({ now: at(2), leaseUntil: at(40_000), limit: 10, ids: [claim!.id] })).toHaveLength(0);
+    expect(await setup.service.deliveries.claimFirstAttempts({ now: at(2), leaseUntil: at(40_000), limit: 10, perBusiness: 10, exclude: [] })).toHaveLength(0);
+
+    // Its lease over (its instance died): taken again, and the first holder's writes no longer land.
+    const taken = await setup.service.deliveries.claimFirstAttempts({ now: at(30_001), leaseUntil: at(90_000), limit: 10, perBusiness: 10, exclude: [] });
+    const again = taken.find((c) => c.id === claim!.id);
+    expect(again).toMatchObject({ leaseUntil: at(90_000) });
+    expect(await setup.service.deliveries.startAttempt(claim!, at(95_000))).toBeNull();
+    expect(await setup.service.deliveries.recordAttempt(started(claim!), outcome, at(30_002))).toBe(false);
+    expect(await setup.service.deliveries.recordAttempt(started(again!), outcome, at(30_003))).toBe(true);
+    expect(await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: claim!.id } })).toMatchObject({
+      status: "SUCCESS",
+      attempt: 1,
+      nextRetryAt: null,
+      leaseUntil: null,
+    });
+  });
+
+  it("gives a released claim back due at once, for any instance", async () => {
+    const { business } = await dueRecords(1);
+    const [claim] = await setup.service.deliveries.claimDue({ now: at(1), leaseUntil: at(30_000), limit: 10, firstAttemptsOf: business });
+    await setup.service.deliveries.releaseClaim(claim!, at(2));
+    expect(await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: claim!.id } })).toMatchObject({ nextRetryAt: at(2), leaseUntil: null });
+    expect(await setup.service.deliveries.claimDue({ now: at(3), leaseUntil: at(30_000), limit: 10, firstAttemptsOf: business })).toHaveLength(1);
+  });
+
+  it("claims and renews leases as HOT updates: no index entry written", async () => {
+    const counts = async () => {
+      await setup.service.prisma.$executeRawUnsafe("SELECT pg_stat_force_next_flush()");
+      const [row] = await setup.service.prisma.$queryRawUnsafe<Array<{ upd: number; hot: number }>>(
+        `SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE schemaname = 'webhooks' AND relname = 'Delivery'`,
+      );
+      return row!;
+    };
+    // Every earlier update of this test file has reached the statistics (they are published after a statement, at most once a second).
+    let before = await counts();
+    before = await waitFor(
+      async () => {
+        const now = await counts();
+        const settled = now.upd === before.upd && now.hot === before.hot;
+        before = now;
+        return settled && now;
+      },
+      10_000,
+      1_100,
+    );
+    const { business } = await dueRecords(8);
+    const claims = await setup.service.deliveries.claimDue({ now: at(1), leaseUntil: at(30_000), limit: 10, firstAttemptsOf: business });
+    expect(claims).toHaveLength(8);
+    for (const claim of claims.slice(0, 2)) expect(await setup.service.deliveries.startAttempt(claim, at(40_000))).not.toBeNull();
+    const after = await waitFor(async () => {
+      const now = await counts();
+      return now.upd >= before.upd + 10 && now;
+    });
+    expect(after.upd - before.upd).toBe(10);
+    expect(after.hot - before.hot).toBe(10);
+  });
+});
