@@ -107,7 +107,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     undo.push(deliveryLoad.add(async () => executor.load()));
     undo.push(
       deliveryBacklog.add(async () => ({
-        retriesDue: await prisma.delivery.count({ where: { status: "RETRYING", nextRetryAt: { lte: new Date() } } }),
+        retriesDue: await deliveries.countRetriesDue(new Date()),
       })),
     );
     const scheduler = new RetryScheduler({

@@ -73,6 +73,22 @@ describe.each(databaseModes)("the claim's lease on %s", (mode) => {
     expect(await setup.service.deliveries.claimDue({ now: at(3), leaseUntil: at(30_000), limit: 10, firstAttemptsOf: business })).toHaveLength(1);
   });
 
+  it("counts a retry as due (the crm_webhook_retries_due gauge) only while no attempt holds it", async () => {
+    const { business } = await dueRecords(1);
+    const deliveries = setup.service.deliveries;
+    const [claim] = await deliveries.claimDue({ now: at(1), leaseUntil: at(30_000), limit: 10, firstAttemptsOf: business });
+    const attempt = await deliveries.startAttempt(claim!, at(30_000));
+    const failed = { ...outcome, responseStatus: 500, responseBody: "no", succeeded: false, status: "RETRYING" as const, nextRetryAt: at(10_000) };
+    const before = await deliveries.countRetriesDue(at(10_001));
+    expect(await deliveries.recordAttempt(attempt!, failed, at(2))).toBe(true);
+    expect(await deliveries.countRetriesDue(at(9_999))).toBe(before);
+    expect(await deliveries.countRetriesDue(at(10_001))).toBe(before + 1);
+    // Claimed for its retry: nextRetryAt stays in the past, but the retry is in flight, not due.
+    expect(await deliveries.claimDue({ now: at(10_001), leaseUntil: at(40_000), limit: 10, ids: [claim!.id] })).toHaveLength(1);
+    expect(await deliveries.countRetriesDue(at(10_002))).toBe(before);
+    expect(await deliveries.countRetriesDue(at(40_001))).toBe(before + 1);
+  });
+
   it("claims and renews leases as HOT updates: no index entry written", async () => {
     const counts = async () => {
       await setup.service.prisma.$executeRawUnsafe("SELECT pg_stat_force_next_flush()");

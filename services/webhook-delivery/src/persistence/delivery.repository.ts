@@ -317,6 +317,15 @@ export class DeliveryRepository {
     return row ? shown(row) : undefined;
   }
 
+  /** Retries due now that no attempt holds (the `crm_webhook_retries_due` gauge): what claims would find. */
+  async countRetriesDue(now: Date): Promise<number> {
+    const [row] = await this.query<{ due: number }>(
+      Prisma.sql`SELECT count(*)::int AS due FROM ${DELIVERY} WHERE status = 'RETRYING' AND ${free(now)}`,
+      "delivery_count_retries_due",
+    );
+    return row?.due ?? 0;
+  }
+
   /**
    * Claims up to `limit` due deliveries, oldest due first (optionally only among `ids`). Rows another
    * instance is claiming right now are skipped, not waited for.
