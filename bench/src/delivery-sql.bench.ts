@@ -6,7 +6,8 @@
 // figure the machine's load disturbs far less than time; and, as figures the load cannot disturb, the WAL
 // each kind wrote (bytes per delivery, from the server's insert position: another database's writes
 // at the same moment count too) and how many of Delivery's and Webhook's (health) row updates were
-// HOT (in place, no index entry). It prints figures; nothing is asserted.
+// HOT (in place, no index entry), and how often each prepared statement was planned for its values (custom)
+// or ran its generic plan. It prints figures; nothing is asserted.
 //
 // Settings: DATABASE_URL (an admin connection; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_EVENTS=300, BENCH_EVENTS_PER_STATEMENT=1, BENCH_HISTORY=0 (finished deliveries in the table beforehand), BENCH_RECORD_BATCHES=2,10,25 (outcomes per statement), BENCH_CLAIM_BATCH=10,
@@ -173,6 +174,11 @@ async function run(url: string, recordBatch: number): Promise<void> {
     console.log(
       `                            WAL ${(totalWal / deliveries).toFixed(0).padStart(5)} bytes per delivery = ${walParts.join(", ")}; ${hot("Delivery")}; ${hot("Webhook")}`,
     );
+    // How PostgreSQL planned each prepared statement of this connection: a custom plan is planned again at every execution.
+    const { rows: plans } = await client.query<{ name: string; generic: string; custom: string }>(
+      "SELECT name, generic_plans::text AS generic, custom_plans::text AS custom FROM pg_prepared_statements WHERE name <> '' ORDER BY name",
+    );
+    console.log(`                            plans (generic/custom): ${plans.map((p) => `${p.name} ${p.generic}/${p.custom}`).join(", ")}`);
   } finally {
     await client.end();
   }
