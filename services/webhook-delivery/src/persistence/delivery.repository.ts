@@ -113,6 +113,20 @@ const free = (now: Date, d = "") =>
   Prisma.sql`${Prisma.raw(d)}"nextRetryAt" <= ${now}::timestamptz AND (${Prisma.raw(d)}"leaseUntil" IS NULL OR ${Prisma.raw(d)}"leaseUntil" <= ${now}::timestamptz)`;
 
 /**
+ * A parameter as the planner sees it in a generic plan: `(SELECT $n::type)` is an InitPlan, evaluated
+ * once per execution, whose value the planner never looks at (the outer cast, a no-op, makes
+ * `= ANY(opaque(...))` an array's ANY, not a subquery's). A prepared statement whose parameters are
+ * all opaque costs the same whatever they hold, so after its first 5 executions (custom plans)
+ * PostgreSQL settles on the generic plan and plans it no more on that connection. Otherwise it
+ * compares: a 2-outcome recordAttempts, planned for its 2-element arrays, looked cheaper than the
+ * generic plan's 10-row guesses, so it was planned again at every execution (bench:delivery:sql:
+ * 0 generic plans of 1,500; 567 µs of PostgreSQL CPU per delivery for outcomes, 200-350 with
+ * `plan_cache_mode = force_generic_plan`). Use it only where the statement reads the value once
+ * (unnest, an index condition), not in a per-row expression.
+ */
+const opaque = (value: unknown, type: string) => Prisma.sql`(SELECT ${value}::${Prisma.raw(type)})::${Prisma.raw(type)}`;
+
+/**
  * The second half of every claim: lease the rows the statement's `due` CTE picked (leaseUntil, in no
  * index, so the row is updated in place: a HOT update, no index entry written) and read what sending
  * them needs, in the same statement.
@@ -443,13 +457,14 @@ export class DeliveryRepository {
   async recordAttempts(items: ReadonlyArray<{ started: StartedAttempt; outcome: AttemptRecord; at: Date }>): Promise<Set<string>> {
     if (items.length === 0) return new Set();
     // One array per column: the same statement text for any number of outcomes.
-    const column = <T>(pick: (item: (typeof items)[number]) => T): T[] => items.map(pick);
+    // Each array behind opaque(): PostgreSQL plans the statement once per connection (see opaque).
+    const column = <T>(pick: (item: (typeof items)[number]) => T, type: string) => opaque(items.map(pick), type);
     const input = Prisma.sql`unnest(
-      ${column((i) => i.started.id)}::uuid[], ${column((i) => i.started.attempt)}::int[], ${column((i) => i.started.leaseUntil)}::timestamptz[],
-      ${column((i) => i.outcome.status)}::text[], ${column((i) => i.outcome.responseStatus)}::int[], ${column((i) => i.outcome.responseBody)}::text[],
-      ${column((i) => i.outcome.nextRetryAt)}::timestamptz[], ${column((i) => i.at)}::timestamptz[], ${column((i) => uuidv7(i.at.getTime()))}::uuid[],
-      ${column((i) => i.started.manualRetry)}::boolean[], ${column((i) => i.outcome.succeeded)}::boolean[], ${column((i) => i.outcome.durationMs)}::int[],
-      ${column((i) => i.started.webhookId)}::uuid[])`;
+      ${column((i) => i.started.id, "uuid[]")}, ${column((i) => i.started.attempt, "int[]")}, ${column((i) => i.started.leaseUntil, "timestamptz[]")},
+      ${column((i) => i.outcome.status, "text[]")}, ${column((i) => i.outcome.responseStatus, "int[]")}, ${column((i) => i.outcome.responseBody, "text[]")},
+      ${column((i) => i.outcome.nextRetryAt, "timestamptz[]")}, ${column((i) => i.at, "timestamptz[]")}, ${column((i) => uuidv7(i.at.getTime()), "uuid[]")},
+      ${column((i) => i.started.manualRetry, "boolean[]")}, ${column((i) => i.outcome.succeeded, "boolean[]")}, ${column((i) => i.outcome.durationMs, "int[]")},
+      ${column((i) => i.started.webhookId, "uuid[]")})`;
     // The webhooks' health (extensions §E1.3) moves in the same statement, from the attempts whose
     // lease still holds, once per webhook however many of its attempts the batch has: the failures
     // after its last success in the batch are added (or, after a success, are the count); reaching
@@ -462,7 +477,7 @@ export class DeliveryRepository {
     // alone: its row count is unknown to the (generic) plan, which then hash-joined a sequential scan of
     // the whole table, twice (fenced and recorded): 5,760 rows per statement by the end of a
     // bench:delivery run, and growing with the table.
-    const ids = Prisma.sql`${column((i) => i.started.id)}::uuid[]`;
+    const ids = column((i) => i.started.id, "uuid[]");
     const rows = await this.query<{ id: string }>(
       Prisma.sql`
       WITH input AS (
