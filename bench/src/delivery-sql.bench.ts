@@ -80,8 +80,8 @@ async function run(url: string, recordBatch: number): Promise<void> {
            FROM p, unnest($4::uuid[]) AS h(id)
            RETURNING id
          )
-         INSERT INTO webhooks."DeliveryAttempt" (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
-         SELECT gen_random_uuid(), id, 1, false, true, 200, 'ok', 1, now() FROM d`,
+         INSERT INTO webhooks."DeliveryAttempt" ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
+         SELECT id, 1, false, true, 200, 'ok', 1, now() FROM d`,
         [business, HISTORY, WEBHOOKS, hooks],
       );
     }

@@ -1,5 +1,7 @@
-// What an attempt's outcome costs PostgreSQL: the outcome statement is planned once per connection,
-// not again at every execution.
+// What an attempt's outcome costs PostgreSQL: the outcome statement is planned once per connection
+// (not again at every execution), and an attempt's history row is keyed by its delivery and number
+// (migration 20261126090000_attempt_keyed_by_delivery), one index entry instead of two.
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
 import { applyMigrations } from "@crm/database";
@@ -7,6 +9,11 @@ import { createTestDatabase, describePostgres } from "@crm/testing";
 import { DeliveryRepository } from "../src/persistence/delivery.repository";
 
 const migrations = path.resolve(__dirname, "../prisma/migrations");
+const migrationDirs = readdirSync(migrations, { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
+const sqlOf = (dir: string) => readFileSync(path.join(migrations, dir, "migration.sql"), "utf8");
 
 async function withDatabase(work: (client: Client) => Promise<void>): Promise<void> {
   const db = await createTestDatabase("webhooks_outcome");
@@ -69,6 +76,57 @@ describePostgres("the outcome statement", () => {
       expect(rows).toEqual([{ generic: 5, custom: 5 }]);
       const { rows: history } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks."DeliveryAttempt" WHERE attempt = 1`);
       expect(history[0]!.n).toBe(20);
+    });
+  });
+});
+
+describePostgres("migration attempt_keyed_by_delivery", () => {
+  it("keys existing attempts by delivery and number, with one index", async () => {
+    await withDatabase(async (client) => {
+      const target = migrationDirs.findIndex((d) => d.endsWith("_attempt_keyed_by_delivery"));
+      expect(target).toBeGreaterThan(0);
+      await client.query(`CREATE SCHEMA "webhooks"; SET search_path TO "webhooks"`);
+      for (const dir of migrationDirs.slice(0, target)) await client.query(sqlOf(dir));
+      const hook = "0190f6c4-0000-7000-8000-000000000001";
+      const payload = "0190f6c4-0000-7000-8000-000000000002";
+      const delivery = "0190f6c4-0000-7000-8000-000000000003";
+      await client.query(
+        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
+        [hook],
+      );
+      await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES ($1, 'event-1', '{}')`, [payload]);
+      await client.query(
+        `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "updatedAt") VALUES ($1, $2, 'b', 'event-1', 'client.created', $3, 'FAILED', 2, now())`,
+        [delivery, hook, payload],
+      );
+      for (const attempt of [1, 2]) {
+        await client.query(
+          `INSERT INTO "webhooks"."DeliveryAttempt" (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs") VALUES (gen_random_uuid(), $1, $2, false, false, 500, $3, 7)`,
+          [delivery, attempt, `body ${attempt}`],
+        );
+      }
+
+      await client.query(sqlOf(migrationDirs[target]!));
+
+      const { rows: kept } = await client.query(`SELECT * FROM "webhooks"."DeliveryAttempt" ORDER BY attempt`);
+      expect(kept.map((r) => [r.deliveryId, r.attempt, r.responseBody])).toEqual([
+        [delivery, 1, "body 1"],
+        [delivery, 2, "body 2"],
+      ]);
+      expect(Object.keys(kept[0]!)).not.toContain("id");
+      const { rows: indexes } = await client.query<{ name: string; definition: string }>(
+        `SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE schemaname = 'webhooks' AND tablename = 'DeliveryAttempt'`,
+      );
+      expect(indexes).toEqual([{ name: "DeliveryAttempt_pkey", definition: expect.stringContaining(`("deliveryId", attempt)`) }]);
+      await expect(
+        client.query(
+          `INSERT INTO "webhooks"."DeliveryAttempt" ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs") VALUES ($1, 2, false, false, 500, '', 1)`,
+          [delivery],
+        ),
+      ).rejects.toMatchObject({ code: "23505", constraint: "DeliveryAttempt_pkey" });
+      // Still deleted with its delivery.
+      await client.query(`DELETE FROM "webhooks"."Delivery" WHERE id = $1`, [delivery]);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);
     });
   });
 });

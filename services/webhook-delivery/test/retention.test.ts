@@ -42,7 +42,7 @@ async function seedDelivery(
   });
   for (let n = 1; n <= attempts; n++) {
     await service.prisma.deliveryAttempt.create({
-      data: { id: uuidv7(), deliveryId: id, attempt: n, manual: false, succeeded: status === "SUCCESS", responseStatus: 200, responseBody: "", durationMs: 1, createdAt: at },
+      data: { deliveryId: id, attempt: n, manual: false, succeeded: status === "SUCCESS", responseStatus: 200, responseBody: "", durationMs: 1, createdAt: at },
     });
   }
   // Prisma's @updatedAt would write now; retention reads the real column.

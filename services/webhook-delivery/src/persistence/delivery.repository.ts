@@ -462,7 +462,7 @@ export class DeliveryRepository {
     const input = Prisma.sql`unnest(
       ${column((i) => i.started.id, "uuid[]")}, ${column((i) => i.started.attempt, "int[]")}, ${column((i) => i.started.leaseUntil, "timestamptz[]")},
       ${column((i) => i.outcome.status, "text[]")}, ${column((i) => i.outcome.responseStatus, "int[]")}, ${column((i) => i.outcome.responseBody, "text[]")},
-      ${column((i) => i.outcome.nextRetryAt, "timestamptz[]")}, ${column((i) => i.at, "timestamptz[]")}, ${column((i) => uuidv7(i.at.getTime()), "uuid[]")},
+      ${column((i) => i.outcome.nextRetryAt, "timestamptz[]")}, ${column((i) => i.at, "timestamptz[]")},
       ${column((i) => i.started.manualRetry, "boolean[]")}, ${column((i) => i.outcome.succeeded, "boolean[]")}, ${column((i) => i.outcome.durationMs, "int[]")},
       ${column((i) => i.started.webhookId, "uuid[]")})`;
     // The webhooks' health (extensions §E1.3) moves in the same statement, from the attempts whose
@@ -481,7 +481,7 @@ export class DeliveryRepository {
     const rows = await this.query<{ id: string }>(
       Prisma.sql`
       WITH input AS (
-        SELECT * FROM ${input} AS i(id, attempt, "leaseUntil", status, "responseStatus", "responseBody", "nextRetryAt", at, "attemptId", manual, succeeded, "durationMs", "webhookId")
+        SELECT * FROM ${input} AS i(id, attempt, "leaseUntil", status, "responseStatus", "responseBody", "nextRetryAt", at, manual, succeeded, "durationMs", "webhookId")
       ), fenced AS (
         SELECT i.* FROM input AS i JOIN ${DELIVERY} AS d ON d.id = i.id AND d.attempt = i.attempt AND d."leaseUntil" = i."leaseUntil"
         WHERE d.id = ANY(${ids})
@@ -513,8 +513,8 @@ export class DeliveryRepository {
         WHERE d.id = i.id AND d.attempt = i.attempt AND d."leaseUntil" = i."leaseUntil" AND d.id = ANY(${ids})
         RETURNING i.*
       )
-      INSERT INTO ${DELIVERY_ATTEMPT} (id, "deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
-      SELECT "attemptId", id, attempt + 1, manual, succeeded, "responseStatus", "responseBody", "durationMs", at
+      INSERT INTO ${DELIVERY_ATTEMPT} ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
+      SELECT id, attempt + 1, manual, succeeded, "responseStatus", "responseBody", "durationMs", at
       FROM recorded
       RETURNING "deliveryId"::text AS id`,
       "delivery_record_attempts",
