@@ -9,6 +9,8 @@
 //
 // Settings (environment): BENCH_SIZES=1000,10000,100000  BENCH_DURATION_S=3  BENCH_ROUNDS=2
 // BENCH_CONNECTIONS=20  BENCH_WARMUP_S=10 (each way's first row of each method; 1 s for later rows)
+// BENCH_PREROLL_S=2 (an untimed run of the same way and row right before each timed one; 0: none)
+// BENCH_FIRST_PREROLL_S=5 (the same before the first round's runs)
 // BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 // BENCH_SCENARIOS=<keys> (only the rows whose key starts with one of these, e.g. `create` or
 // `default-1000,hop`; `hop` is the paced half-rate run, `deep` the four deep-page rows; only the sizes
@@ -41,6 +43,18 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
  * rounds of one run (2026-11-26 04:02 UTC), so a two-round run measured mostly the warm-up.
  */
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
+/**
+ * An untimed run of the same way and row right before each timed one, so each timed run starts on
+ * a product that was just serving that load. Without it the gateway's first round was the lowest
+ * in every run (e.g. 498 req/s against 630-757 later, 2026-11-26 09:07 UTC): it was the only timed
+ * run that followed an idle spell, the 20 s of the other ways' warm-ups. crm-records idled 10 s of
+ * them (its pg pool closes connections idle for 10 s), and the gateway ran V8's memory reducer's
+ * full collections in its first idle spell, some 30 s after start. A run of another way right
+ * before (3 s) never showed it. See docs/performance.md, "The gateway's slow first round".
+ */
+const PREROLL_S = Number(process.env.BENCH_PREROLL_S ?? 2);
+/** The first round's: recovering from the first idle spell took more than 3 s of load in a probe. */
+const FIRST_PREROLL_S = Number(process.env.BENCH_FIRST_PREROLL_S ?? 5);
 const POOL_SIZE = 10; // the product's default pool per service; the peer gets the same
 const SELECTED = process.env.BENCH_SCENARIOS?.split(",")
   .map((k) => k.trim())
@@ -253,11 +267,17 @@ async function main(): Promise<void> {
       }
     }
 
+    /** Each untimed pre-roll's req/s, to read against the timed run after it. */
+    const prerolls = new Map<string, number[]>();
     for (let round = 0; round < ROUNDS; round++) {
+      const prerollS = round === 0 ? FIRST_PREROLL_S : PREROLL_S;
       for (const s of scenarios) {
         // Alternate who goes first, so neither side always runs on a warmer (or busier) machine.
         const ways = round % 2 ? [...s.ways].reverse() : s.ways;
-        for (const way of ways) await measured(`${s.key}/${way}`, procsOf[way], () => run(s, way, DURATION_S), s.method === "POST");
+        for (const way of ways) {
+          if (prerollS > 0) prerolls.set(`${s.key}/${way}`, [...(prerolls.get(`${s.key}/${way}`) ?? []), (await run(s, way, prerollS)).rps]);
+          await measured(`${s.key}/${way}`, procsOf[way], () => run(s, way, DURATION_S), s.method === "POST");
+        }
       }
       // A write costs crm-records more CPU through the gateway than straight to it at saturation;
       // straight to it at the rate the gateway sustained says whether the gateway or the lower rate
@@ -265,24 +285,16 @@ async function main(): Promise<void> {
       const create = scenarios.find((s) => s.key === "create");
       if (create) {
         const rate = Math.max(1, Math.round(median(results.get("create/gateway")!.map((r) => r.rps))));
-        await measured(
-          "create-at-gateway-rate/direct",
-          procsOf.direct,
-          () =>
-            runPaced({
-              url: base.direct + create.path,
-              method: "POST",
-              body: NEW_CLIENT,
-              headers: create.caller.headers.direct,
-              connections: CONNECTIONS,
-              durationS: DURATION_S,
-              rate,
-            }),
-          true,
-        );
+        const paced = (durationS: number) =>
+          runPaced({ url: base.direct + create.path, method: "POST", body: NEW_CLIENT, headers: create.caller.headers.direct, connections: CONNECTIONS, durationS, rate });
+        if (prerollS > 0) await paced(prerollS);
+        await measured("create-at-gateway-rate/direct", procsOf.direct, () => paced(DURATION_S), true);
       }
       // The hop's saturation rate, when its list is not among the rows measured anyway.
-      if (hop && !scenarios.includes(hop)) await measured(`${hop.key}/gateway`, procsOf.gateway, () => run(hop, "gateway", DURATION_S));
+      if (hop && !scenarios.includes(hop)) {
+        if (prerollS > 0) await run(hop, "gateway", prerollS);
+        await measured(`${hop.key}/gateway`, procsOf.gateway, () => run(hop, "gateway", DURATION_S));
+      }
       console.log(`round ${round + 1}/${ROUNDS} done`);
     }
 
@@ -295,7 +307,9 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         const paced: Way[] = GATEWAY_B ? ["gateway", "gatewayB", "direct"] : ["gateway", "direct"];
         for (const way of round % 2 ? paced.reverse() : paced) {
-          record(`half-rate/${way}`, await runPaced({ url: base[way] + hop.path, headers: hop.caller.headers[way], connections: CONNECTIONS, durationS: DURATION_S, rate }));
+          const load = (durationS: number) => runPaced({ url: base[way] + hop.path, headers: hop.caller.headers[way], connections: CONNECTIONS, durationS, rate });
+          if (PREROLL_S > 0) await load(PREROLL_S);
+          record(`half-rate/${way}`, await load(DURATION_S));
         }
       }
     }
@@ -326,6 +340,21 @@ async function main(): Promise<void> {
     for (const s of scenarios) {
       const rounds = (way: Way) => (results.get(`${s.key}/${way}`) ?? []).map((r) => r.rps.toFixed(0)).join(" ");
       console.log(`${s.label.padEnd(22)}${s.ways.map((way) => `${way} ${rounds(way)}`).join("; ")}`);
+    }
+    // Each round's CPU per request through the gateway: a round far above the others says that
+    // round measured something besides the warm product (2026-11-26: the first, without pre-rolls).
+    console.log("CPU per request through the gateway per round, ms: gateway / crm-records");
+    for (const s of scenarios) {
+      const gw = cpu.get(`${s.key}/gateway/gateway`) ?? [];
+      const rec = cpu.get(`${s.key}/gateway/records`) ?? [];
+      console.log(`${s.label.padEnd(22)}${gw.map((ms, i) => `${ms.toFixed(3)} / ${rec[i]!.toFixed(3)}`).join("  ")}`);
+    }
+    if (prerolls.size > 0) {
+      console.log(`the untimed run before each of those (${FIRST_PREROLL_S} s in the first round, ${PREROLL_S} s after)`);
+      for (const s of scenarios) {
+        const rounds = (way: Way) => (prerolls.get(`${s.key}/${way}`) ?? []).map((rps) => rps.toFixed(0)).join(" ");
+        console.log(`${s.label.padEnd(22)}${s.ways.map((way) => `${way} ${rounds(way)}`).join("; ")}`);
+      }
     }
     if (GATEWAY_B) {
       console.log(`\nthe second gateway (BENCH_GATEWAY_B=${GATEWAY_B}), same rounds`);
