@@ -4,7 +4,9 @@
 //
 // Every statement goes through the database driver (pg's pool, or PGlite), not Prisma: the relay
 // runs a round per burst of writes, and Prisma's query path cost more CPU than the statement itself
-// (docs/performance.md, "Writes: where POST /client waits").
+// (docs/performance.md, "Writes: where POST /client waits"). Each text is constant (every value is a
+// parameter), so each is prepared once per connection under its name: PostgreSQL parsed and planned
+// them on every round before.
 import type { EventEnvelope } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
 import type { OutboxRow, OutboxStore } from "@crm/event-bus";
@@ -39,6 +41,7 @@ export class SqlOutboxStore implements OutboxStore {
       `SELECT "sequence", "topic", "key", "payload", "traceparent" FROM ${OUTBOX}
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL ORDER BY "sequence" ASC LIMIT $1`,
       [Math.trunc(limit)],
+      { name: "outbox_pending" },
     );
     return rows.map(outboxRow);
   }
@@ -53,13 +56,16 @@ export class SqlOutboxStore implements OutboxStore {
        SELECT "sequence", "topic", "key", "payload", "traceparent" FROM ${OUTBOX}
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL AND "sequence" <> ALL($2::bigint[]) ORDER BY "sequence" ASC LIMIT $3`,
       [new Date(), sequences.map(String), Math.trunc(limit)],
+      { name: "outbox_mark_sent_and_pending" },
     );
     return rows.map(outboxRow);
   }
 
   async markSent(sequences: readonly bigint[]): Promise<void> {
     if (sequences.length === 0) return;
-    await this.sql.query(`UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL`, [new Date(), sequences.map(String)]);
+    await this.sql.query(`UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL`, [new Date(), sequences.map(String)], {
+      name: "outbox_mark_sent",
+    });
   }
 
   async deadLetter(sequence: bigint, reason: string): Promise<void> {
@@ -79,6 +85,7 @@ export class SqlOutboxStore implements OutboxStore {
        WHERE "OutboxLease"."holder" = EXCLUDED."holder" OR "OutboxLease"."expiresAt" < now()
        RETURNING "holder"`,
       [LEASE_NAME, holder, Math.round(ttlMs)],
+      { name: "outbox_lease" },
     );
     return rows.length === 1;
   }

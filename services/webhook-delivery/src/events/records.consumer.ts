@@ -20,11 +20,22 @@ export interface RecordsConsumerDeps {
  * does not match gets no record at all (extensions §E1.5); those with a filter that matches get
  * theirs from a second statement, per event. The first attempts start after the records have
  * committed but are not awaited: the consumer never waits on receivers.
+ *
+ * Most businesses have no webhook, and building that statement (every event's payload serialized and
+ * escaped into an array, then parsed and planned by PostgreSQL) cost more than the events' handling
+ * otherwise did. So unless every business of the batch had subscribers when last looked up, a small
+ * statement first finds which events have any, and only those go further (none: nothing more is
+ * done). What the consumer remembers is only which businesses to look up first: either way the
+ * subscribers are read from the database for every batch, so a webhook created on another instance
+ * gets the very next event.
  */
 export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHandler {
   const now = deps.now ?? (() => new Date());
   const filters = new WebhookFilters();
-  return async (batch: readonly BusEvent[]) => {
+  const withSubscribers = new RecentBusinesses(MAX_REMEMBERED_BUSINESSES);
+  return async (received: readonly BusEvent[]) => {
+    const batch = await withSubscribersOnly(received);
+    if (batch.length === 0) return;
     const at = now();
     const events: NewEvent[] = batch.map(({ event }) => {
       let occurredAt = new Date(event.occurredAt);
@@ -50,6 +61,9 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHand
       events.map((e) => e.businessId),
       async (lease) => {
         const created = await deps.deliveries.createForEvents(events, at, lease);
+        // A business that got nothing (no subscriber left, or events seen already) is looked up first next time.
+        const served = new Set([...created.claims.map((c) => c.businessId), ...created.due.keys(), ...created.filtered.map((f) => events[f.index]!.businessId)]);
+        for (const e of events) if (!served.has(e.businessId)) withSubscribers.delete(e.businessId);
         const claims: Array<ClaimedDelivery & { eventId: string }> = created.claims;
         const due = new Map(created.due);
         if (created.filtered.length > 0) {
@@ -72,6 +86,26 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHand
     );
   };
 
+  /** The events of `batch` that a webhook is subscribed to, in order (see above). */
+  async function withSubscribersOnly(batch: readonly BusEvent[]): Promise<readonly BusEvent[]> {
+    if (batch.every(({ event }) => withSubscribers.has(event.businessId))) return batch;
+    // One lookup per business and type.
+    const pairs = new Map<string, { businessId: string; event: string; index: number }>();
+    const pairOf = batch.map(({ event }) => {
+      const key = `${event.businessId}\u0000${event.type}`;
+      let pair = pairs.get(key);
+      if (!pair) pairs.set(key, (pair = { businessId: event.businessId, event: event.type, index: pairs.size }));
+      return pair.index;
+    });
+    const subscribed = await deps.deliveries.subscribed([...pairs.values()]);
+    const found = new Set([...pairs.values()].filter((p) => subscribed.has(p.index)).map((p) => p.businessId));
+    for (const { businessId } of pairs.values()) {
+      if (found.has(businessId)) withSubscribers.add(businessId);
+      else withSubscribers.delete(businessId);
+    }
+    return batch.filter((_, i) => subscribed.has(pairOf[i]!));
+  }
+
   /** The filtered subscribers whose filter lets their event through, grouped per event index, in order. */
   function matching(batch: readonly BusEvent[], filtered: ReadonlyArray<{ index: number; webhookId: string; filter: string }>): Map<number, string[]> {
     const out = new Map<number, string[]>();
@@ -86,5 +120,25 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHand
       else out.set(index, [webhookId]);
     }
     return out;
+  }
+}
+
+/** Businesses remembered as having subscribers, at most (the oldest are forgotten first). */
+const MAX_REMEMBERED_BUSINESSES = 10_000;
+
+/** A set of business ids bounded to the `max` most recently added. */
+class RecentBusinesses {
+  private readonly ids = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+  add(id: string): void {
+    this.ids.delete(id);
+    this.ids.add(id);
+    if (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value!);
+  }
+  delete(id: string): void {
+    this.ids.delete(id);
   }
 }

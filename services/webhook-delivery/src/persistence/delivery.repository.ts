@@ -216,6 +216,24 @@ export class DeliveryRepository {
   }
 
   /**
+   * Which of `events` (a business and an event type each) an active webhook of its business is
+   * subscribed to, filter or not: their indexes. A small statement (no payloads) the consumer sends
+   * before it builds the payloads and createForEvents' statement, for businesses it has not seen
+   * subscribers for lately; most businesses have no webhook at all.
+   */
+  async subscribed(events: ReadonlyArray<{ businessId: string; event: string }>): Promise<Set<number>> {
+    if (events.length === 0) return new Set();
+    const rows = await this.query<{ index: number }>(
+      Prisma.sql`
+      SELECT e.n::int - 1 AS index
+      FROM unnest(${events.map((e) => e.businessId)}::text[], ${events.map((e) => e.event)}::text[]) WITH ORDINALITY AS e("businessId", event, n)
+      WHERE EXISTS (SELECT 1 FROM ${WEBHOOK} AS w WHERE w."businessId" = e."businessId" AND w."isActive" AND e.event = ANY(w.events))`,
+      "delivery_subscribed",
+    );
+    return new Set(rows.map((r) => Number(r.index)));
+  }
+
+  /**
    * The records of consecutive consumed events in one statement, subscribers included: for every
    * event, one PENDING record per active webhook of its business subscribed to its type and without
    * a filter (webhooks with one are returned in `filtered`, as the filter is ours to evaluate), and its
