@@ -113,6 +113,12 @@ const free = (now: Date, d = "") =>
   Prisma.sql`${Prisma.raw(d)}"nextRetryAt" <= ${now}::timestamptz AND (${Prisma.raw(d)}"leaseUntil" IS NULL OR ${Prisma.raw(d)}"leaseUntil" <= ${now}::timestamptz)`;
 
 /**
+ * Who gets a record of an event: an active webhook `w` of event `e`'s business subscribed to its type
+ * (filter or not). The consumer's lookup and createForEvents' statement both ask it.
+ */
+const subscribes = Prisma.sql`w."businessId" = e."businessId" AND w."isActive" AND e.event = ANY(w.events)`;
+
+/**
  * A parameter as the planner sees it in a generic plan: `(SELECT $n::type)` is an InitPlan, evaluated
  * once per execution, whose value the planner never looks at (the outer cast, a no-op, makes
  * `= ANY(opaque(...))` an array's ANY, not a subquery's). A prepared statement whose parameters are
@@ -227,7 +233,7 @@ export class DeliveryRepository {
       Prisma.sql`
       SELECT e.n::int - 1 AS index
       FROM unnest(${events.map((e) => e.businessId)}::text[], ${events.map((e) => e.event)}::text[]) WITH ORDINALITY AS e("businessId", event, n)
-      WHERE EXISTS (SELECT 1 FROM ${WEBHOOK} AS w WHERE w."businessId" = e."businessId" AND w."isActive" AND e.event = ANY(w.events))`,
+      WHERE EXISTS (SELECT 1 FROM ${WEBHOOK} AS w WHERE ${subscribes})`,
       "delivery_subscribed",
     );
     return new Set(rows.map((r) => Number(r.index)));
@@ -273,7 +279,7 @@ export class DeliveryRepository {
           WITH ORDINALITY AS e("eventId", event, "businessId", "payloadId", body, n)
       ), subs AS (
         SELECT e.n, w.id AS "webhookId", w.filter
-        FROM ev AS e JOIN ${WEBHOOK} AS w ON w."businessId" = e."businessId" AND w."isActive" AND e.event = ANY(w.events)
+        FROM ev AS e JOIN ${WEBHOOK} AS w ON ${subscribes}
       ), p AS (
         INSERT INTO ${PAYLOAD} (id, "eventId", body, "createdAt")
         SELECT e."payloadId", e."eventId", e.body, ${now}::timestamptz FROM ev AS e
