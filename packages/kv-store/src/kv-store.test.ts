@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
+import net, { type AddressInfo } from "node:net";
 import { MemoryKvStore } from "./memory-kv-store";
 import { RedisKvStore } from "./redis-kv-store";
+import { testInfra } from "@crm/testing";
 import type { KvStore } from "./kv-store";
 
-// The same contract for both adapters; Redis runs when REDIS_URL is given.
+// The same contract for both adapters; Redis runs when the test infrastructure has one.
+const { redisUrl } = testInfra;
 const adapters: Array<[string, () => KvStore]> = [["memory", () => new MemoryKvStore()]];
-if (process.env.REDIS_URL) adapters.push(["redis", () => new RedisKvStore(process.env.REDIS_URL!, `test:${randomUUID()}:`)]);
+if (redisUrl) adapters.push(["redis", () => new RedisKvStore(redisUrl, `test:${randomUUID()}:`)]);
 
 describe.each(adapters)("%s KvStore", (_name, make) => {
   let kv: KvStore;
@@ -44,4 +47,31 @@ describe.each(adapters)("%s KvStore", (_name, make) => {
     await kv.removeFromSet("s", "x");
     expect(await kv.members("s")).toEqual(["y"]);
   });
+});
+
+describe("RedisKvStore.close", () => {
+  it("returns within its bound when Redis accepts and never answers", async () => {
+    const silent = net.createServer((socket) => socket.on("data", () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const kv = new RedisKvStore(`redis://127.0.0.1:${(silent.address() as AddressInfo).port}`, "silent:");
+    try {
+      await new Promise((resolve) => kv.redis.once("connect", resolve));
+      const started = Date.now();
+      await kv.close();
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      kv.redis.disconnect();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 15_000);
+
+  if (redisUrl) {
+    it("quits a healthy Redis and is safe to call twice", async () => {
+      const kv = new RedisKvStore(redisUrl, `test:${randomUUID()}:`);
+      await kv.set("k", "v");
+      await kv.close();
+      await kv.close();
+      expect(kv.redis.status).toBe("end");
+    });
+  }
 });

@@ -1,6 +1,9 @@
 import Redis from "ioredis";
 import type { KvStore } from "./kv-store";
 
+/** How long close() waits for Redis to answer QUIT before dropping the connection. */
+const QUIT_TIMEOUT_MS = 1000;
+
 /** KvStore on Redis; `prefix` namespaces keys so one Redis can serve several deployments. */
 export class RedisKvStore implements KvStore {
   readonly redis: Redis;
@@ -79,7 +82,19 @@ export class RedisKvStore implements KvStore {
     await this.redis.ping();
   }
 
+  /**
+   * QUIT lets Redis answer what is in flight first; a Redis that accepts and never answers would hold
+   * it (and a SIGTERM'd service) forever, so after QUIT_TIMEOUT_MS the socket is dropped instead.
+   */
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    if (this.redis.status === "end") return;
+    let timer: NodeJS.Timeout | undefined;
+    const quit = this.redis.quit().then(
+      () => "quit" as const,
+      () => "failed" as const,
+    );
+    const outcome = await Promise.race([quit, new Promise<"timed out">((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS, "timed out")))]);
+    clearTimeout(timer);
+    if (outcome !== "quit") this.redis.disconnect();
   }
 }
