@@ -240,6 +240,26 @@ async function attemptsSent(serviceUrl: string): Promise<number> {
   return total;
 }
 
+/** The sum of a metric's series in a process's `/metrics` (0 when absent). */
+async function metricTotal(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split("\n")) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  return total;
+}
+
+/** The outbox relay's publish requests and rows so far (distributed: crm-records' own /metrics). */
+async function relayCounters(product: RunningProduct): Promise<{ batches: number; rows: number } | undefined> {
+  if (!("services" in product)) return undefined;
+  const url = (product as RunningDistributed).services["crm-records"].url;
+  try {
+    const [batches, rows] = await Promise.all([metricTotal(url, "crm_outbox_publish_batches_total"), metricTotal(url, "crm_outbox_published_total")]);
+    return { batches, rows };
+  } catch {
+    return undefined;
+  }
+}
+
 /** A second webhook-delivery process on the same database and topic, as a scaled-out deployment runs. */
 async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
@@ -443,6 +463,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     let cpuBefore: CpuSnapshot = new Map();
     await sleep(1_100);
     const transactionsBefore = deliveryTransactions(product);
+    const relayBefore = await relayCounters(product);
     const p = await productThroughput(product.baseUrl, receiver, round, () => {
       // After the sign-up (its password hash is identity's CPU, not delivery's) and the webhooks.
       cpuBefore = cpuSnapshot(pids, postgresBackends(product));
@@ -450,6 +471,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     const cpuAfter = cpuSnapshot(pids, postgresBackends(product));
     await sleep(1_100);
     const transactionsAfter = deliveryTransactions(product);
+    const relayAfter = await relayCounters(product);
     const peerCpuBefore = process.cpuUsage();
     const peer = await peerThroughput(receiver);
     const peerCpu = process.cpuUsage(peerCpuBefore);
@@ -465,6 +487,11 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
       console.log(
         `    webhook-delivery statements per delivery: ${((transactionsAfter - transactionsBefore) / deliveries).toFixed(2)} (its database's transactions; sign-up and webhooks included)`,
       );
+    }
+    if (relayBefore && relayAfter && relayAfter.batches > relayBefore.batches) {
+      const rows = relayAfter.rows - relayBefore.rows;
+      const batches = relayAfter.batches - relayBefore.batches;
+      console.log(`    outbox relay: ${batches} publish requests for ${rows} events (${(rows / batches).toFixed(1)} a request)`);
     }
   }
   // The median proper (percentile() takes the upper middle value, which with 2 rounds is the better one).
