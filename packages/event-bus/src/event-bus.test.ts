@@ -7,7 +7,7 @@ import { InProcessBus } from "./in-process-bus";
 import { KafkaBus, messageRejectionOf } from "./kafka-bus";
 import { OutboxRelay, type OutboxRow, type OutboxStore } from "./outbox-relay";
 import { DEFAULT_MAX_BATCH_BYTES, encodedSize, publishBatches } from "./publish-batches";
-import { MessageRejectedError, type BusMessage, type EventBus } from "./event-bus";
+import { MessageRejectedError, valueJson, type BusMessage, type BusValue, type EventBus, type SerializedEnvelope } from "./event-bus";
 
 const logger = createLogger({ service: "test", level: "silent" });
 
@@ -21,9 +21,19 @@ function numbered(businessId: string, ns: readonly number[]): BusMessage[] {
   return ns.map((n) => ({ key: businessId, value: event(businessId, n) }));
 }
 
+/** An envelope as the outbox store reads it: its JSON as stored (PostgreSQL's jsonb text, with spaces), id and type. */
+function serialized(e: EventEnvelope): SerializedEnvelope {
+  return { json: JSON.stringify(e, null, 1), id: e.id, type: e.type };
+}
+
+/** The envelope a message carries, whichever way it carries it. */
+function envelopeOf(value: BusValue): EventEnvelope {
+  return "json" in value ? (JSON.parse(value.json) as EventEnvelope) : value;
+}
+
 /** What a message weighs as Kafka carries it: the JSON value and the key. */
 function wireBytes(messages: readonly BusMessage[]): number {
-  return messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.value)) + Buffer.byteLength(m.key), 0);
+  return messages.reduce((sum, m) => sum + Buffer.byteLength(valueJson(m.value)) + Buffer.byteLength(m.key), 0);
 }
 
 /** A bus that records every publish call and refuses, for good, any call carrying a condemned event. */
@@ -41,7 +51,7 @@ class RecordingBus implements EventBus {
     this.duringPublish?.();
   }
   published(): number[] {
-    return this.calls.flat().map((m) => m.value.data.n as number);
+    return this.calls.flat().map((m) => envelopeOf(m.value).data.n as number);
   }
   async subscribe(): Promise<never> {
     throw new Error("not used");
@@ -57,7 +67,8 @@ class MemoryOutbox implements OutboxStore {
   leaseHolder: string | undefined;
   leaseCalls = 0;
   add(topic: string, e: EventEnvelope) {
-    this.rows.push({ sequence: BigInt(this.rows.length + 1), topic, key: e.businessId, payload: e, sent: false });
+    // As the SQL store reads it: the JSON as stored.
+    this.rows.push({ sequence: BigInt(this.rows.length + 1), topic, key: e.businessId, payload: serialized(e), sent: false });
     return e;
   }
   /** Calls of the store's reads and marks, by name. */
@@ -130,6 +141,25 @@ describe("InProcessBus", () => {
     expect(seen).toEqual([]);
     await bus.publish("t", [{ key: "x", value: event("x", 3, 500) }]);
     expect(seen).toEqual([3]);
+  });
+
+  it("hands each group its own envelope parsed from a serialised one, and weighs that by its JSON", async () => {
+    const bus = new InProcessBus();
+    const seen: EventEnvelope[] = [];
+    await bus.subscribe({ topic: "t", groupId: "a", handler: async (e) => void seen.push(e) });
+    await bus.subscribe({ topic: "t", groupId: "b", handler: async (e) => void seen.push(e) });
+    const sent = event("x", 1);
+    await bus.publish("t", [{ key: "x", value: serialized(sent) }]);
+    expect(seen).toEqual([sent, sent]);
+    expect(seen[0]).not.toBe(seen[1]);
+    // Within the limit once serialised compactly, over it as sent: refused by what it weighs as sent.
+    const padded = event("x", 2, 500);
+    const compact = Buffer.byteLength(JSON.stringify(padded)) + 1;
+    expect(Buffer.byteLength(serialized(padded).json) + 1).toBeGreaterThan(compact + 5);
+    const small = new InProcessBus({ maxMessageBytes: compact + 5 });
+    await small.subscribe({ topic: "t", groupId: "a", handler: async (e) => void seen.push(e) });
+    await small.publish("t", [{ key: "x", value: padded }]);
+    await expect(small.publish("t", [{ key: "x", value: serialized(padded) }])).rejects.toBeInstanceOf(MessageRejectedError);
   });
 
   it("fails the publish when no group listens or a handler fails, so nothing is lost", async () => {
@@ -306,7 +336,7 @@ describe.each(STORES)("OutboxRelay batches bounded by encoded bytes, a store tha
     for (const call of bus.calls) {
       if (call.length > 1) expect(wireBytes(call)).toBeLessThanOrEqual(100_000);
     }
-    const alone = bus.calls.find((call) => call.some((m) => m.value.data.n === 5));
+    const alone = bus.calls.find((call) => call.some((m) => envelopeOf(m.value).data.n === 5));
     expect(alone).toHaveLength(1); // 150 kB: over the budget, so it goes by itself
     expect(bus.calls.length).toBeGreaterThan(3);
   });
@@ -396,6 +426,29 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     expect(seenB).toEqual([1, 2, 3, 4, 5]);
     await subA.stop();
     await subB.stop();
+  });
+
+  it("carries a serialised envelope's JSON as it is, with its event-type header", async () => {
+    const topic = uniqueName("topic");
+    const business = randomUUID();
+    const sent = [1, 2].map((n) => event(business, n));
+    await bus.publish(
+      topic,
+      sent.map((e) => ({ key: business, value: serialized(e) })),
+    );
+    const kafka = new Kafka({ brokers: testInfra.kafkaBrokers!.split(","), clientId: uniqueName("raw"), logLevel: logLevel.NOTHING });
+    const consumer = kafka.consumer({ groupId: uniqueName("group"), maxWaitTimeInMs: 100 });
+    const raw: Array<{ value: string; type: string }> = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void raw.push({ value: message.value!.toString(), type: message.headers!["event-type"]!.toString() }) });
+    const seen: EventEnvelope[] = [];
+    const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seen.push(e) });
+    await waitFor(() => raw.length >= 2 && seen.length >= 2, 45_000, 100);
+    await consumer.disconnect();
+    await sub.stop();
+    expect(raw).toEqual(sent.map((e) => ({ value: serialized(e).json, type: "client.created" })));
+    expect(seen).toEqual(sent);
   });
 
   it("without waiting for the group join, misses nothing published before or during the join", async () => {

@@ -1,9 +1,27 @@
 import type { EventEnvelope } from "@crm/contracts";
 
+/**
+ * An envelope already serialised, as the outbox keeps it: the bus carries exactly this JSON, so the
+ * relay neither parses a row's payload nor serialises it again. `id` and `type` are the envelope's own.
+ */
+export interface SerializedEnvelope {
+  readonly json: string;
+  readonly id: string;
+  readonly type: string;
+}
+
+/** What a message carries: an envelope, or its JSON (see SerializedEnvelope). */
+export type BusValue = EventEnvelope | SerializedEnvelope;
+
+/** A message value's JSON: the serialised envelope as it is, or the envelope serialised. */
+export function valueJson(value: BusValue): string {
+  return "json" in value ? value.json : JSON.stringify(value);
+}
+
 export interface BusMessage {
   /** Partition key: the businessId, so events of one business stay in order. */
   key: string;
-  value: EventEnvelope;
+  value: BusValue;
   /** Message headers besides the envelope: W3C `traceparent` / `tracestate` when the write was traced. */
   headers?: Readonly<Record<string, string>>;
 }

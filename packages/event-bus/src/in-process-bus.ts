@@ -1,4 +1,5 @@
-import { MessageRejectedError, type BatchEventHandler, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
+import type { EventEnvelope } from "@crm/contracts";
+import { MessageRejectedError, valueJson, type BatchEventHandler, type BusMessage, type BusValue, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
 
 /** Kafka's default message.max.bytes: single-process mode refuses what a default broker would. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
@@ -37,7 +38,7 @@ export class InProcessBus implements EventBus {
 
   async publish(topic: string, messages: readonly BusMessage[]): Promise<void> {
     for (const message of messages) {
-      const bytes = Buffer.byteLength(JSON.stringify(message.value)) + Buffer.byteLength(message.key);
+      const bytes = Buffer.byteLength(valueJson(message.value)) + Buffer.byteLength(message.key);
       if (bytes > this.maxMessageBytes) {
         throw new MessageRejectedError(`message of ${bytes} bytes is larger than the bus accepts (${this.maxMessageBytes})`);
       }
@@ -53,7 +54,7 @@ export class InProcessBus implements EventBus {
         const member = group.handlers[group.next++ % group.handlers.length]!;
         const taken = member.together ? messages.slice(i) : [messages[i]!];
         i += taken.length;
-        await member.handle(taken.map((message) => ({ event: structuredClone(message.value), context: { headers: message.headers ?? NO_HEADERS } })));
+        await member.handle(taken.map((message) => ({ event: ownCopy(message.value), context: { headers: message.headers ?? NO_HEADERS } })));
       }
     });
     group.tail = run.catch(() => undefined);
@@ -88,4 +89,9 @@ export class InProcessBus implements EventBus {
   async close(): Promise<void> {
     for (const groups of this.topics.values()) for (const group of groups.values()) await group.tail;
   }
+}
+
+/** Each group's handler gets an envelope of its own, as it would from Kafka: parsed from the JSON, or a clone. */
+function ownCopy(value: BusValue): EventEnvelope {
+  return "json" in value ? (JSON.parse(value.json) as EventEnvelope) : structuredClone(value);
 }

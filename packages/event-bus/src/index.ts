@@ -9,6 +9,8 @@ export {
   type BatchEventHandler,
   type BusEvent,
   type BusMessage,
+  type BusValue,
+  type SerializedEnvelope,
   type EventBus,
   type EventContext,
   type EventHandler,

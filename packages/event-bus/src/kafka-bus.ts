@@ -2,7 +2,7 @@ import { Kafka, logLevel, type Consumer, type EachBatchPayload, type IHeaders, t
 import { consumerMetrics } from "@crm/telemetry";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
-import { MessageRejectedError, type BusEvent, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
+import { MessageRejectedError, valueJson, type BusEvent, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from "./event-bus";
 import { HandlingQueue } from "./handling-queue";
 import { OffsetCommits } from "./offset-commits";
 
@@ -102,7 +102,7 @@ export class KafkaBus implements EventBus {
       await producer.send({
         topic,
         acks: -1,
-        messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: { ...m.headers, "event-type": m.value.type } })),
+        messages: messages.map((m) => ({ key: m.key, value: valueJson(m.value), headers: { ...m.headers, "event-type": m.value.type } })),
       });
     } catch (err) {
       const rejection = messageRejectionOf(err);

@@ -1,7 +1,6 @@
-import type { EventEnvelope } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
 import { outboxMetrics, startSpan } from "@crm/telemetry";
-import { MessageRejectedError, type EventBus } from "./event-bus";
+import { MessageRejectedError, type BusValue, type EventBus } from "./event-bus";
 import { DEFAULT_MAX_BATCH_BYTES, encodedSize, publishBatches } from "./publish-batches";
 
 export interface OutboxRow {
@@ -9,7 +8,8 @@ export interface OutboxRow {
   sequence: bigint;
   topic: string;
   key: string;
-  payload: EventEnvelope;
+  /** The envelope, or its JSON as stored (published as it is, neither parsed nor serialised again). */
+  payload: BusValue;
   /** W3C traceparent of the write, when it was traced: the message continues its trace. */
   traceparent?: string;
 }

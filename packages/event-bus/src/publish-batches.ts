@@ -2,6 +2,7 @@
 // request at most `maxBytes` of encoded messages (a row larger than that goes alone). Kafka refuses a
 // record batch above the broker's message.max.bytes (1 MiB by default) as a whole, so an unbounded
 // batch of ordinary events could fail forever while every event in it is fine on its own.
+import { valueJson } from "./event-bus";
 import type { OutboxRow } from "./outbox-relay";
 
 /** Default budget of one publish request: a quarter of Kafka's default message.max.bytes. */
@@ -12,7 +13,7 @@ const MESSAGE_OVERHEAD_BYTES = 128;
 
 /** What one row weighs on the wire: its JSON value, its key and the record framing. */
 export function encodedSize(row: OutboxRow): number {
-  return Buffer.byteLength(JSON.stringify(row.payload)) + Buffer.byteLength(row.key) + MESSAGE_OVERHEAD_BYTES;
+  return Buffer.byteLength(valueJson(row.payload)) + Buffer.byteLength(row.key) + MESSAGE_OVERHEAD_BYTES;
 }
 
 /** Splits rows, in order, into publish batches of one topic and at most `maxBytes` each (at least one row). */

@@ -40,7 +40,13 @@ async function marksAndReadsBehind(h: Harness, store: SqlOutboxStore): Promise<v
   const caller = h.caller({ businessId: uuidv7() });
   for (let i = 0; i < 3; i++) await createClient(caller);
   const ours = (rows: readonly OutboxRow[]) => rows.filter((r) => r.key === caller.businessId).map((r) => r.sequence);
-  const [a, b, c] = ours(await store.pending(1000));
+  const pending = (await store.pending(1000)).filter((r) => r.key === caller.businessId);
+  // Each payload is the stored envelope's JSON, as it is, with the envelope's id and type beside it.
+  const stored = await outboxRows(h, caller.businessId);
+  expect(pending.map((r) => ("json" in r.payload ? { envelope: JSON.parse(r.payload.json), id: r.payload.id, type: r.payload.type } : r.payload))).toEqual(
+    stored.map((r) => ({ envelope: r.payload, id: r.payload.id, type: "client.created" })),
+  );
+  const [a, b, c] = ours(pending);
   expect(ours(await store.markSentAndPending([a!], 1000))).toEqual([b, c]);
   expect((await outboxRows(h, caller.businessId)).map((r) => r.sentAt !== null)).toEqual([true, false, false]);
   expect(ours(await store.markSentAndPending([b!, c!], 1000))).toEqual([]);

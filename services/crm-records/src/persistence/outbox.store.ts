@@ -7,18 +7,25 @@
 // (docs/performance.md, "Writes: where POST /client waits"). Each text is constant (every value is a
 // parameter), so each is prepared once per connection under its name: PostgreSQL parsed and planned
 // them on every round before.
-import type { EventEnvelope } from "@crm/contracts";
+//
+// A row's payload is read as the JSON text PostgreSQL keeps (with the envelope's id and type beside
+// it) and published as it is: parsing it here only for the bus to serialise it again cost more than
+// the rest of the relay's work per event (docs/performance.md).
 import type { SqlRunner } from "@crm/database";
 import type { OutboxRow, OutboxStore } from "@crm/event-bus";
 
 const LEASE_NAME = "records-outbox-relay";
 const OUTBOX = `"records"."OutboxEvent"`;
+/** The columns a pending read returns (`id` is the envelope's id). */
+const PENDING_COLUMNS = `"sequence", "topic", "key", "id", "payload"::text AS "json", "payload"->>'type' AS "type", "traceparent"`;
 
 interface PendingRow {
   sequence: string | number | bigint;
   topic: string;
   key: string;
-  payload: EventEnvelope;
+  id: string;
+  json: string;
+  type: string;
   traceparent: string | null;
 }
 
@@ -28,7 +35,7 @@ function outboxRow(row: PendingRow): OutboxRow {
     sequence: BigInt(row.sequence),
     topic: row.topic,
     key: row.key,
-    payload: row.payload,
+    payload: { json: row.json, id: row.id, type: row.type },
     ...(row.traceparent ? { traceparent: row.traceparent } : {}),
   };
 }
@@ -38,7 +45,7 @@ export class SqlOutboxStore implements OutboxStore {
 
   async pending(limit: number): Promise<OutboxRow[]> {
     const { rows } = await this.sql.query<PendingRow>(
-      `SELECT "sequence", "topic", "key", "payload", "traceparent" FROM ${OUTBOX}
+      `SELECT ${PENDING_COLUMNS} FROM ${OUTBOX}
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL ORDER BY "sequence" ASC LIMIT $1`,
       [Math.trunc(limit)],
       { name: "outbox_pending" },
@@ -53,7 +60,7 @@ export class SqlOutboxStore implements OutboxStore {
   async markSentAndPending(sequences: readonly bigint[], limit: number): Promise<OutboxRow[]> {
     const { rows } = await this.sql.query<PendingRow>(
       `WITH sent AS (UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL)
-       SELECT "sequence", "topic", "key", "payload", "traceparent" FROM ${OUTBOX}
+       SELECT ${PENDING_COLUMNS} FROM ${OUTBOX}
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL AND "sequence" <> ALL($2::bigint[]) ORDER BY "sequence" ASC LIMIT $3`,
       [new Date(), sequences.map(String), Math.trunc(limit)],
       { name: "outbox_mark_sent_and_pending" },
