@@ -9,8 +9,8 @@
 // them on every round before.
 //
 // A row's payload is read as the JSON text PostgreSQL keeps (with the envelope's id and type beside
-// it) and published as it is: parsing it here only for the bus to serialise it again cost more than
-// the rest of the relay's work per event (docs/performance.md).
+// it) and published as it is: parsing it here only for the bus to serialise it again (twice) cost this
+// process about as much CPU as the rest of reading the row (docs/performance.md, "The event path").
 import type { SqlRunner } from "@crm/database";
 import type { OutboxRow, OutboxStore } from "@crm/event-bus";
 
