@@ -110,11 +110,12 @@ async function oneRun(variant: Variant, run: number): Promise<string[]> {
     await db.query(`ANALYZE "records"."Client"`);
     // BENCH_IDLE_S: the product idle that long after ready (and the seed) before the first request.
     if (IDLE_S) await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-    const ages = [...procs].map(([name, pid]) => `${name} ${ageS(pid).toFixed(1)} s`).join(", ");
+    const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
+    const ages = [...procs].map(([name, pid]) => `${name} ${ageS(pid).toFixed(1)} s ${rssMb(pid)} MB`).join(", ");
     lines.push(
       `\n${variant.name} run ${run + 1}: ${JSON.stringify(variant.env)}; ${RATE}/s of ${KINDS.join("+")} through the gateway for ${DURATION_S} s; load average ${os.loadavg()[0]!.toFixed(1)}, ${new Date().toISOString()}`,
     );
-    lines.push(`ages at the first request: ${ages}`);
+    lines.push(`age and RSS at the first request: ${ages}`);
 
     const windows = Math.ceil(DURATION_S / WINDOW_S);
     const latencies = Array.from({ length: windows }, () => new Map(KINDS.map((k) => [k, [] as number[]])));
