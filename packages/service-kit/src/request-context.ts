@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { IncomingMessage } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "@crm/logger";
 import type { Principal } from "@crm/contracts";
@@ -42,6 +43,51 @@ export const expressRouteTemplate: RouteTemplateOf = (req) => {
   return mount + route.path;
 };
 
+// What `req.log` is built from, kept on the request until something logs (most requests never do at
+// LOG_LEVEL=warn; pino's child() cost ~3 µs a request, for a logger nobody used).
+const LOG_PARENT = Symbol("request logger's parent");
+const LOG_TRACE_ID = Symbol("request logger's trace id");
+const LOG_CHILD = Symbol("request logger");
+
+interface LazyLogRequest extends Request {
+  [LOG_PARENT]?: Logger;
+  [LOG_TRACE_ID]?: string;
+  [LOG_CHILD]?: Logger;
+}
+
+/** Prototypes of requests that already have the lazy `log` accessor. */
+const withLazyLog = new WeakSet<object>();
+
+/**
+ * Whether a request's `log` is the lazy accessor of its prototype, installed here on first sight
+ * (Express gives each app's requests their own prototype): the child logger is made on first read
+ * and kept; a request that never passed requestContext reads undefined, as before; assigning
+ * `req.log` still replaces it. Only on Node's requests: a test's plain object has Object.prototype.
+ */
+function lazyLogOn(proto: object | null): boolean {
+  if (!proto) return false;
+  if (withLazyLog.has(proto)) return true;
+  if (!(proto instanceof IncomingMessage)) return false;
+  withLazyLog.add(proto);
+  Object.defineProperty(proto, "log", {
+    configurable: true,
+    get(this: LazyLogRequest): Logger | undefined {
+      const built = this[LOG_CHILD];
+      if (built) return built;
+      const parent = this[LOG_PARENT];
+      if (!parent) return undefined;
+      const traceId = this[LOG_TRACE_ID];
+      const child = parent.child(traceId ? { requestId: this.requestId, traceId } : { requestId: this.requestId });
+      this[LOG_CHILD] = child;
+      return child;
+    },
+    set(this: LazyLogRequest, value: Logger) {
+      this[LOG_CHILD] = value;
+    },
+  });
+  return true;
+}
+
 export interface RequestContextOptions {
   /** Label and span name of a request; Express's matched route by default. */
   routeOf?: RouteTemplateOf;
@@ -77,7 +123,14 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
     const span = startSpan(service, req.method, { kind: "server", parent: req.headers, attributes: { "http.request.method": req.method } });
     const traceparent = req.headers.traceparent;
     const traceId = span?.traceId ?? (typeof traceparent === "string" ? traceIdOf(traceparent) : undefined);
-    req.log = logger.child(traceId ? { requestId: req.requestId, traceId } : { requestId: req.requestId });
+    if (lazyLogOn(Object.getPrototypeOf(req))) {
+      const lazy = req as LazyLogRequest;
+      lazy[LOG_PARENT] = logger;
+      lazy[LOG_TRACE_ID] = traceId;
+      lazy[LOG_CHILD] = undefined;
+    } else {
+      req.log = logger.child(traceId ? { requestId: req.requestId, traceId } : { requestId: req.requestId });
+    }
     if (span) req.span = span;
     res.setHeader("X-Request-Id", req.requestId);
     inFlight.inc();
