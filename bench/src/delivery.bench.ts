@@ -14,8 +14,9 @@
 // 4. Scale-out (distributed): one business, a receiver answering after 50 ms, one webhook-delivery
 //    process and then two on the same database and topic; ratio, and deliveries received twice.
 //
-// Settings (environment; defaults take about 3 minutes on an idle 2-core machine):
-//   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=2  BENCH_WEBHOOKS=10  BENCH_CREATES=200
+// Settings (environment; defaults take about 4 minutes on an idle 2-core machine):
+//   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=2  BENCH_WARMUP_ROUNDS=15  BENCH_WEBHOOKS=10
+//   BENCH_CREATES=200
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
 //   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50
 //   BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
@@ -41,6 +42,7 @@ const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map
 const ROUNDS = num("BENCH_ROUNDS", 2);
 const WEBHOOKS = num("BENCH_WEBHOOKS", 10);
 const CREATES = num("BENCH_CREATES", 200);
+const WARMUP_ROUNDS = Math.max(1, num("BENCH_WARMUP_ROUNDS", 15));
 const LATENCY_RATES = (process.env.BENCH_LATENCY_RATES ?? "20,100").split(",").map(Number);
 const LATENCY_S = num("BENCH_LATENCY_S", 5);
 const FAIR_A_WEBHOOKS = num("BENCH_FAIR_A_WEBHOOKS", 200);
@@ -451,9 +453,17 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   console.log(
     `-- throughput: ${WEBHOOKS} webhooks x ${CREATES} creates = ${WEBHOOKS * CREATES} deliveries, receiver delay ${RECEIVER_DELAY_MS} ms; peer at ${Math.min(WEBHOOKS * PER_WEBHOOK, PER_BUSINESS)} in flight`,
   );
-  // One untimed round of each first: the peer's rate rose 7,000 -> 11,000 -> 16,000 /s over three
-  // cold rounds (JIT), and the product's first round waited for its consumer's first fetch.
-  await productThroughput(product.baseUrl, receiver, "warm-up");
+  // Untimed rounds first. The peer's rate rose 7,000 -> 11,000 -> 16,000 /s over three cold rounds
+  // (JIT), and the product's first round waited for its consumer's first fetch. The product's
+  // processes cost about twice their settled CPU per request until V8 has optimised their hot paths,
+  // which takes some thousands of requests, not seconds ("The early-life CPU per request" in
+  // docs/performance.md): the timed rounds come after WARMUP_ROUNDS rounds' worth of creates.
+  const warmUp: string[] = [];
+  for (let round = 1; round <= WARMUP_ROUNDS; round++) {
+    const w = await productThroughput(product.baseUrl, receiver, `warm-up-${round}`);
+    warmUp.push(w.rate.toFixed(0));
+  }
+  console.log(`  warm-up (${WARMUP_ROUNDS} untimed rounds, ${WARMUP_ROUNDS * CREATES} creates): product /s ${warmUp.join(" ")}`);
   analyzeDatabases(product);
   await peerThroughput(receiver);
   const ratios: number[] = [];
