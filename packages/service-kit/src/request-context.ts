@@ -55,6 +55,11 @@ interface LazyLogRequest extends Request {
   [LOG_CHILD]?: Logger;
 }
 
+/** A request's logger: the service's, with the request's id and, when traced, its trace id on every line. */
+function requestLogger(parent: Logger, requestId: string, traceId: string | undefined): Logger {
+  return parent.child(traceId ? { requestId, traceId } : { requestId });
+}
+
 /** Prototypes of requests that already have the lazy `log` accessor. */
 const withLazyLog = new WeakSet<object>();
 
@@ -77,7 +82,7 @@ function lazyLogOn(proto: object | null): boolean {
       const parent = this[LOG_PARENT];
       if (!parent) return undefined;
       const traceId = this[LOG_TRACE_ID];
-      const child = parent.child(traceId ? { requestId: this.requestId, traceId } : { requestId: this.requestId });
+      const child = requestLogger(parent, this.requestId, traceId);
       this[LOG_CHILD] = child;
       return child;
     },
@@ -129,7 +134,7 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
       lazy[LOG_TRACE_ID] = traceId;
       lazy[LOG_CHILD] = undefined;
     } else {
-      req.log = logger.child(traceId ? { requestId: req.requestId, traceId } : { requestId: req.requestId });
+      req.log = requestLogger(logger, req.requestId, traceId);
     }
     if (span) req.span = span;
     res.setHeader("X-Request-Id", req.requestId);
