@@ -2,6 +2,7 @@
 // compiled services brought up to date, the local PostgreSQL/Redis/Kafka (or kcat's mock), and the
 // e2e harness's four processes with the rate limit out of the way and logging at warn.
 import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { startInfra, testInfra, type StartedInfra } from "@crm/testing";
 import { startDistributed, type RunningDistributed } from "../../e2e/harness";
@@ -9,7 +10,10 @@ import { startDistributed, type RunningDistributed } from "../../e2e/harness";
 /** `BENCH_CPU_PROF=<dir>`: every product process writes a .cpuprofile there. */
 export function cpuProfileSettings(): Record<string, string> {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(dir) } : {};
+  if (!dir) return {};
+  // A process cannot write its profile into a folder that is not there, and says nothing at exit.
+  mkdirSync(dir, { recursive: true });
+  return { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(dir) };
 }
 
 export async function startBenchProduct(): Promise<{ infra: StartedInfra; product: RunningDistributed }> {
