@@ -13,3 +13,4 @@ export { telemetryConfigFields, startServiceTracing, type TelemetryConfig } from
 export { startLoop, type Loop, type LoopOptions } from "./loop";
 export { startPeriodicJob, type PeriodicJob, type PeriodicJobOptions } from "./periodic-job";
 export { startRetention, retentionConfigFields, type Retention, type RetentionRule, type RetentionOptions } from "./retention";
+export { RecentSet } from "./recent-set";

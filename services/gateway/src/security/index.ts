@@ -13,7 +13,7 @@ import { readCredential, type Credential } from "./credentials";
 import { IdentityClient } from "./identity-client";
 import { ApiKeyUsage } from "./api-key-usage";
 import { addressKey, createRateLimiter } from "./rate-limiter";
-import { RecentKeys } from "./recent-keys";
+import { RecentSet } from "@crm/service-kit";
 
 export interface SecurityConfig {
   CORS_ALLOWED_ORIGINS: readonly string[];
@@ -87,7 +87,10 @@ export function createSecurity(deps: SecurityDeps): Security {
   const failures = new WeakMap<Request, AppError>();
   // Requests whose authentication waits until the limiter has let them through (see below).
   const deferred = new WeakSet<Request>();
-  const recentKeys = new RecentKeys();
+  // Digests of API keys this gateway has recently seen authenticate (10 minutes, 10,000 at most).
+  // Membership only spares a key the pre-authentication budget check (below); it grants nothing,
+  // since every request is still authenticated in full.
+  const recentKeys = new RecentSet(10 * 60_000, 10_000);
 
   const authentications = gatewayMetrics().authentications;
   const runAuthentication = async (req: Request, credential: Credential): Promise<void> => {

@@ -5,6 +5,7 @@ import { serializePayload } from "../domain/payload";
 import { WebhookFilters } from "../domain/webhook-filter";
 import type { ClaimedDelivery, DeliveryRepository, NewEvent } from "../persistence/delivery.repository";
 import type { AttemptExecutor } from "../application/attempt-executor";
+import { RecentSet } from "@crm/service-kit";
 
 export interface RecordsConsumerDeps {
   deliveries: DeliveryRepository;
@@ -32,7 +33,7 @@ export interface RecordsConsumerDeps {
 export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHandler {
   const now = deps.now ?? (() => new Date());
   const filters = new WebhookFilters();
-  const withSubscribers = new RecentBusinesses(MAX_REMEMBERED_BUSINESSES);
+  const withSubscribers = new RecentSet(Number.POSITIVE_INFINITY, MAX_REMEMBERED_BUSINESSES);
   return async (received: readonly BusEvent[]) => {
     const batch = await withSubscribersOnly(received);
     if (batch.length === 0) return;
@@ -125,20 +126,3 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHand
 
 /** Businesses remembered as having subscribers, at most (the oldest are forgotten first). */
 const MAX_REMEMBERED_BUSINESSES = 10_000;
-
-/** A set of business ids bounded to the `max` most recently added. */
-class RecentBusinesses {
-  private readonly ids = new Set<string>();
-  constructor(private readonly max: number) {}
-  has(id: string): boolean {
-    return this.ids.has(id);
-  }
-  add(id: string): void {
-    this.ids.delete(id);
-    this.ids.add(id);
-    if (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value!);
-  }
-  delete(id: string): void {
-    this.ids.delete(id);
-  }
-}

@@ -1,9 +1,9 @@
-import { RecentKeys } from "./recent-keys";
+import { RecentSet } from "./recent-set";
 
-describe("RecentKeys", () => {
+describe("RecentSet", () => {
   it("remembers a digest until it expires or is deleted", () => {
     let now = 0;
-    const keys = new RecentKeys(1000, 10, () => now);
+    const keys = new RecentSet(1000, 10, () => now);
     keys.add("a");
     expect(keys.has("a")).toBe(true);
     now = 999;
@@ -16,7 +16,7 @@ describe("RecentKeys", () => {
   });
 
   it("holds at most maxEntries, dropping the least recently added", () => {
-    const keys = new RecentKeys(60_000, 3);
+    const keys = new RecentSet(60_000, 3);
     for (const d of ["a", "b", "c"]) keys.add(d);
     keys.add("a"); // refreshed: now the newest
     keys.add("d");
