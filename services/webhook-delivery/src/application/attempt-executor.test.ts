@@ -6,6 +6,12 @@ import type { ClaimedDelivery, DeliveryRepository } from "../persistence/deliver
 import { AttemptExecutor, MAX_OUTCOMES_WAITING } from "./attempt-executor";
 
 const logger = createLogger({ service: "test", level: "silent" });
+/**
+ * The executor's clock, stopped where the claims were read: every claim stays fresh (FRESH_CLAIM_MS)
+ * however long it waits for a sending slot, so no attempt goes to the repository's startAttempt, which
+ * these fakes do not have (on a loaded machine 1,000 claims through 20 slots took longer than 1 s).
+ */
+const CLAIMED_AT = new Date();
 
 /** Deliveries whose outcome statements wait until `release()`; every send answers 200 at once. */
 function executorWithHeldOutcomes(bounds: { maxPending: number; maxPendingPerBusiness: number }) {
@@ -31,13 +37,14 @@ function executorWithHeldOutcomes(bounds: { maxPending: number; maxPendingPerBus
     retryDelaysMs: [1000],
     leaseMs: 60_000,
     logger,
+    now: () => CLAIMED_AT,
     ...bounds,
   });
   return { executor, written, release: () => release() };
 }
 
 function claims(count: number, businessId: string): ClaimedDelivery[] {
-  const now = new Date();
+  const now = CLAIMED_AT;
   return Array.from({ length: count }, (_, i) => ({
     id: `${businessId}-${i}`,
     webhookId: `${businessId}-hook-${i % 10}`,
