@@ -63,7 +63,11 @@ describe.each(databaseModes)("session retention on %s", (mode) => {
     const { logger, errors } = errorCollectingLogger("identity");
     const retention = startRetention({ rules: sessionRetentionRules(h.prisma, GRACE), intervalMs: HOUR, batchSize: 1, logger });
     try {
-      expect(await retention.runNow()).toEqual({ sessions: 2, "refresh tokens": 1 });
+      // runNow runs both rules at once, so the token rule may reach the long-expired session's token
+      // before the session rule's cascade does: 1 or 2 tokens deleted by it, the same rows gone either way.
+      const first = await retention.runNow();
+      expect(first["sessions"]).toBe(2);
+      expect([1, 2]).toContain(first["refresh tokens"]);
       const sessions = await h.prisma.session.findMany({ where: { userId }, select: { id: true } });
       expect(sessions.map((s) => s.id).sort()).toEqual([expiredRecently.id, revokedRecently.id, live.id].sort());
       const tokens = await h.prisma.refreshToken.findMany({ where: { session: { userId } }, select: { digest: true } });
