@@ -5,9 +5,15 @@
 // process, its CPU not counted) drives POST /client and the default list, straight and through the
 // proxy, alternating which goes first, round by round. It prints req/s through the proxy over
 // straight (the gateway's goal is >= 0.85) and the proxy's CPU per request (the gateway's own is in
-// `pnpm bench:records`). Settings: BENCH_ROUNDS (5; the first warms the JIT and is not counted),
-// BENCH_DURATION_S (3), BENCH_CONNECTIONS (20). It prints figures; nothing is asserted.
+// `pnpm bench:records`). A second bare proxy reaches the same server over a unix domain socket
+// instead of loopback TCP (the client side stays TCP: that is what a caller does), to see what the
+// kernel's TCP path costs the hop. The three ways rotate their order round by round.
+// Settings: BENCH_ROUNDS (5; the first warms the JIT and is not counted), BENCH_DURATION_S (3),
+// BENCH_CONNECTIONS (20). It prints figures; nothing is asserted.
+import { rmSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
+import path from "node:path";
 import { expressServer } from "@crm/service-kit";
 import { createApp } from "../../services/crm-records/src/app";
 import { cpuMs, median, pidListeningOn, runMain } from "./load";
@@ -34,42 +40,69 @@ async function drive(origin: string, request: (typeof REQUESTS)[number], headers
   return result.requests.total;
 }
 
+const WAYS = ["straight", "proxy", "proxy-uds"] as const;
+type Way = (typeof WAYS)[number];
+
 async function main() {
   const records = await openRecordsInProcess("bench_hop_floor");
   const app = expressServer(createApp({ ...records.deps, onCommitted: () => undefined }));
   await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
   const straight = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
-  const proxy = await spawnPeer("bare-proxy.ts", [straight]);
-  // tsx runs the proxy in a child process of its own: read the CPU of the one that listens.
-  const proxyPid = pidListeningOn(Number(new URL(proxy.url).port));
+  // The same HTTP server also takes connections from a unix socket: an http.Server serves any stream
+  // handed to it as a connection.
+  const socketPath = path.join(os.tmpdir(), `hop-floor-${process.pid}.sock`);
+  rmSync(socketPath, { force: true });
+  const uds = net.createServer((socket) => app.emit("connection", socket));
+  await new Promise<void>((resolve) => uds.listen(socketPath, resolve));
+  const proxies = {
+    proxy: await spawnPeer("bare-proxy.ts", [straight]),
+    "proxy-uds": await spawnPeer("bare-proxy.ts", [straight, socketPath]),
+  };
+  // tsx runs each proxy in a child process of its own: read the CPU of the one that listens.
+  const pids = {
+    proxy: pidListeningOn(Number(new URL(proxies.proxy.url).port)),
+    "proxy-uds": pidListeningOn(Number(new URL(proxies["proxy-uds"].url).port)),
+  };
+  const urls: Record<Way, string> = { straight, proxy: proxies.proxy.url, "proxy-uds": proxies["proxy-uds"].url };
   const headers = records.headersFor(BUSINESS, ["create", "read"]);
   console.log(
     `hop floor: ${CONNECTIONS} connections, ${ROUNDS} rounds x ${DURATION_S} s, ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}, Node ${process.version}, ${new Date().toISOString()}`,
   );
   for (const request of REQUESTS) {
-    const ratios: number[] = [];
-    const proxyCpu: number[] = [];
+    const ratios = { proxy: [] as number[], "proxy-uds": [] as number[] };
+    const proxyCpu = { proxy: [] as number[], "proxy-uds": [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
-      const rates: Record<string, number> = {};
-      for (const way of round % 2 === 0 ? ["straight", "proxy"] : ["proxy", "straight"]) {
-        const before = cpuMs(proxyPid);
-        const answered = await drive(way === "straight" ? straight : proxy.url, request, headers);
+      const rates: Partial<Record<Way, number>> = {};
+      const cpu: Partial<Record<Way, number>> = {};
+      const order = [...WAYS.slice(round % WAYS.length), ...WAYS.slice(0, round % WAYS.length)];
+      for (const way of order) {
+        const pid = way === "straight" ? undefined : pids[way];
+        const before = pid === undefined ? 0 : cpuMs(pid);
+        const answered = await drive(urls[way], request, headers);
         rates[way] = answered / DURATION_S;
-        if (way === "proxy") proxyCpu.push((cpuMs(proxyPid) - before) / answered);
+        if (pid !== undefined) cpu[way] = (cpuMs(pid) - before) / answered;
       }
-      const ratio = rates["proxy"]! / rates["straight"]!;
-      console.log(
-        `  ${request.name} round ${round + 1}: straight ${rates["straight"]!.toFixed(0)} req/s, through the bare proxy ${rates["proxy"]!.toFixed(0)} req/s, ratio ${ratio.toFixed(2)}, proxy CPU ${proxyCpu.at(-1)!.toFixed(3)} ms per request`,
-      );
-      if (round > 0) ratios.push(ratio);
-      else proxyCpu.pop();
+      const line = [`  ${request.name} round ${round + 1} (${order.join(", ")}): straight ${rates.straight!.toFixed(0)} req/s`];
+      for (const way of ["proxy", "proxy-uds"] as const) {
+        const ratio = rates[way]! / rates.straight!;
+        line.push(`${way} ${rates[way]!.toFixed(0)} req/s, ratio ${ratio.toFixed(2)}, CPU ${cpu[way]!.toFixed(3)} ms/req`);
+        if (round > 0) {
+          ratios[way].push(ratio);
+          proxyCpu[way].push(cpu[way]!);
+        }
+      }
+      console.log(line.join("; "));
     }
-    console.log(
-      `${request.name}: through a bare proxy / straight ${median(ratios).toFixed(2)} (the gateway's goal is >= 0.85); the proxy's CPU ${median(proxyCpu).toFixed(3)} ms per request`,
-    );
+    for (const way of ["proxy", "proxy-uds"] as const) {
+      console.log(
+        `${request.name}: through a bare proxy${way === "proxy-uds" ? " over a unix socket" : " over TCP"} / straight ${median(ratios[way]).toFixed(2)} (the gateway's goal is >= 0.85); the proxy's CPU ${median(proxyCpu[way]).toFixed(3)} ms per request`,
+      );
+    }
   }
-  await proxy.close();
+  await Promise.all(Object.values(proxies).map((proxy) => proxy.close()));
+  uds.close();
   app.close();
+  rmSync(socketPath, { force: true });
   await records.close();
 }
 
