@@ -7,22 +7,25 @@
 // straight (the gateway's goal is >= 0.85) and the proxy's CPU per request (the gateway's own is in
 // `pnpm bench:records`). A second bare proxy reaches the same server over a unix domain socket
 // instead of loopback TCP (the client side stays TCP: that is what a caller does), to see what the
-// kernel's TCP path costs the hop. The three ways rotate their order round by round.
+// kernel's TCP path costs the hop. The three ways rotate their order round by round. Then the same
+// at a fixed, evenly paced rate (BENCH_RATE, 300/s: well below saturation, so a busy machine
+// disturbs it less): the proxy's user and system CPU per request and the p50 it adds.
 // Settings: BENCH_ROUNDS (5; the first warms the JIT and is not counted), BENCH_DURATION_S (3),
-// BENCH_CONNECTIONS (20). It prints figures; nothing is asserted.
-import { rmSync } from "node:fs";
+// BENCH_CONNECTIONS (20), BENCH_RATE (300). It prints figures; nothing is asserted.
+import { readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expressServer } from "@crm/service-kit";
 import { createApp } from "../../services/crm-records/src/app";
-import { cpuMs, median, pidListeningOn, runMain } from "./load";
+import { cpuMs, median, pidListeningOn, runMain, runPaced } from "./load";
 import { spawnPeer } from "./peer-process";
 import { autocannonChild, openRecordsInProcess } from "./records-in-process";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const RATE = Number(process.env.BENCH_RATE ?? 300);
 const BUSINESS = "0193a1b2-0000-7000-8000-00000000000b";
 const BODY = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
 const REQUESTS = [
@@ -38,6 +41,12 @@ async function drive(origin: string, request: (typeof REQUESTS)[number], headers
   const result = await autocannonChild([...args, `${origin}${request.path}`]);
   if (result.non2xx + result.errors > 0) throw new Error(`${request.name} at ${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.total;
+}
+
+/** User and system CPU of a process so far, in ms (/proc/<pid>/stat; clock ticks are 10 ms). */
+function cpuSplitMs(pid: number): { user: number; system: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
 
 const WAYS = ["straight", "proxy", "proxy-uds"] as const;
@@ -96,6 +105,52 @@ async function main() {
     for (const way of ["proxy", "proxy-uds"] as const) {
       console.log(
         `${request.name}: through a bare proxy${way === "proxy-uds" ? " over a unix socket" : " over TCP"} / straight ${median(ratios[way]).toFixed(2)} (the gateway's goal is >= 0.85); the proxy's CPU ${median(proxyCpu[way]).toFixed(3)} ms per request`,
+      );
+    }
+  }
+  for (const request of REQUESTS) {
+    const added = { proxy: [] as number[], "proxy-uds": [] as number[] };
+    const user = { proxy: [] as number[], "proxy-uds": [] as number[] };
+    const system = { proxy: [] as number[], "proxy-uds": [] as number[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const p50: Partial<Record<Way, number>> = {};
+      const order = [...WAYS.slice(round % WAYS.length), ...WAYS.slice(0, round % WAYS.length)];
+      const line: string[] = [];
+      for (const way of order) {
+        const pid = way === "straight" ? undefined : pids[way];
+        const before = pid === undefined ? undefined : cpuSplitMs(pid);
+        const result = await runPaced({
+          url: `${urls[way]}${request.path}`,
+          method: request.method,
+          headers,
+          ...(request.method === "POST" ? { body: BODY } : {}),
+          connections: CONNECTIONS,
+          durationS: DURATION_S,
+          rate: RATE,
+        });
+        if (result.failures > 0) throw new Error(`${request.name} through ${way}: ${result.failures} failures`);
+        p50[way] = result.p50;
+        const answered = result.rps * DURATION_S;
+        if (way !== "straight" && pid !== undefined && before) {
+          const after = cpuSplitMs(pid);
+          const u = (after.user - before.user) / answered;
+          const s = (after.system - before.system) / answered;
+          line.push(`${way} user ${u.toFixed(3)} + system ${s.toFixed(3)} ms/req`);
+          if (round > 0) {
+            user[way].push(u);
+            system[way].push(s);
+          }
+        }
+      }
+      for (const way of ["proxy", "proxy-uds"] as const) {
+        line.push(`${way} adds ${(p50[way]! - p50.straight!).toFixed(2)} ms at p50`);
+        if (round > 0) added[way].push(p50[way]! - p50.straight!);
+      }
+      console.log(`  ${request.name} @ ${RATE}/s round ${round + 1} (straight p50 ${p50.straight!.toFixed(2)} ms): ${line.join("; ")}`);
+    }
+    for (const way of ["proxy", "proxy-uds"] as const) {
+      console.log(
+        `${request.name} @ ${RATE}/s through a bare proxy${way === "proxy-uds" ? " over a unix socket" : " over TCP"}: adds ${median(added[way]).toFixed(2)} ms at p50; the proxy's CPU user ${median(user[way]).toFixed(3)} + system ${median(system[way]).toFixed(3)} ms per request`,
       );
     }
   }
