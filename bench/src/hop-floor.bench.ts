@@ -9,7 +9,8 @@
 // instead of loopback TCP (the client side stays TCP: that is what a caller does), to see what the
 // kernel's TCP path costs the hop. The three ways rotate their order round by round. Then the same
 // at a fixed, evenly paced rate (BENCH_RATE, 300/s: well below saturation, so a busy machine
-// disturbs it less): the proxy's user and system CPU per request and the p50 it adds.
+// disturbs it less): the proxy's user and system CPU per request and the p50 it adds. crm-records'
+// own CPU per request (this process) is printed for each way at saturation: its side of the socket.
 // Settings: BENCH_ROUNDS (5; the first warms the JIT and is not counted), BENCH_DURATION_S (3),
 // BENCH_CONNECTIONS (20), BENCH_RATE (300). It prints figures; nothing is asserted.
 import { readFileSync, rmSync } from "node:fs";
@@ -80,18 +81,27 @@ async function main() {
   for (const request of REQUESTS) {
     const ratios = { proxy: [] as number[], "proxy-uds": [] as number[] };
     const proxyCpu = { proxy: [] as number[], "proxy-uds": [] as number[] };
+    const serverCpu = { straight: [] as number[], proxy: [] as number[], "proxy-uds": [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
       const rates: Partial<Record<Way, number>> = {};
       const cpu: Partial<Record<Way, number>> = {};
+      const server: Partial<Record<Way, number>> = {};
       const order = [...WAYS.slice(round % WAYS.length), ...WAYS.slice(0, round % WAYS.length)];
       for (const way of order) {
         const pid = way === "straight" ? undefined : pids[way];
         const before = pid === undefined ? 0 : cpuMs(pid);
+        // crm-records' side of the hop: this process serves every way (autocannon is a child).
+        const serverBefore = process.cpuUsage();
         const answered = await drive(urls[way], request, headers);
+        const serverUsed = process.cpuUsage(serverBefore);
+        server[way] = (serverUsed.user + serverUsed.system) / 1000 / answered;
         rates[way] = answered / DURATION_S;
         if (pid !== undefined) cpu[way] = (cpuMs(pid) - before) / answered;
       }
-      const line = [`  ${request.name} round ${round + 1} (${order.join(", ")}): straight ${rates.straight!.toFixed(0)} req/s`];
+      if (round > 0) for (const way of WAYS) serverCpu[way].push(server[way]!);
+      const line = [
+        `  ${request.name} round ${round + 1} (${order.join(", ")}): crm-records CPU ms/req straight ${server.straight!.toFixed(3)}, via proxy ${server.proxy!.toFixed(3)}, via proxy-uds ${server["proxy-uds"]!.toFixed(3)}; straight ${rates.straight!.toFixed(0)} req/s`,
+      ];
       for (const way of ["proxy", "proxy-uds"] as const) {
         const ratio = rates[way]! / rates.straight!;
         line.push(`${way} ${rates[way]!.toFixed(0)} req/s, ratio ${ratio.toFixed(2)}, CPU ${cpu[way]!.toFixed(3)} ms/req`);
@@ -107,6 +117,9 @@ async function main() {
         `${request.name}: through a bare proxy${way === "proxy-uds" ? " over a unix socket" : " over TCP"} / straight ${median(ratios[way]).toFixed(2)} (the gateway's goal is >= 0.85); the proxy's CPU ${median(proxyCpu[way]).toFixed(3)} ms per request`,
       );
     }
+    console.log(
+      `${request.name}: crm-records' CPU per request, straight ${median(serverCpu.straight).toFixed(3)} ms, behind the TCP proxy ${median(serverCpu.proxy).toFixed(3)}, behind the unix-socket proxy ${median(serverCpu["proxy-uds"]).toFixed(3)}`,
+    );
   }
   for (const request of REQUESTS) {
     const added = { proxy: [] as number[], "proxy-uds": [] as number[] };
