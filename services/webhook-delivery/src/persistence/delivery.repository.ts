@@ -187,7 +187,7 @@ export class DeliveryRepository {
   /**
    * One PENDING record per webhook and the event's payload stored once for all of them, in one
    * statement; a re-delivered event finds its payload (unique on the event id) and hits the
-   * (webhookId, eventId) unique key, so it creates nothing. The first `lease.limit` records are created
+   * (payloadId, webhookId) unique key, so it creates nothing. The first `lease.limit` records are created
    * already claimed by the caller (leaseUntil = nextRetryAt = lease.leaseUntil) and returned as claims with what to
    * send: no claim statement follows the insert, and no other instance's poller can take them before
    * the caller sends them (with the event's trace). The others are due at once, for whoever has room.
@@ -210,7 +210,7 @@ export class DeliveryRepository {
         SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, p.id,
                'PENDING'::${DELIVERY_STATUS}, 0, v."nextRetryAt", NULLIF(v."nextRetryAt", ${input.now}::timestamptz), ${input.now}::timestamptz, ${input.now}::timestamptz
         FROM p, unnest(${ids}::uuid[], ${input.webhookIds}::uuid[], ${due}::timestamptz[]) AS v(id, "webhookId", "nextRetryAt")
-        ON CONFLICT ("webhookId", "eventId") DO NOTHING
+        ON CONFLICT ("payloadId", "webhookId") DO NOTHING
         RETURNING id, "webhookId", "businessId", attempt, event, "manualRetry", "leaseUntil", "updatedAt"
       )
       SELECT d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}
@@ -300,7 +300,7 @@ export class DeliveryRepository {
                CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
                CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz
         FROM fresh
-        ON CONFLICT ("webhookId", "eventId") DO NOTHING
+        ON CONFLICT ("payloadId", "webhookId") DO NOTHING
         RETURNING id, "webhookId", "businessId", "eventId", attempt, event, "manualRetry", "leaseUntil", "updatedAt", "payloadId"
       )
       SELECT 'claim' AS kind, d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d."eventId", d.attempt,
