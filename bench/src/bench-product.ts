@@ -9,11 +9,21 @@ import { startDistributed, type RunningDistributed } from "../../e2e/harness";
 
 /** `BENCH_CPU_PROF=<dir>`: every product process writes a .cpuprofile there. */
 export function cpuProfileSettings(): Record<string, string> {
-  const dir = process.env.BENCH_CPU_PROF;
-  if (!dir) return {};
-  // A process cannot write its profile into a folder that is not there, and says nothing at exit.
-  mkdirSync(dir, { recursive: true });
-  return { NODE_OPTIONS: `--require ${path.join(__dirname, "cpu-profile.cjs")}`, BENCH_CPU_PROF_DIR: path.resolve(dir) };
+  const settings: Record<string, string> = {};
+  const requires: string[] = [];
+  // A process cannot write into a folder that is not there, and says nothing at exit.
+  for (const [variable, probe] of [
+    ["BENCH_CPU_PROF", "cpu-profile.cjs"],
+    ["BENCH_PGLITE_PROBE", "pglite-probe.cjs"],
+  ] as const) {
+    const dir = process.env[variable];
+    if (!dir) continue;
+    mkdirSync(dir, { recursive: true });
+    requires.push(`--require ${path.join(__dirname, probe)}`);
+    settings[`${variable === "BENCH_CPU_PROF" ? "BENCH_CPU_PROF_DIR" : "BENCH_PGLITE_PROBE_DIR"}`] = path.resolve(dir);
+  }
+  if (requires.length > 0) settings.NODE_OPTIONS = requires.join(" ");
+  return settings;
 }
 
 export async function startBenchProduct(): Promise<{ infra: StartedInfra; product: RunningDistributed }> {
