@@ -156,6 +156,26 @@ describe("dispatcher against loopback receivers", () => {
     expect(outcome).toMatchObject({ ok: true, responseStatus: 200, responseBody: "z".repeat(4096) });
   });
 
+  it("decodes a body whose characters are cut across chunks, and drops a leading BOM", async () => {
+    const bytes = Buffer.from("\uFEFFZoë 😀 done", "utf8");
+    // Cut inside "ë" (2 bytes) and inside the emoji (4 bytes); each part its own chunk on the wire.
+    const cuts = [0, 5, 9, 11, bytes.length];
+    const receiver = await startReceiver((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
+      const writePart = (i: number): void => {
+        if (i + 1 >= cuts.length) {
+          res.end();
+          return;
+        }
+        res.write(bytes.subarray(cuts[i], cuts[i + 1]));
+        setTimeout(() => writePart(i + 1), 15);
+      };
+      writePart(0);
+    });
+    const outcome = await dispatcher().send(simpleDelivery(receiver.url));
+    expect(outcome).toMatchObject({ ok: true, responseStatus: 200, responseBody: "Zoë 😀 done" });
+  });
+
   it("never splits a character pair and never stores NUL characters", async () => {
     const receiver = await startReceiver((_req, res) => {
       res.statusCode = 400;
