@@ -5,7 +5,8 @@
 // answered one at a time, in arrival order: a request's own time is from when it arrived or the
 // previous answer went out, whichever is later, to its answer. Work the thread does on its own
 // (autovacuum's VACUUM and ANALYZE, through PGlite's exec) is counted the same way, under
-// "autovacuum: ...", and not in the request that waited for it. Bench-only.
+// "autovacuum: VACUUM <table>" / "autovacuum: ANALYZE <table>", and not in the request that waited
+// for it. Bench-only.
 const { isMainThread, parentPort } = require("node:worker_threads");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -43,7 +44,7 @@ if (dir && !isMainThread && parentPort) {
       try {
         return await exec.call(this, text, ...rest);
       } finally {
-        record(`autovacuum: ${maintenance[1]}`, start);
+        record(`autovacuum: ${text}`, start);
       }
     };
   } catch {
