@@ -7,20 +7,26 @@ import path from "node:path";
 import { startInfra, testInfra, type StartedInfra } from "@crm/testing";
 import { startDistributed, type RunningDistributed } from "../../e2e/harness";
 
-/** `BENCH_CPU_PROF=<dir>`: every product process writes a .cpuprofile there. */
-export function cpuProfileSettings(): Record<string, string> {
+/** The probes a run can preload into every product process: the variable naming the folder, the preload,
+ * and the variable the preload reads the folder's absolute path from. */
+const PROBES = [
+  // Every product process writes a .cpuprofile there.
+  { variable: "BENCH_CPU_PROF", preload: "cpu-profile.cjs", dirVariable: "BENCH_CPU_PROF_DIR" },
+  // Embedded PGlite's thread writes the time each statement held it (pglite-probe.cjs).
+  { variable: "BENCH_PGLITE_PROBE", preload: "pglite-probe.cjs", dirVariable: "BENCH_PGLITE_PROBE_DIR" },
+] as const;
+
+/** The product's environment for the probes asked for: `BENCH_CPU_PROF=<dir>`, `BENCH_PGLITE_PROBE=<dir>`. */
+export function probeSettings(): Record<string, string> {
   const settings: Record<string, string> = {};
   const requires: string[] = [];
-  // A process cannot write into a folder that is not there, and says nothing at exit.
-  for (const [variable, probe] of [
-    ["BENCH_CPU_PROF", "cpu-profile.cjs"],
-    ["BENCH_PGLITE_PROBE", "pglite-probe.cjs"],
-  ] as const) {
+  for (const { variable, preload, dirVariable } of PROBES) {
     const dir = process.env[variable];
     if (!dir) continue;
+    // A process cannot write into a folder that is not there, and says nothing at exit.
     mkdirSync(dir, { recursive: true });
-    requires.push(`--require ${path.join(__dirname, probe)}`);
-    settings[`${variable === "BENCH_CPU_PROF" ? "BENCH_CPU_PROF_DIR" : "BENCH_PGLITE_PROBE_DIR"}`] = path.resolve(dir);
+    requires.push(`--require ${path.join(__dirname, preload)}`);
+    settings[dirVariable] = path.resolve(dir);
   }
   if (requires.length > 0) settings.NODE_OPTIONS = requires.join(" ");
   return settings;
@@ -35,6 +41,6 @@ export async function startBenchProduct(): Promise<{ infra: StartedInfra; produc
   // What jest's global setup would hand the e2e harness.
   Object.assign(testInfra, { databaseUrl: infra.databaseUrl, redisUrl: infra.redisUrl, kafkaBrokers: infra.kafkaBrokers });
   console.log(`starting the product (distributed) ...`);
-  const product = await startDistributed({ RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", ...cpuProfileSettings() });
+  const product = await startDistributed({ RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", ...probeSettings() });
   return { infra, product };
 }

@@ -35,7 +35,7 @@ import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type Ru
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
 import { cpuMs, pidListeningOn, runMain } from "./load";
-import { cpuProfileSettings } from "./bench-product";
+import { probeSettings } from "./bench-product";
 
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map((m) => m.trim()) as Array<"embedded" | "distributed">;
@@ -348,7 +348,7 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
     // Shared by every webhook-delivery process (the scale-out worker too), as a deployment would.
     WEBHOOK_SECRET_KEYS: randomBytes(32).toString("hex"),
     ...passedThroughSettings(),
-    ...cpuProfileSettings(),
+    ...probeSettings(),
   };
   console.log(`\n== ${mode} ==  (starting the product ...)`);
   const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);

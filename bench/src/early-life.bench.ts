@@ -20,7 +20,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { startInfra, testInfra } from "@crm/testing";
 import { startDistributed } from "../../e2e/harness";
-import { cpuProfileSettings } from "./bench-product";
+import { probeSettings } from "./bench-product";
 import { pidListeningOn, runMain } from "./load";
 import { signUp } from "./records-caller";
 import { seedClients } from "./records-seed";
@@ -91,7 +91,7 @@ const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorte
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 async function oneRun(variant: Variant, run: number): Promise<string[]> {
-  const product = await startDistributed({ RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", ...cpuProfileSettings(), ...variant.env });
+  const product = await startDistributed({ RATE_LIMIT_MAX: "1000000000", LOG_LEVEL: "warn", ...probeSettings(), ...variant.env });
   const records = product.services["crm-records"];
   const db = new Client({ connectionString: records.databaseUrl });
   const { Pool } = await import("undici");

@@ -38,8 +38,7 @@ if (dir && !isMainThread && parentPort) {
     while (proto && !Object.hasOwn(proto, "exec")) proto = Object.getPrototypeOf(proto);
     const exec = proto.exec;
     proto.exec = async function (text, ...rest) {
-      const maintenance = /^(VACUUM|ANALYZE)/.exec(text);
-      if (!maintenance) return exec.call(this, text, ...rest);
+      if (!/^(VACUUM|ANALYZE) /.test(text)) return exec.call(this, text, ...rest);
       const start = performance.now();
       try {
         return await exec.call(this, text, ...rest);
