@@ -13,13 +13,13 @@
 // own CPU per request (this process) is printed for each way at saturation: its side of the socket.
 // Settings: BENCH_ROUNDS (5; the first warms the JIT and is not counted), BENCH_DURATION_S (3),
 // BENCH_CONNECTIONS (20), BENCH_RATE (300). It prints figures; nothing is asserted.
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expressServer } from "@crm/service-kit";
 import { createApp } from "../../services/crm-records/src/app";
-import { cpuMs, median, pidListeningOn, runMain, runPaced } from "./load";
+import { cpuMs, cpuSplitMs, median, pidListeningOn, runMain, runPaced } from "./load";
 import { spawnPeer } from "./peer-process";
 import { autocannonChild, openRecordsInProcess } from "./records-in-process";
 
@@ -42,12 +42,6 @@ async function drive(origin: string, request: (typeof REQUESTS)[number], headers
   const result = await autocannonChild([...args, `${origin}${request.path}`]);
   if (result.non2xx + result.errors > 0) throw new Error(`${request.name} at ${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.total;
-}
-
-/** User and system CPU of a process so far, in ms (/proc/<pid>/stat; clock ticks are 10 ms). */
-function cpuSplitMs(pid: number): { user: number; system: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
 
 const WAYS = ["straight", "proxy", "proxy-uds"] as const;

@@ -97,10 +97,16 @@ export async function runPaced(options: PacedOptions): Promise<LoadResult> {
   return { rps: latencies.length / elapsedS, p50: at(0.5), p99: at(0.99), failures };
 }
 
-/** User + system CPU of a process so far, in ms (from /proc/<pid>/stat; clock ticks are 10 ms). */
-export function cpuMs(pid: number): number {
+/** User and system CPU of a process so far, in ms (from /proc/<pid>/stat; clock ticks are 10 ms). */
+export function cpuSplitMs(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** User + system CPU of a process so far, in ms. */
+export function cpuMs(pid: number): number {
+  const { user, system } = cpuSplitMs(pid);
+  return user + system;
 }
 
 /**
