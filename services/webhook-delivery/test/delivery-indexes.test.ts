@@ -2,37 +2,8 @@
 // - 20261126143000_unique_per_payload: a delivery is unique per (payload, webhook), one index instead
 //   of the (webhookId, eventId) unique index and the payloadId index, so every create and every
 //   outcome writes one index entry fewer. The guarantee and the payload lookups must stay.
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
-import { Client } from "pg";
-import { createTestDatabase, describePostgres } from "@crm/testing";
-
-const migrations = path.resolve(__dirname, "../prisma/migrations");
-const migrationDirs = readdirSync(migrations, { withFileTypes: true })
-  .filter((e) => e.isDirectory())
-  .map((e) => e.name)
-  .sort();
-const sqlOf = (dir: string) => readFileSync(path.join(migrations, dir, "migration.sql"), "utf8");
-
-async function migratedUpTo(client: Client, suffix: string): Promise<number> {
-  const target = migrationDirs.findIndex((d) => d.endsWith(suffix));
-  expect(target).toBeGreaterThan(0);
-  await client.query(`CREATE SCHEMA "webhooks"; SET search_path TO "webhooks"`);
-  for (const dir of migrationDirs.slice(0, target)) await client.query(sqlOf(dir));
-  return target;
-}
-
-async function withDatabase(work: (client: Client) => Promise<void>): Promise<void> {
-  const db = await createTestDatabase("webhooks_indexes");
-  const client = new Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    await work(client);
-  } finally {
-    await client.end();
-    await db.drop();
-  }
-}
+import { describePostgres } from "@crm/testing";
+import { migratedUpTo, withDatabase } from "./support/migrations";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 const otherHook = "0190f6c4-0000-7000-8000-000000000002";
@@ -40,8 +11,8 @@ const payload = "0190f6c4-0000-7000-8000-000000000003";
 
 describePostgres("migration unique_per_payload", () => {
   it("keeps existing deliveries, rejects a second one per payload and webhook, and still finds deliveries by payload", async () => {
-    await withDatabase(async (client) => {
-      const target = await migratedUpTo(client, "_unique_per_payload");
+    await withDatabase("webhooks_indexes", async (client) => {
+      const migration = await migratedUpTo(client, "_unique_per_payload");
       for (const id of [hook, otherHook]) {
         await client.query(
           `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
@@ -57,7 +28,7 @@ describePostgres("migration unique_per_payload", () => {
       await insert(hook);
       await insert(otherHook);
 
-      await client.query(sqlOf(migrationDirs[target]!));
+      await client.query(migration);
 
       expect((await client.query(`SELECT 1 FROM "webhooks"."Delivery"`)).rowCount).toBe(2);
       const { rows: indexes } = await client.query<{ name: string }>(

@@ -1,36 +1,15 @@
 // What an attempt's outcome costs PostgreSQL: the outcome statement is planned once per connection
 // (not again at every execution), and an attempt's history row is keyed by its delivery and number
 // (migration 20261126090000_attempt_keyed_by_delivery), one index entry instead of two.
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
-import { Client } from "pg";
 import { applyMigrations } from "@crm/database";
-import { createTestDatabase, describePostgres } from "@crm/testing";
+import { describePostgres } from "@crm/testing";
 import { DeliveryRepository } from "../src/persistence/delivery.repository";
-
-const migrations = path.resolve(__dirname, "../prisma/migrations");
-const migrationDirs = readdirSync(migrations, { withFileTypes: true })
-  .filter((e) => e.isDirectory())
-  .map((e) => e.name)
-  .sort();
-const sqlOf = (dir: string) => readFileSync(path.join(migrations, dir, "migration.sql"), "utf8");
-
-async function withDatabase(work: (client: Client) => Promise<void>): Promise<void> {
-  const db = await createTestDatabase("webhooks_outcome");
-  const client = new Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    await work(client);
-  } finally {
-    await client.end();
-    await db.drop();
-  }
-}
+import { MIGRATIONS_DIR, migratedUpTo, withDatabase } from "./support/migrations";
 
 describePostgres("the outcome statement", () => {
   it("runs a generic plan after its first executions, even for 2-outcome batches", async () => {
-    await withDatabase(async (client) => {
-      await applyMigrations({ exec: (text) => client.query(text), query: async (text, params) => ({ rows: (await client.query(text, params)).rows }) }, "webhooks", migrations);
+    await withDatabase("webhooks_outcome", async (client) => {
+      await applyMigrations({ exec: (text) => client.query(text), query: async (text, params) => ({ rows: (await client.query(text, params)).rows }) }, "webhooks", MIGRATIONS_DIR);
       // The repository's statements on this one connection, so pg_prepared_statements sees them.
       const repository = new DeliveryRepository(undefined as never, {
         exec: (text) => client.query(text),
@@ -82,11 +61,8 @@ describePostgres("the outcome statement", () => {
 
 describePostgres("migration attempt_keyed_by_delivery", () => {
   it("keys existing attempts by delivery and number, with one index", async () => {
-    await withDatabase(async (client) => {
-      const target = migrationDirs.findIndex((d) => d.endsWith("_attempt_keyed_by_delivery"));
-      expect(target).toBeGreaterThan(0);
-      await client.query(`CREATE SCHEMA "webhooks"; SET search_path TO "webhooks"`);
-      for (const dir of migrationDirs.slice(0, target)) await client.query(sqlOf(dir));
+    await withDatabase("webhooks_outcome", async (client) => {
+      const migration = await migratedUpTo(client, "_attempt_keyed_by_delivery");
       const hook = "0190f6c4-0000-7000-8000-000000000001";
       const payload = "0190f6c4-0000-7000-8000-000000000002";
       const delivery = "0190f6c4-0000-7000-8000-000000000003";
@@ -106,7 +82,7 @@ describePostgres("migration attempt_keyed_by_delivery", () => {
         );
       }
 
-      await client.query(sqlOf(migrationDirs[target]!));
+      await client.query(migration);
 
       const { rows: kept } = await client.query(`SELECT * FROM "webhooks"."DeliveryAttempt" ORDER BY attempt`);
       expect(kept.map((r) => [r.deliveryId, r.attempt, r.responseBody])).toEqual([
