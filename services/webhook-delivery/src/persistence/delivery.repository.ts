@@ -113,6 +113,16 @@ const free = (now: Date, d = "") =>
   Prisma.sql`${Prisma.raw(d)}"nextRetryAt" <= ${now}::timestamptz AND (${Prisma.raw(d)}"leaseUntil" IS NULL OR ${Prisma.raw(d)}"leaseUntil" <= ${now}::timestamptz)`;
 
 /**
+ * A first attempt (PENDING), written as the first-attempts index's predicate (migration
+ * 20261126170000_first_attempts_index_only): ("status", "nextRetryAt") cannot take IS NOT DISTINCT FROM
+ * as an index condition, so that partial index is the only one that serves the claims of first attempts,
+ * whatever the last ANALYZE saw. With `status = 'PENDING'`, their generic plans read every business's due
+ * first attempts through ("status", "nextRetryAt") and sorted them whenever ANALYZE had seen no PENDING
+ * row (docs/performance.md, thirteenth round). status is NOT NULL: the same rows as `=`.
+ */
+const FIRST_ATTEMPT = Prisma.sql`status IS NOT DISTINCT FROM 'PENDING'`;
+
+/**
  * Who gets a record of an event: an active webhook `w` of event `e`'s business subscribed to its type
  * (filter or not). The consumer's lookup and createForEvents' statement both ask it.
  */
@@ -383,7 +393,7 @@ export class DeliveryRepository {
       ? [Prisma.sql`status IN ('PENDING', 'RETRYING') AND id = ANY(${ids}::uuid[])`, "delivery_claim_ids"]
       : options.firstAttemptsOf === undefined
         ? [Prisma.sql`status IN ('PENDING', 'RETRYING')`, "delivery_claim_due"]
-        : [Prisma.sql`status = 'PENDING' AND "businessId" = ${options.firstAttemptsOf}`, "delivery_claim_first_of"];
+        : [Prisma.sql`${FIRST_ATTEMPT} AND "businessId" = ${options.firstAttemptsOf}`, "delivery_claim_first_of"];
     const rows = await this.query<ClaimRow>(
       Prisma.sql`
       WITH due AS (
@@ -414,7 +424,7 @@ export class DeliveryRepository {
    */
   async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; exclude: readonly string[] }): Promise<ClaimedDelivery[]> {
     if (options.limit < 1 || options.perBusiness < 1) return [];
-    const firstDue = Prisma.sql`status = 'PENDING' AND "nextRetryAt" <= ${options.now}::timestamptz`;
+    const firstDue = Prisma.sql`${FIRST_ATTEMPT} AND "nextRetryAt" <= ${options.now}::timestamptz`;
     const rows = await this.query<ClaimRow>(
       Prisma.sql`
       WITH RECURSIVE business AS (

@@ -1,0 +1,93 @@
+// The claims of first attempts read the partial first-attempts index whatever the last ANALYZE saw
+// (migration 20261126170000_first_attempts_index_only). Their prepared statements' generic plans are
+// chosen again after every ANALYZE; when it had seen no PENDING row, PostgreSQL read every business's
+// due first attempts through ("status", "nextRetryAt") and sorted them, for each claim of a few rows
+// (docs/performance.md, thirteenth round: 328,052 index entries read in two bench rounds).
+import { openDatabase, type SqlRunner } from "@crm/database";
+import { DeliveryRepository } from "../src/persistence/delivery.repository";
+import { databaseModes, testDatabase } from "./support/harness";
+import { MIGRATIONS_DIR } from "./support/migrations";
+
+/** The text and values of the claims of first attempts, captured without running them. */
+async function firstAttemptClaims(now: Date): Promise<Array<{ name: string; text: string; params: unknown[] }>> {
+  const sent: Array<{ name: string; text: string; params: unknown[] }> = [];
+  const sql: SqlRunner = {
+    exec: async () => undefined,
+    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => {
+      sent.push({ name: options?.name ?? "", text, params: params ?? [] });
+      return { rows: [] as T[] };
+    },
+  };
+  const repository = new DeliveryRepository(undefined as never, sql);
+  const leaseUntil = new Date(now.getTime() + 30_000);
+  await repository.claimDue({ now, leaseUntil, limit: 20, firstAttemptsOf: "claims-b3" });
+  await repository.claimFirstAttempts({ now, leaseUntil, limit: 20, perBusiness: 5, exclude: [] });
+  return sent;
+}
+
+/** A parameter as a literal of EXECUTE's argument list (the prepared statement gives it its type). */
+function literal(value: unknown): string {
+  if (value instanceof Date) return `'${value.toISOString()}'`;
+  if (typeof value === "number") return String(value);
+  if (Array.isArray(value)) return `'{${value.map((v) => `"${String(v)}"`).join(",")}}'`;
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/** The generic plan, as a prepared statement runs it after its first executions. */
+async function genericPlan(sql: SqlRunner, statement: { text: string; params: unknown[] }): Promise<string> {
+  await sql.query(`PREPARE claim AS ${statement.text}`);
+  try {
+    const rows = await sql.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) EXECUTE claim(${statement.params.map(literal).join(", ")})`);
+    return JSON.stringify(rows);
+  } finally {
+    await sql.query("DEALLOCATE claim");
+  }
+}
+
+describe.each(databaseModes)("the claims of first attempts on %s", (mode) => {
+  it("read the first-attempts index, whether the last ANALYZE saw first attempts or not", async () => {
+    const test = await testDatabase(mode);
+    // One connection: the session setting and the prepared statement must be where EXPLAIN runs.
+    const db = await openDatabase({ url: test.url, dataDir: test.dataDir, schema: "webhooks", migrationsDir: MIGRATIONS_DIR, migrate: true, poolSize: 1 });
+    try {
+      const sql = db.sql;
+      await sql.query("SET plan_cache_mode = force_generic_plan");
+      // Businesses whose deliveries were created PENDING and then delivered, as the product does: the
+      // first-attempts index keeps its entries of the PENDING versions until VACUUM.
+      await sql.exec(`
+        INSERT INTO webhooks."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt")
+        SELECT gen_random_uuid(), 'claims-b' || b, 'https://example.com/hook', '{client.created}', 's', 'p', now()
+        FROM generate_series(0, 3) AS b, generate_series(1, 10);
+        INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), 'old-' || b || '-' || e, '{}' FROM generate_series(0, 3) AS b, generate_series(1, 200) AS e;
+        INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
+        SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 hour', now()
+        FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE 'old-' || substr(w."businessId", 9) || '-%';
+        UPDATE webhooks."Delivery" SET status = 'SUCCESS', attempt = 1, "nextRetryAt" = NULL;`);
+      const backlog = (tag: string) =>
+        sql.exec(`
+          INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, 50) AS e;
+          INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
+          SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 minute', now()
+          FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE '${tag}-%' WHERE w."businessId" = 'claims-b3';`);
+      const expectFirstAttemptsIndex = async () => {
+        for (const statement of await firstAttemptClaims(new Date())) {
+          const plan = await genericPlan(sql, statement);
+          expect({ statement: statement.name, first: plan.includes('"Index Name":"Delivery_first_attempts_by_business_idx"') }).toEqual({ statement: statement.name, first: true });
+          expect({ statement: statement.name, status: plan.includes("Delivery_status_nextRetryAt_idx") }).toEqual({ statement: statement.name, status: false });
+        }
+      };
+
+      // ANALYZE saw no first attempt (the bench's, after its warm-up), then a backlog came.
+      await sql.exec(`ANALYZE webhooks."Delivery"`);
+      await backlog("before");
+      await expectFirstAttemptsIndex();
+      // ANALYZE saw the backlog.
+      await sql.exec(`ANALYZE webhooks."Delivery"`);
+      await backlog("after");
+      await expectFirstAttemptsIndex();
+    } finally {
+      await db.close();
+      await test.drop();
+    }
+  }, 120_000);
+});
