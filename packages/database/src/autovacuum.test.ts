@@ -2,7 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Autovacuum, dueCommands, readThresholds, type TableCounters, type Thresholds } from "./autovacuum";
+import { Autovacuum, dueCommands, readThresholds, tableThresholds, type TableCounters, type Thresholds } from "./autovacuum";
 import { createPglite, ensureTemplate } from "./pglite";
 import { PgliteThread } from "./pglite-thread/client";
 
@@ -17,6 +17,7 @@ describe("dueCommands: PostgreSQL's autovacuum thresholds", () => {
   const table = (counters: Partial<TableCounters>): TableCounters => ({
     table: "s.t",
     reltuples: 1000,
+    reloptions: null,
     deadTuples: 0,
     insertedSinceVacuum: 0,
     modifiedSinceAnalyze: 0,
@@ -36,6 +37,27 @@ describe("dueCommands: PostgreSQL's autovacuum thresholds", () => {
   });
   it("inserts never qualify when the insert threshold is -1 (PostgreSQL's off)", () => {
     expect(dueCommands(table({ insertedSinceVacuum: 1e9 }), { ...DEFAULTS, insert: { threshold: -1, scaleFactor: 0.2 } })).toEqual([]);
+  });
+});
+
+describe("tableThresholds: a table's autovacuum storage parameters over the settings", () => {
+  it("keeps the settings for a table without any", () => {
+    expect(tableThresholds(null, DEFAULTS)).toBe(DEFAULTS);
+    expect(tableThresholds(["fillfactor=70"], DEFAULTS)).toMatchObject(DEFAULTS);
+  });
+  it("takes each parameter set, the settings for the rest", () => {
+    expect(tableThresholds(["fillfactor=70", "autovacuum_analyze_scale_factor=0.5", "autovacuum_vacuum_insert_threshold=-1"], DEFAULTS)).toMatchObject({
+      vacuum: DEFAULTS.vacuum,
+      insert: { threshold: -1, scaleFactor: 0.2 },
+      analyze: { threshold: 50, scaleFactor: 0.5 },
+    });
+  });
+  it.each(["false", "off", "no", "0", "f", "OFF"])("autovacuum_enabled=%s: nothing is ever due", (value) => {
+    const thresholds = tableThresholds([`autovacuum_enabled=${value}`], DEFAULTS);
+    expect(dueCommands({ table: "s.t", reltuples: 0, reloptions: null, deadTuples: 1e6, insertedSinceVacuum: 1e6, modifiedSinceAnalyze: 1e6 }, thresholds)).toEqual([]);
+  });
+  it.each(["true", "on", "yes", "1"])("autovacuum_enabled=%s: as without it", (value) => {
+    expect(tableThresholds([`autovacuum_enabled=${value}`], DEFAULTS).enabled).toBe(true);
   });
 });
 
@@ -83,6 +105,20 @@ describe("Autovacuum on PGlite", () => {
     const ran = await autovacuum.runPass();
     expect(ran.map(({ table, command }) => `${command} ${table}`)).toEqual([`VACUUM s."Churned"`, `ANALYZE s."Churned"`]);
     expect(await counters("Churned")).toMatchObject({ dead: 0, vacuumed: true });
+    expect(await autovacuum.runPass()).toEqual([]);
+    await autovacuum.stop();
+  });
+
+  it("goes by a table's own autovacuum storage parameters", async () => {
+    await db.exec(`CREATE TABLE s.own (id int PRIMARY KEY, v int) WITH (autovacuum_analyze_scale_factor = 0.5, autovacuum_vacuum_scale_factor = 0.5);
+      CREATE TABLE s.off (id int PRIMARY KEY, v int) WITH (autovacuum_enabled = off);
+      INSERT INTO s.own SELECT g, 0 FROM generate_series(1, 2000) g; INSERT INTO s.off SELECT g, 0 FROM generate_series(1, 2000) g;`);
+    const autovacuum = await Autovacuum.start(db, 3_600_000);
+    await autovacuum.runPass();
+    expect(await counters("own")).toMatchObject({ analyzed: true });
+    expect(await counters("off")).toMatchObject({ analyzed: false, vacuumed: false });
+    // 800 of 2,000 changed: past the settings' thresholds (250 dead, 250 changes), not the table's (1,050).
+    await db.exec(`UPDATE s.own SET v = 1 WHERE id <= 800; SELECT pg_stat_force_next_flush()`);
     expect(await autovacuum.runPass()).toEqual([]);
     await autovacuum.stop();
   });

@@ -8,7 +8,9 @@
 // What: every CHECK_INTERVAL_MS, if the database was used since the last check, read each table's
 // counters (pg_stat_all_tables: PGlite keeps them) and run VACUUM and/or ANALYZE on the tables past
 // PostgreSQL's own autovacuum thresholds, read from its settings (so `-c autovacuum_*` start
-// parameters apply, and `autovacuum=off` turns this off). When idle, nothing runs.
+// parameters apply, and `autovacuum=off` turns this off) and from each table's storage parameters
+// (`ALTER TABLE ... SET (autovacuum_analyze_scale_factor = ...)`), as autovacuum reads them, so a
+// migration that sets them means the same in both modes. When idle, nothing runs.
 //
 // PGlite has one connection, so while a statement of this runs every other one waits. Each table's
 // VACUUM and ANALYZE is a statement of its own, sent only after the previous one ended, so work
@@ -22,6 +24,8 @@ export const CHECK_INTERVAL_MS = 5_000;
 
 /** PostgreSQL's autovacuum thresholds: a table qualifies past `threshold + scaleFactor x reltuples`. */
 export interface Thresholds {
+  /** The table's `autovacuum_enabled` storage parameter: false, and autovacuum leaves the table alone. */
+  enabled?: boolean;
   vacuum: { threshold: number; scaleFactor: number };
   /** PostgreSQL 13+: inserts alone qualify a table for VACUUM (sets pages all-visible, for index-only scans). */
   insert: { threshold: number; scaleFactor: number };
@@ -34,6 +38,8 @@ export interface TableCounters {
   table: string;
   /** pg_class.reltuples: -1 until the first VACUUM or ANALYZE. */
   reltuples: number;
+  /** pg_class.reloptions: the table's storage parameters, `name=value`; null when none is set. */
+  reloptions: string[] | null;
   deadTuples: number;
   insertedSinceVacuum: number;
   modifiedSinceAnalyze: number;
@@ -41,8 +47,30 @@ export interface TableCounters {
 
 export type Command = "VACUUM" | "ANALYZE";
 
+/**
+ * The table's own thresholds: PostgreSQL's settings, overridden by the table's autovacuum storage
+ * parameters (each one not set falls back to its setting, as autovacuum's `relation_needs_vacanalyze` does).
+ */
+export function tableThresholds(reloptions: readonly string[] | null, defaults: Thresholds): Thresholds {
+  if (!reloptions || reloptions.length === 0) return defaults;
+  const options = new Map(reloptions.map((option) => [option.slice(0, option.indexOf("=")), option.slice(option.indexOf("=") + 1)]));
+  const limit = (name: string, fallback: { threshold: number; scaleFactor: number }) => ({
+    threshold: options.has(`autovacuum_${name}_threshold`) ? Number(options.get(`autovacuum_${name}_threshold`)) : fallback.threshold,
+    scaleFactor: options.has(`autovacuum_${name}_scale_factor`) ? Number(options.get(`autovacuum_${name}_scale_factor`)) : fallback.scaleFactor,
+  });
+  const enabled = options.get("autovacuum_enabled");
+  return {
+    // PostgreSQL's boolean spellings: false, off, no, 0 and their prefixes (f, of, n).
+    enabled: enabled === undefined ? defaults.enabled : !/^(f|fa|fal|fals|false|of|off|n|no|0)$/i.test(enabled),
+    vacuum: limit("vacuum", defaults.vacuum),
+    insert: limit("vacuum_insert", defaults.insert),
+    analyze: limit("analyze", defaults.analyze),
+  };
+}
+
 /** What PostgreSQL's autovacuum would run on the table: VACUUM, ANALYZE, both, or nothing. */
 export function dueCommands(counters: TableCounters, thresholds: Thresholds): Command[] {
+  if (thresholds.enabled === false) return [];
   // As autovacuum does: a table never vacuumed nor analyzed counts as empty.
   const tuples = Math.max(counters.reltuples, 0);
   const past = (count: number, limit: { threshold: number; scaleFactor: number }) => count > limit.threshold + limit.scaleFactor * tuples;
@@ -65,7 +93,7 @@ type Database = Pick<PGlite, "query" | "exec">;
 
 // Ordinary tables and materialized views, the catalogs' included (ANALYZE rewrites pg_statistic's rows);
 // TOAST tables are vacuumed with their table.
-const COUNTERS = `SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname) AS "table", c.reltuples::float8 AS reltuples,
+const COUNTERS = `SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname) AS "table", c.reltuples::float8 AS reltuples, c.reloptions,
     s.n_dead_tup::float8 AS "deadTuples", s.n_ins_since_vacuum::float8 AS "insertedSinceVacuum", s.n_mod_since_analyze::float8 AS "modifiedSinceAnalyze"
   FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
   WHERE c.relkind IN ('r', 'm') AND s.schemaname <> 'information_schema' AND s.schemaname NOT LIKE 'pg\\_toast%'
@@ -126,7 +154,7 @@ export class Autovacuum {
     await this.db.query(FLUSH_COUNTERS);
     const { rows } = await this.db.query<TableCounters>(COUNTERS);
     for (const counters of rows) {
-      for (const command of dueCommands(counters, thresholds)) {
+      for (const command of dueCommands(counters, tableThresholds(counters.reloptions, thresholds))) {
         if (this.stopped) return ran;
         const started = performance.now();
         await this.db.exec(`${command} ${counters.table}`);
