@@ -92,6 +92,29 @@ describe.each(databaseModes)("createForEvents on %s", (mode) => {
     expect(await setup.service.prisma.payload.count({ where: { eventId: event.eventId } })).toBe(1);
   });
 
+  it("gives an event delivered again, beside a new one, only the records it lacks", async () => {
+    const a = uuidv7();
+    const before = await webhook(a, { events: ["client.created"] });
+    const seen = newEvent(a);
+    const now = new Date();
+    const lease = { leaseUntil: later(now), limits: new Map([[a, 5]]) };
+    await setup.service.deliveries.createForEvents([seen], now, lease);
+    const since = await webhook(a, { events: ["client.created"] });
+    const fresh = newEvent(a);
+
+    // The new event's payload is inserted by this statement; the seen event's is found again.
+    const created = await setup.service.deliveries.createForEvents([seen, fresh], now, lease);
+
+    expect(created.claims.map((c) => `${c.eventId} ${c.webhookId}`).sort()).toEqual([`${seen.eventId} ${since}`, `${fresh.eventId} ${before}`, `${fresh.eventId} ${since}`].sort());
+    expect(created.claims[0]!.eventId).toBe(seen.eventId);
+    const rows = await setup.service.prisma.delivery.findMany({ where: { eventId: { in: [seen.eventId, fresh.eventId] } } });
+    expect(rows.map((r) => `${r.eventId} ${r.webhookId}`).sort()).toEqual(
+      [`${seen.eventId} ${before}`, `${seen.eventId} ${since}`, `${fresh.eventId} ${before}`, `${fresh.eventId} ${since}`].sort(),
+    );
+    expect(await setup.service.prisma.payload.count({ where: { eventId: { in: [seen.eventId, fresh.eventId] } } })).toBe(2);
+    expect(created.claims.every((c) => c.read?.send.payload === (c.eventId === seen.eventId ? seen.payload : fresh.payload))).toBe(true);
+  });
+
   it("stores no payload for an event no webhook without a filter receives", async () => {
     const a = uuidv7();
     await webhook(a, { events: ["client.created"], filter: "firstName:eq:Ada" });

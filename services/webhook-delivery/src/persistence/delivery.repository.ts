@@ -269,6 +269,23 @@ export class DeliveryRepository {
     if (distinct.length === 0) return created;
     const at = now.getTime();
     const column = <T>(pick: (e: NewEvent) => T): T[] => distinct.map(pick);
+    /**
+     * The records of `fresh`'s events whose payload this statement inserted, or (`redelivered`) of
+     * those whose payload it found. A new payload (its id is the one generated here) has no record
+     * yet, and none can appear before this statement commits (another transaction upserting the same
+     * event waits on that payload row, then finds it), so its records are plain inserts. Only a
+     * re-delivered event's may exist already: those go through ON CONFLICT, whose speculative
+     * insertion costs a lock and a WAL record more per row.
+     */
+    const insertRecords = (redelivered: boolean) => Prisma.sql`
+        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "leaseUntil", "createdAt", "updatedAt")
+        -- A UUID v7 of \`now\` per record, as uuidv7() makes them: the subscribers are known only here.
+        SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(${at}::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid,
+               "webhookId", "businessId", "eventId", event, "payloadId", 'PENDING'::${DELIVERY_STATUS}, 0,
+               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
+               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz
+        FROM fresh WHERE ${redelivered ? Prisma.sql`NOT "newPayload" ON CONFLICT ("payloadId", "webhookId") DO NOTHING` : Prisma.sql`"newPayload"`}
+        RETURNING id, "webhookId", "businessId", "eventId", attempt, event, "manualRetry", "leaseUntil", "updatedAt", "payloadId"`;
     const rows = await this.query<
       {
         kind: "claim" | "due" | "filter";
@@ -297,21 +314,15 @@ export class DeliveryRepository {
         ON CONFLICT ("eventId") DO UPDATE SET "eventId" = EXCLUDED."eventId"
         RETURNING id, "eventId", body
       ), fresh AS (
-        SELECT s."webhookId", e."businessId", e."eventId", e.event, p.id AS "payloadId",
+        SELECT s."webhookId", e."businessId", e."eventId", e.event, p.id AS "payloadId", p.id = e."payloadId" AS "newPayload",
                row_number() OVER (PARTITION BY e."businessId" ORDER BY s.n, s."webhookId") <= COALESCE(l."limit", 0) AS leased
         FROM subs AS s JOIN ev AS e ON e.n = s.n JOIN p ON p."eventId" = e."eventId"
           LEFT JOIN unnest(${[...lease.limits.keys()]}::text[], ${[...lease.limits.values()]}::int[]) AS l("businessId", "limit") ON l."businessId" = e."businessId"
         WHERE s.filter IS NULL
+      ), created AS (${insertRecords(false)}
+      ), redelivered AS (${insertRecords(true)}
       ), d AS (
-        INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "leaseUntil", "createdAt", "updatedAt")
-        -- A UUID v7 of \`now\` per record, as uuidv7() makes them: the subscribers are known only here.
-        SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(${at}::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid,
-               "webhookId", "businessId", "eventId", event, "payloadId", 'PENDING'::${DELIVERY_STATUS}, 0,
-               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
-               CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz
-        FROM fresh
-        ON CONFLICT ("payloadId", "webhookId") DO NOTHING
-        RETURNING id, "webhookId", "businessId", "eventId", attempt, event, "manualRetry", "leaseUntil", "updatedAt", "payloadId"
+        SELECT * FROM created UNION ALL SELECT * FROM redelivered
       )
       SELECT 'claim' AS kind, d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d."eventId", d.attempt,
              NULL::int AS index, NULL::text AS filter, NULL::int AS count, ${SEND_COLUMNS}
