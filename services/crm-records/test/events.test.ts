@@ -191,7 +191,7 @@ describe("events through the outbox (PGlite, in-process bus)", () => {
     expect(received.filter((e) => e.businessId === caller.businessId).map((e) => e.type)).toEqual(["client.created", "client.updated"]);
     expect(received.some((e) => e.id === oversized)).toBe(false);
 
-    const row = await h.prisma.outboxEvent.findUniqueOrThrow({ where: { id: oversized } });
+    const row = await h.prisma.outboxEvent.findFirstOrThrow({ where: { id: oversized } });
     expect(row.sentAt).toBeNull();
     expect(row.deadLetteredAt).toBeInstanceOf(Date);
     expect(row.deadLetterError).toMatch(/larger than the bus accepts/);

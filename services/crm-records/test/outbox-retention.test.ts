@@ -33,7 +33,7 @@ describe.each(modes)("outbox retention on %s", (mode) => {
     const recent = await seed(h, 3, WEEK - 60_000);
     const unsent = await seed(h, 2, null);
     // A row the bus refused for good stays too, for whoever inspects or replays it.
-    await h.prisma.outboxEvent.update({ where: { id: unsent[0] }, data: { deadLetteredAt: new Date(Date.now() - 2 * WEEK), deadLetterError: "too large" } });
+    await h.prisma.outboxEvent.updateMany({ where: { id: unsent[0] }, data: { deadLetteredAt: new Date(Date.now() - 2 * WEEK), deadLetterError: "too large" } });
     const { logger, errors } = errorCollectingLogger("crm-records");
     const retention = startRetention({ rules: [outboxRetentionRule(h.prisma, WEEK)], intervalMs: 3_600_000, batchSize: 3, logger });
     try {
