@@ -384,7 +384,11 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
  * backends serving the product's databases (distributed), and by this process (receiver and peer):
  * per delivery, these say where the work is, which a busy machine disturbs far less than rates.
  */
-type CpuSnapshot = Map<string, number>;
+interface CpuSnapshot {
+  processes: Map<string, number>;
+  /** By backend pid: pools open and close connections, so a round's backends are matched by pid. */
+  backends: Map<number, number>;
+}
 
 function serverPids(product: RunningProduct): Map<string, number> {
   const pids = new Map<string, number>();
@@ -429,24 +433,36 @@ function deliveryTransactions(product: RunningProduct): number | undefined {
 }
 
 function cpuSnapshot(pids: Map<string, number>, backends: number[]): CpuSnapshot {
-  const snap: CpuSnapshot = new Map();
-  for (const [name, pid] of pids) snap.set(name, cpuMs(pid));
-  let pg = 0;
+  const processes = new Map<string, number>();
+  for (const [name, pid] of pids) processes.set(name, cpuMs(pid));
+  const backendCpu = new Map<number, number>();
   for (const pid of backends) {
     try {
-      pg += cpuMs(pid);
+      backendCpu.set(pid, cpuMs(pid));
     } catch {
       /* a backend that ended meanwhile */
     }
   }
-  if (backends.length > 0) snap.set("postgres", pg);
   const own = process.cpuUsage();
-  snap.set("bench (receiver, API client)", (own.user + own.system) / 1000);
-  return snap;
+  processes.set("bench (receiver, API client)", (own.user + own.system) / 1000);
+  return { processes, backends: backendCpu };
 }
 
+/**
+ * PostgreSQL's share: each backend's CPU since the first snapshot (all of it for one that started
+ * since). A backend that ended in between took its CPU since the first snapshot with it: counted as
+ * none, and said (summing whichever backends were alive at each end once printed a negative figure).
+ */
 function cpuPerDelivery(before: CpuSnapshot, after: CpuSnapshot, deliveries: number): string {
-  return [...after].map(([name, ms]) => `${name} ${((1000 * (ms - (before.get(name) ?? 0))) / deliveries).toFixed(0)}`).join(", ");
+  const perDelivery = (ms: number) => ((1000 * ms) / deliveries).toFixed(0);
+  const parts = [...after.processes].map(([name, ms]) => `${name} ${perDelivery(ms - (before.processes.get(name) ?? 0))}`);
+  if (after.backends.size > 0) {
+    let postgres = 0;
+    for (const [pid, ms] of after.backends) postgres += ms - (before.backends.get(pid) ?? 0);
+    const ended = [...before.backends.keys()].filter((pid) => !after.backends.has(pid)).length;
+    parts.splice(parts.length - 1, 0, `postgres ${perDelivery(postgres)}${ended > 0 ? ` (at least: ${ended} backends ended meanwhile)` : ""}`);
+  }
+  return parts.join(", ");
 }
 
 async function throughputPhase(product: RunningProduct, receiver: BenchReceiver): Promise<void> {
@@ -470,7 +486,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   for (let round = 1; round <= ROUNDS; round++) {
     // Backends are listed each round: pools open and close connections.
     const pids = serverPids(product);
-    let cpuBefore: CpuSnapshot = new Map();
+    let cpuBefore: CpuSnapshot = { processes: new Map(), backends: new Map() };
     await sleep(1_100);
     const transactionsBefore = deliveryTransactions(product);
     const relayBefore = await relayCounters(product);
