@@ -481,7 +481,12 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   }
   console.log(`  warm-up (${WARMUP_ROUNDS} untimed rounds, ${WARMUP_ROUNDS * CREATES} creates): product /s ${warmUp.join(" ")}`);
   analyzeDatabases(product);
-  await peerThroughput(receiver);
+  // The peer is warmed as long: with one untimed round its CPU per delivery still fell from ~300 to
+  // ~145 µs over the timed rounds (2026-11-26, 18:55 UTC), so early ratios compared a warm product
+  // with a cold peer.
+  const peerWarmUp: string[] = [];
+  for (let round = 1; round <= WARMUP_ROUNDS; round++) peerWarmUp.push((await peerThroughput(receiver)).toFixed(0));
+  console.log(`  peer warm-up (${WARMUP_ROUNDS} untimed rounds): peer /s ${peerWarmUp.join(" ")}`);
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     // Backends are listed each round: pools open and close connections.
