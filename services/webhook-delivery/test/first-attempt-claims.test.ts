@@ -3,9 +3,10 @@
 // chosen again after every ANALYZE; when it had seen no PENDING row, PostgreSQL read every business's
 // due first attempts through ("status", "nextRetryAt") and sorted them, for each claim of a few rows
 // (docs/performance.md, thirteenth round: 328,052 index entries read in two bench rounds).
-import { openDatabase, type SqlRunner } from "@crm/database";
+import type { SqlRunner } from "@crm/database";
+import { openTestDatabase } from "@crm/testing";
 import { DeliveryRepository } from "../src/persistence/delivery.repository";
-import { databaseModes, testDatabase } from "./support/harness";
+import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
 
 /** The text and values of the claims of first attempts, captured without running them. */
@@ -46,9 +47,8 @@ async function genericPlan(sql: SqlRunner, statement: { text: string; params: un
 
 describe.each(databaseModes)("the claims of first attempts on %s", (mode) => {
   it("read the first-attempts index, whether the last ANALYZE saw first attempts or not", async () => {
-    const test = await testDatabase(mode);
     // One connection: the session setting and the prepared statement must be where EXPLAIN runs.
-    const db = await openDatabase({ url: test.url, dataDir: test.dataDir, schema: "webhooks", migrationsDir: MIGRATIONS_DIR, migrate: true, poolSize: 1 });
+    const { database: db, close } = await openTestDatabase(mode, { prefix: "webhooks_test", schema: "webhooks", migrationsDir: MIGRATIONS_DIR, poolSize: 1 });
     try {
       const sql = db.sql;
       await sql.query("SET plan_cache_mode = force_generic_plan");
@@ -86,8 +86,7 @@ describe.each(databaseModes)("the claims of first attempts on %s", (mode) => {
       await backlog("after");
       await expectFirstAttemptsIndex();
     } finally {
-      await db.close();
-      await test.drop();
+      await close();
     }
   }, 120_000);
 });

@@ -3,8 +3,9 @@
 // table's columns, so a single column left at the default (100) brings back the 30,000-row sample that
 // embedded PGlite's ANALYZE paid for on the thread that answers every statement (docs/performance.md).
 // A column added to these tables needs `ALTER COLUMN ... SET STATISTICS` in its migration.
-import { openDatabase, type SqlRunner } from "@crm/database";
-import { databaseModes, testDatabase } from "./support/harness";
+import type { SqlRunner } from "@crm/database";
+import { openTestDatabase } from "@crm/testing";
+import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
 
 /** Columns of `table` whose statistics target is above `target` or the default (-1 on PostgreSQL 15, null since 17). */
@@ -20,8 +21,7 @@ async function columnsSampledAbove(sql: SqlRunner, table: string, target: number
 
 describe.each(databaseModes)("statistics targets on %s", (mode) => {
   it("sample every column of the delivery tables at target 10 at most, and their bodies not at all", async () => {
-    const test = await testDatabase(mode);
-    const db = await openDatabase({ url: test.url, dataDir: test.dataDir, schema: "webhooks", migrationsDir: MIGRATIONS_DIR, migrate: true, poolSize: 1 });
+    const { database: db, close } = await openTestDatabase(mode, { prefix: "webhooks_test", schema: "webhooks", migrationsDir: MIGRATIONS_DIR, poolSize: 1 });
     try {
       for (const table of [`webhooks."Delivery"`, `webhooks."DeliveryAttempt"`, `webhooks."Payload"`]) {
         expect({ table, columns: await columnsSampledAbove(db.sql, table, 10) }).toEqual({ table, columns: [] });
@@ -30,8 +30,7 @@ describe.each(databaseModes)("statistics targets on %s", (mode) => {
       expect(await columnsSampledAbove(db.sql, `webhooks."DeliveryAttempt"`, 0)).not.toContain("responseBody");
       expect(await columnsSampledAbove(db.sql, `webhooks."Delivery"`, 0)).not.toContain("responseBody");
     } finally {
-      await db.close();
-      await test.drop();
+      await close();
     }
   }, 60_000);
 });
