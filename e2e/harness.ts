@@ -5,7 +5,7 @@
 // (`scripts/start-service.sh` for each distributed service).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createTestDatabase, freePort, startKafkaMock, startReceiver as startKitReceiver, testInfra, waitFor, type ReceivedRequest } from "@crm/testing";
@@ -22,6 +22,21 @@ export interface RunningProduct {
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, LANG } = process.env;
   return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra };
+}
+
+let pnpmInvocation: [string, string[]] | undefined;
+
+/**
+ * `pnpm <args>` as a user runs it: the pnpm on PATH, else the version package.json pins, through npx
+ * (the README's own way; jest run directly on a machine without pnpm installed has none on PATH).
+ */
+function pnpm(args: string[]): [string, string[]] {
+  if (pnpmInvocation === undefined) {
+    const onPath = spawnSync("pnpm", ["--version"], { stdio: "ignore" }).error === undefined;
+    const { packageManager } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { packageManager: string };
+    pnpmInvocation = onPath ? ["pnpm", []] : ["npx", ["-y", packageManager]];
+  }
+  return [pnpmInvocation[0], [...pnpmInvocation[1], ...args]];
 }
 
 /** A compiled service started as its `pnpm start` and the Docker image start it (its runtime flags included). */
@@ -147,12 +162,13 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       const db = await createTestDatabase(`crm_e2e_${service.schema}`);
       databases.push(db);
       // The deploy command users run before starting a release.
-      const deploy = spawnSync("pnpm", ["--filter", `@crm/${service.name}`, "db:deploy"], {
+      const [command, args] = pnpm(["--filter", `@crm/${service.name}`, "db:deploy"]);
+      const deploy = spawnSync(command, args, {
         cwd: ROOT,
         env: baseEnv({ DATABASE_URL: db.url }),
         encoding: "utf8",
       });
-      if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed:\n${deploy.stdout}\n${deploy.stderr}`);
+      if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed (${deploy.error ?? `exit code ${deploy.status}`}):\n${deploy.stdout}\n${deploy.stderr}`);
       const port = await freePort();
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
       services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
