@@ -9,7 +9,8 @@ const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
  * SKIP LOCKED, so several instances delete disjoint rows and nobody waits.
  *
  * - Deliveries in a final state (SUCCESS or FAILED) whose last activity (updatedAt: the last attempt,
- *   cancellation or manual retry) is older than the window, with their attempts (ON DELETE CASCADE).
+ *   cancellation or manual retry) is older than the window, with their attempts (deleted by the
+ *   trigger on Delivery, migration 20261126200000_attempts_without_foreign_key).
  *   PENDING and RETRYING deliveries are never deleted, however old. A delivery a manual retry is
  *   turning back into RETRYING right now is skipped, or re-checked against its new status.
  * - Payloads (one per event, shared by its deliveries) that no delivery refers to any more. Only those

@@ -558,6 +558,9 @@ export class DeliveryRepository {
         WHERE d.id = i.id AND d.attempt = i.attempt AND d."leaseUntil" = i."leaseUntil" AND d.id = ANY(${ids})
         RETURNING i.*
       )
+      -- Only from \`recorded\`: an attempt of a delivery this statement updated and holds locked. That is
+      -- what keeps DeliveryAttempt without orphans now that it has no foreign key (migration
+      -- 20261126200000_attempts_without_foreign_key): never insert attempts from anywhere else.
       INSERT INTO ${DELIVERY_ATTEMPT} ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
       SELECT id, attempt + 1, manual, succeeded, "responseStatus", "responseBody", "durationMs", at
       FROM recorded

@@ -1,0 +1,148 @@
+// DeliveryAttempt without a foreign key (migration 20261126200000_attempts_without_foreign_key): a
+// statement-level trigger on Delivery deletes a deleted delivery's attempts, and no attempt is ever
+// left without its delivery, whichever of an outcome and a delete of the same delivery commits first.
+// Retention's own test (retention.test.ts, both modes) checks the attempts go with their deliveries.
+import { applyMigrations } from "@crm/database";
+import { createTestDatabase, describePostgres } from "@crm/testing";
+import { Client } from "pg";
+import { DeliveryRepository, type ClaimedDelivery } from "../src/persistence/delivery.repository";
+import { MIGRATIONS_DIR, migratedUpTo, withDatabase } from "./support/migrations";
+
+const hook = "0190f6c4-0000-7000-8000-000000000001";
+const payload = "0190f6c4-0000-7000-8000-000000000002";
+const delivery = "0190f6c4-0000-7000-8000-000000000003";
+
+const orphans = async (client: Client) =>
+  (
+    await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "webhooks"."DeliveryAttempt" AS a WHERE NOT EXISTS (SELECT 1 FROM "webhooks"."Delivery" AS d WHERE d.id = a."deliveryId")`,
+    )
+  ).rows[0]!.n;
+
+describePostgres("migration attempts_without_foreign_key", () => {
+  it("keeps existing attempts, drops the key, and still deletes attempts with their delivery or webhook", async () => {
+    await withDatabase("webhooks_attempts", async (client) => {
+      const migration = await migratedUpTo(client, "_attempts_without_foreign_key");
+      await client.query(
+        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
+        [hook],
+      );
+      await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES ($1, 'event-1', '{}')`, [payload]);
+      const insertDelivery = (id: string, eventId: string) =>
+        client.query(
+          `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "updatedAt")
+           VALUES ($1, $2, 'b', $3, 'client.created', $4, 'FAILED', 2, now())`,
+          [id, hook, eventId, payload],
+        );
+      const insertAttempts = (id: string) =>
+        client.query(
+          `INSERT INTO "webhooks"."DeliveryAttempt" ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs")
+           SELECT $1, n, false, false, 500, 'no', 7 FROM generate_series(1, 2) AS n`,
+          [id],
+        );
+      await insertDelivery(delivery, "event-1");
+      await insertAttempts(delivery);
+
+      await client.query(migration);
+
+      const { rows: keys } = await client.query(`SELECT conname FROM pg_constraint WHERE conrelid = '"webhooks"."DeliveryAttempt"'::regclass AND contype = 'f'`);
+      expect(keys).toEqual([]);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt" WHERE "deliveryId" = $1`, [delivery])).rowCount).toBe(2);
+
+      // A delivery deleted by any statement takes its attempts along (as ON DELETE CASCADE did).
+      await client.query(`DELETE FROM "webhooks"."Delivery" WHERE id = $1`, [delivery]);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);
+
+      // A deleted webhook: its deliveries by Delivery's key to it, their attempts by the trigger.
+      const second = "0190f6c4-0000-7000-8000-000000000004";
+      await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES (gen_random_uuid(), 'event-2', '{}')`);
+      await client.query(
+        `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "updatedAt")
+         SELECT $1, $2, 'b', 'event-2', 'client.created', id, 'FAILED', 2, now() FROM "webhooks"."Payload" WHERE "eventId" = 'event-2'`,
+        [second, hook],
+      );
+      await insertAttempts(second);
+      await client.query(`DELETE FROM "webhooks"."Webhook" WHERE id = $1`, [hook]);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."Delivery"`)).rowCount).toBe(0);
+      expect(await orphans(client)).toBe(0);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);
+    });
+  });
+});
+
+describePostgres("an outcome and a delete of the same delivery", () => {
+  /** Two connections on a migrated database, the repository on the first, and one claimed delivery. */
+  async function withRace(work: (ctx: { outcome: Client; deleter: Client; observer: Client; repository: DeliveryRepository; claim: ClaimedDelivery }) => Promise<void>) {
+    const db = await createTestDatabase("webhooks_attempt_race");
+    const [outcome, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
+    try {
+      for (const c of [outcome!, deleter!, observer!]) await c.connect();
+      const runner = (c: Client) => ({
+        exec: (text: string) => c.query(text),
+        query: async (text: string, params?: unknown[]) => ({ rows: (await c.query(text, params)).rows }),
+      });
+      await applyMigrations(runner(outcome!), "webhooks", MIGRATIONS_DIR);
+      const repository = new DeliveryRepository(undefined as never, runner(outcome!));
+      await outcome!.query(
+        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'race', 'https://x.test', '{client.created}', 's', 'p', now())`,
+        [hook],
+      );
+      const now = new Date();
+      const { claims } = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {
+        leaseUntil: new Date(now.getTime() + 60_000),
+        limits: new Map([["race", 1]]),
+      });
+      expect(claims).toHaveLength(1);
+      await work({ outcome: outcome!, deleter: deleter!, observer: observer!, repository, claim: claims[0]! });
+    } finally {
+      for (const c of [outcome!, deleter!, observer!]) await c.end().catch(() => undefined);
+      await db.drop();
+    }
+  }
+
+  const record = (repository: DeliveryRepository, claim: ClaimedDelivery) =>
+    repository.recordAttempts([
+      {
+        started: { ...claim, ...claim.read!.send },
+        outcome: { responseStatus: 200, responseBody: "ok", durationMs: 1, succeeded: true, status: "SUCCESS", nextRetryAt: null },
+        at: new Date(),
+      },
+    ]);
+
+  /** Waits (bounded) until `client`'s backend waits for a lock: its statement is blocked. */
+  async function blocked(observer: Client, client: Client): Promise<void> {
+    const pid = (client as unknown as { processID: number }).processID;
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await observer.query<{ waiting: boolean }>(`SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`, [pid]);
+      if (rows[0]?.waiting) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`backend ${pid} never waited for a lock`);
+  }
+
+  it("the outcome commits first: the delete waits for it, then deletes the attempt it recorded", async () => {
+    await withRace(async ({ outcome, deleter, observer, repository, claim }) => {
+      await outcome.query("BEGIN");
+      expect((await record(repository, claim)).has(claim.id)).toBe(true);
+      const deleting = deleter.query(`DELETE FROM "webhooks"."Delivery" WHERE id = $1`, [claim.id]);
+      await blocked(observer, deleter);
+      await outcome.query("COMMIT");
+      expect((await deleting).rowCount).toBe(1);
+      // The trigger's DELETE saw the attempt committed after the delete statement began.
+      expect(await orphans(outcome)).toBe(0);
+      expect((await outcome.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);
+    });
+  });
+
+  it("the delete commits first: the outcome waits for it, records nothing and inserts no attempt", async () => {
+    await withRace(async ({ outcome, deleter, observer, repository, claim }) => {
+      await deleter.query("BEGIN");
+      await deleter.query(`DELETE FROM "webhooks"."Delivery" WHERE id = $1`, [claim.id]);
+      const recording = record(repository, claim);
+      await blocked(observer, outcome);
+      await deleter.query("COMMIT");
+      expect((await recording).size).toBe(0);
+      expect((await outcome.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);
+    });
+  });
+});
