@@ -15,6 +15,9 @@ const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
  *   turning back into RETRYING right now is skipped, or re-checked against its new status.
  * - Payloads (one per event, shared by its deliveries) that no delivery refers to any more. Only those
  *   older than the window: a payload being created for a new event right now is never a candidate.
+ *   A re-delivered event's create holds its payload's row lock (skipped here); one that committed after
+ *   this statement's snapshot is seen by the trigger on Payload, which fails the batch (23503, as the
+ *   foreign key did: migration 20261126203000_payload_key_checked_on_delete) for the next run to redo.
  */
 export function deliveryRetentionRules(prisma: PrismaClient, retentionMs: number): RetentionRule[] {
   const cutoff = (now: Date) => new Date(now.getTime() - retentionMs);
