@@ -44,7 +44,7 @@ export function templatePath(): string {
 const isEmpty = (dir: string) => !existsSync(dir) || readdirSync(dir).length === 0;
 
 /** Opens (creating when needed) the PGlite data directory `dir`; its queries reuse prepared statements. */
-export async function createPglite(dir: string): Promise<PGlite> {
+export async function createPglite(dir: string): Promise<PreparedPGlite> {
   const template = templatePath();
   if (isEmpty(dir) && existsSync(path.join(template, "PG_VERSION"))) cpSync(template, dir, { recursive: true });
   mkdirSync(dir, { recursive: true });

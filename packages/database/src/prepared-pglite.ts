@@ -11,10 +11,10 @@
 //
 // Everything else (exec, transactions, listen, the mutexes that serialise users of the one
 // instance) is PGlite's own; results are parsed by PGlite's parser, so callers (Prisma's PGlite
-// adapter) see the same rows, fields, affected-row counts and errors.
-import { messages as pgMessages, PGlite, parse, protocol, type PGliteOptions, type Results, type Transaction } from "@electric-sql/pglite";
-
-type BackendMessage = Awaited<ReturnType<PGlite["execProtocol"]>>["messages"][number];
+// adapter) see the same rows, fields, affected-row counts and errors. `queryRaw` returns the answer's
+// protocol bytes instead, for the main thread to parse (./raw-result.ts); `query` parses them here.
+import { messages as pgMessages, PGlite, protocol, type PGliteOptions, type Results, type Transaction } from "@electric-sql/pglite";
+import { ByteCollector, errorIn, parseRawResult, rowDescriptionIn } from "./raw-result";
 
 type QueryOptions = Parameters<PGlite["query"]>[2];
 
@@ -22,8 +22,13 @@ interface Prepared {
   name: string;
   /** Parameter type OIDs, as Describe reported them: how each value is serialised. */
   paramTypes: number[];
-  /** Describe's row description; none when the statement returns no rows. */
-  rowDescription: BackendMessage | undefined;
+  /** Describe's RowDescription message, as bytes; none when the statement returns no rows. */
+  rowDescription: Uint8Array | undefined;
+}
+
+/** A transaction whose statements can also answer as protocol bytes. */
+export interface RawTransaction extends Transaction {
+  queryRaw(text: string, params?: unknown[], options?: QueryOptions): Promise<Uint8Array>;
 }
 
 /** Prepared statements kept at most; the least recently used is closed beyond it. Prisma's `IN`
@@ -67,29 +72,39 @@ export class PreparedPGlite extends PGlite {
   }
 
   override async query<T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
-    return this._runExclusiveTransaction(() => this.run<T>(text, params ?? [], options, false));
+    return this.parsed<T>(await this.queryRaw(text, params, options), options);
   }
 
-  override async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
+  /** As `query`, but the answer's protocol bytes: the statement's RowDescription (if any), then its rows and completion. */
+  async queryRaw(text: string, params?: unknown[], options?: QueryOptions): Promise<Uint8Array> {
+    return this._runExclusiveTransaction(() => this.run(text, params ?? [], options, false));
+  }
+
+  override async transaction<T>(callback: (tx: RawTransaction) => Promise<T>): Promise<T> {
     return super.transaction((tx) => {
-      const query = async <R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> => {
+      const queryRaw = async (text: string, params?: unknown[], options?: QueryOptions): Promise<Uint8Array> => {
         if (tx.closed) throw new Error("Transaction is closed");
-        return this.run<R>(text, params ?? [], options, true);
+        return this.run(text, params ?? [], options, true);
       };
-      // Everything but `query` is the transaction PGlite made (its `closed` reads PGlite's own state).
-      return callback(Object.create(tx, { query: { value: query } }) as Transaction);
+      const query = async <R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> => this.parsed<R>(await queryRaw(text, params, options), options);
+      // Everything else is the transaction PGlite made (its `closed` reads PGlite's own state).
+      return callback(Object.create(tx, { query: { value: query }, queryRaw: { value: queryRaw } }) as RawTransaction);
     });
   }
 
-  private run<T>(text: string, params: unknown[], options: QueryOptions, inTransaction: boolean): Promise<Results<T>> {
+  private parsed<T>(bytes: Uint8Array, options: QueryOptions): Results<T> {
+    return parseRawResult<T>(bytes, options?.parsers ? { ...this.parsers, ...options.parsers } : this.parsers, options?.rowMode);
+  }
+
+  private run(text: string, params: unknown[], options: QueryOptions, inTransaction: boolean): Promise<Uint8Array> {
     return this._runExclusiveQuery(async () => {
-      let result: Results<T>;
+      let result: Uint8Array;
       try {
-        result = await this.execute<T>(text, params, options);
+        result = await this.execute(text, params, options);
       } catch (err) {
         if ((err as { code?: string }).code !== PLAN_CHANGED || !this.forget(text) || inTransaction) throw this.describeError(err, text, params, options);
         try {
-          result = await this.execute<T>(text, params, options);
+          result = await this.execute(text, params, options);
         } catch (again) {
           throw this.describeError(again, text, params, options);
         }
@@ -99,7 +114,7 @@ export class PreparedPGlite extends PGlite {
     });
   }
 
-  private async execute<T>(text: string, params: unknown[], options: QueryOptions): Promise<Results<T>> {
+  private async execute(text: string, params: unknown[], options: QueryOptions): Promise<Uint8Array> {
     const statement = await this.prepare(text, options);
     const serializers = options?.serializers;
     const values = params.map((value, i) => {
@@ -108,11 +123,17 @@ export class PreparedPGlite extends PGlite {
       const serializer = serializers?.[type] ?? this.serializers[type];
       return serializer ? serializer(value) : String(value);
     });
-    const { messages } = await this.execProtocol(concat([...this.takeClosing(), serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]), {
+    // The bytes as they are: PGlite's execProtocol would also parse them into messages here.
+    const answer = new ByteCollector(statement.rowDescription);
+    await this.execProtocolRawStream(concat([...this.takeClosing(), serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]), {
       syncToFs: false,
+      onRawData: (chunk) => answer.push(chunk),
     });
-    const described = statement.rowDescription ? [statement.rowDescription, ...messages] : messages;
-    return parse.parseResults(described, this.parsers, options)[0] as Results<T>;
+    const bytes = answer.bytes();
+    // As execProtocol does: the first error is thrown.
+    const error = errorIn(bytes);
+    if (error) throw error;
+    return bytes;
   }
 
   private async prepare(text: string, options: QueryOptions): Promise<Prepared> {
@@ -124,12 +145,12 @@ export class PreparedPGlite extends PGlite {
       return known;
     }
     const name = `crm_${this.nextName++}`;
-    const { messages } = await this.execProtocol(
+    const { messages, data } = await this.execProtocol(
       concat([...this.takeClosing(), serialize.parse({ name, text, types: options?.paramTypes }), serialize.describe({ type: "S", name }), serialize.sync()]),
       { syncToFs: false },
     );
     const parameters = messages.find((m) => m.name === "parameterDescription") as pgMessages.ParameterDescriptionMessage | undefined;
-    const statement = { name, paramTypes: parameters?.dataTypeIDs ?? [], rowDescription: messages.find((m) => m.name === "rowDescription") };
+    const statement = { name, paramTypes: parameters?.dataTypeIDs ?? [], rowDescription: rowDescriptionIn(data) };
     this.prepared.set(text, statement);
     if (this.prepared.size > MAX_PREPARED_STATEMENTS) {
       const [oldest] = this.prepared.keys();

@@ -7,7 +7,8 @@
 // work runs on a worker thread and the main thread only sends requests and receives results.
 //
 // Results and errors are PGlite's own: the thread runs PGlite's query/exec/transaction and sends
-// their results back; a DatabaseError comes back as a DatabaseError with every field PostgreSQL
+// their results back (a query's as protocol bytes, parsed here by PGlite's parser: ../raw-result.ts);
+// a DatabaseError comes back as a DatabaseError with every field PostgreSQL
 // reported (code, detail, constraint, table, column ...: Prisma maps them to its error codes), plus
 // the caller's query, parameters and options, as PGlite sets them. Transactions are PGlite's too:
 // the thread opens one with PGlite's `transaction`, runs the caller's statements in it, and commits
@@ -16,7 +17,8 @@ import type { PGlite, Results, Transaction } from "@electric-sql/pglite";
 import { once } from "node:events";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { type Answer, fromWireError, parseTextColumns, type Request, type WireQueryOptions } from "./wire";
+import { databaseParsers, parseRawResult } from "../raw-result";
+import { type Answer, fromWireError, type Request, type WireQueryOptions } from "./wire";
 
 /** How long a closed thread may take to end by itself. */
 const CLOSE_GRACE_MS = 10_000;
@@ -48,6 +50,9 @@ export class PgliteThread implements EmbeddedPglite {
   private nextId = 1;
   /** Set once the thread is gone (closed or crashed): every later call fails with it. */
   private gone: Error | undefined;
+  /** PGlite's parsers for this database (set by open), and merged with each caller's own. */
+  private parsers: Parsers = {};
+  private readonly withCallers = new WeakMap<Parsers, Parsers>();
 
   private constructor() {
     this.worker = new Worker(workerPath());
@@ -64,7 +69,8 @@ export class PgliteThread implements EmbeddedPglite {
   static async open(dataDir: string, options: { maintenanceIntervalMs?: number } = {}): Promise<PgliteThread> {
     const thread = new PgliteThread();
     try {
-      await thread.call({ op: "open", dataDir, ...options });
+      const arrayTypes = (await thread.call({ op: "open", dataDir, ...options })) as Array<{ oid: number; typarray: number }>;
+      thread.parsers = databaseParsers(arrayTypes);
     } catch (err) {
       await thread.worker.terminate();
       throw err;
@@ -124,11 +130,18 @@ export class PgliteThread implements EmbeddedPglite {
   }
 
   private async runQuery<T>(text: string, params: unknown[] | undefined, options: QueryOptions, tx: number | undefined): Promise<Results<T>> {
-    const { wire, parsers } = splitOptions(options);
+    const wire = checkOptions(options);
     params?.forEach(checkParam);
-    const result = (await this.call({ op: "query", text, params: params ?? [], options: wire, tx }, { text, params, options })) as Results<T>;
-    if (parsers) parseTextColumns(result as Results<unknown>, parsers, options?.rowMode);
-    return result;
+    const bytes = (await this.call({ op: "query", text, params: params ?? [], options: wire, tx }, { text, params, options })) as Uint8Array;
+    return parseRawResult<T>(bytes, this.parsersWith(options?.parsers), options?.rowMode);
+  }
+
+  /** PGlite's parsers with the caller's over them, as PGlite's parseResults merges them (once per parsers object). */
+  private parsersWith(own: Parsers | undefined): Parsers {
+    if (!own) return this.parsers;
+    let merged = this.withCallers.get(own);
+    if (!merged) this.withCallers.set(own, (merged = { ...this.parsers, ...own }));
+    return merged;
   }
 
   private call(request: Call, query?: Pending["query"]): Promise<unknown> {
@@ -165,25 +178,14 @@ export class PgliteThread implements EmbeddedPglite {
 
 const SUPPORTED_OPTIONS = new Set(["rowMode", "parsers", "paramTypes"]);
 
-/** The options that cross to the thread, and the caller's parsers, which stay here. */
-function splitOptions(options: QueryOptions): { wire: WireQueryOptions; parsers?: Parsers } {
-  if (!options) return { wire: {} };
+/** The options that cross to the thread (rowMode and the caller's parsers are applied here). */
+function checkOptions(options: QueryOptions): WireQueryOptions {
+  if (!options) return {};
   for (const key of Object.keys(options)) {
     if (!SUPPORTED_OPTIONS.has(key)) throw new TypeError(`query option ${key} is not supported by the embedded database's thread`);
   }
-  const wire: WireQueryOptions = {};
-  if (options.rowMode) wire.rowMode = options.rowMode;
-  if (options.paramTypes) wire.paramTypes = options.paramTypes;
-  const parsers = options.parsers;
-  if (!parsers) return { wire };
-  let types = textTypesOf.get(parsers);
-  if (!types) textTypesOf.set(parsers, (types = Object.keys(parsers).map(Number)));
-  wire.textTypes = types;
-  return { wire, parsers };
+  return options.paramTypes ? { paramTypes: options.paramTypes } : {};
 }
-
-// A caller passes the same parsers object with every query (Prisma's adapter: one module constant).
-const textTypesOf = new WeakMap<Parsers, number[]>();
 
 /**
  * A parameter must cross as itself: structured clone keeps plain data (and Dates, byte arrays) but

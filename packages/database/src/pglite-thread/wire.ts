@@ -1,23 +1,23 @@
 // What crosses between the main thread and the thread that runs embedded PGlite (./client.ts,
 // ../workers/pglite.ts): requests, answers, and errors rebuilt as the classes PGlite throws.
 //
-// Values cross by structured clone, which keeps what PGlite's parsers make (strings, numbers,
-// bigints, Dates, Uint8Arrays, JSON's plain objects) but not functions, so a caller's own parsers
-// (Prisma's adapter passes some) run on the caller's side: the database thread hands those columns
-// over as PostgreSQL's text and the client parses them, exactly as PGlite's `parseResults` would.
-import { messages, type Results, TransactionAbortedError } from "@electric-sql/pglite";
+// Parameters cross by structured clone. A query's answer crosses as PostgreSQL's protocol bytes (one
+// transferred buffer) and is parsed on the caller's side, with the caller's own parsers (Prisma's
+// adapter passes some), exactly as PGlite's `query` would (../raw-result.ts).
+import { messages, TransactionAbortedError } from "@electric-sql/pglite";
 
-/** What this thread accepts of PGlite's query options: the rest holds functions or blobs. */
+/** What the thread needs of PGlite's query options; parsers and rowMode are applied by the caller. */
 export interface WireQueryOptions {
-  rowMode?: "array" | "object";
   paramTypes?: number[];
-  /** Type OIDs whose values come back as PostgreSQL's text, for the caller's own parsers. */
-  textTypes?: number[];
 }
 
 export type Request =
-  /** maintenanceIntervalMs: how often autovacuum's job checks the counters (../autovacuum.ts; its default otherwise). */
+  /**
+   * maintenanceIntervalMs: how often autovacuum's job checks the counters (../autovacuum.ts; its
+   * default otherwise). Answered with the array types PGlite registered parsers for.
+   */
   | { id: number; op: "open"; dataDir: string; maintenanceIntervalMs?: number }
+  /** Answered with the statement's protocol bytes (a Uint8Array). */
   | { id: number; op: "query"; text: string; params: unknown[]; options: WireQueryOptions; tx?: number }
   | { id: number; op: "exec"; text: string; tx?: number }
   /** Opens a transaction; its answer comes once BEGIN ran, and the request's id names it. */
@@ -65,25 +65,4 @@ export function fromWireError(wire: WireError, query?: { text: string; params: u
   Object.assign(err, wire.fields);
   if (query) Object.assign(err, { query: query.text, params: query.params, queryOptions: query.options });
   return err;
-}
-
-type Parser = (value: string, typeId: number) => unknown;
-
-/** Applies the caller's parsers to the columns the database thread left as text. */
-export function parseTextColumns(result: Results<unknown>, parsers: Record<number, Parser>, rowMode: "array" | "object" | undefined): void {
-  // By name, a later column of the same name wins (as in PGlite's rows): its type decides.
-  const byKey = new Map<number | string, number>();
-  result.fields.forEach((field, index) => byKey.set(rowMode === "array" ? index : field.name, field.dataTypeID));
-  const columns: Array<{ key: number | string; parse: Parser; type: number }> = [];
-  for (const [key, type] of byKey) {
-    const parse = parsers[type];
-    if (parse) columns.push({ key, parse, type });
-  }
-  if (columns.length === 0) return;
-  for (const row of result.rows as Array<Record<number | string, unknown>>) {
-    for (const { key, parse, type } of columns) {
-      const value = row[key];
-      if (value !== null && value !== undefined) row[key] = parse(value as string, type);
-    }
-  }
 }

@@ -3,20 +3,21 @@
 // answers the main thread's requests in the order they arrive; PGlite's own mutexes serialise them
 // and hold every other statement back while a transaction is open, as they do in one thread.
 // Autovacuum's job, which single-user PostgreSQL does not do, runs here too (../autovacuum.ts).
-import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { parentPort } from "node:worker_threads";
 import { Autovacuum } from "../autovacuum";
 import { createPglite } from "../pglite";
-import { type Answer, type Request, toWireError, type WireQueryOptions } from "../pglite-thread/wire";
+import type { PreparedPGlite, RawTransaction } from "../prepared-pglite";
+import { type Answer, type Request, toWireError } from "../pglite-thread/wire";
+import { ARRAY_TYPES_QUERY } from "../raw-result";
 
 const port = parentPort;
 if (!port) throw new Error("workers/pglite runs as a worker thread");
 
-let pglite: PGlite | undefined;
+let pglite: PreparedPGlite | undefined;
 let autovacuum: Autovacuum | undefined;
 
 interface OpenTransaction {
-  tx: Transaction;
+  tx: RawTransaction;
   /** Ends the transaction's callback: true commits, false rolls back. */
   finish(commit: boolean): void;
   /** The transaction as PGlite ends it (COMMIT or ROLLBACK done). */
@@ -27,25 +28,12 @@ const transactions = new Map<number, OpenTransaction>();
 // Thrown out of a transaction's callback to have PGlite roll it back; not an error of the caller's.
 const ROLL_BACK = Symbol("roll back");
 
-const identity = (value: string) => value;
-const textParsers = new Map<string, Record<number, (value: string) => string>>();
-
-/** PGlite's options for the request: the caller's own parsers' types left as text. */
-function queryOptions(options: WireQueryOptions) {
-  const { textTypes, ...rest } = options;
-  if (!textTypes || textTypes.length === 0) return rest;
-  const key = textTypes.join(",");
-  let parsers = textParsers.get(key);
-  if (!parsers) textParsers.set(key, (parsers = Object.fromEntries(textTypes.map((type) => [type, identity]))));
-  return { ...rest, parsers };
-}
-
-function database(): PGlite {
+function database(): PreparedPGlite {
   if (!pglite) throw new Error("PGlite is not open");
   return pglite;
 }
 
-function transaction(id: number): Transaction {
+function transaction(id: number): RawTransaction {
   const open = transactions.get(id);
   // What PGlite's own transaction object says once it is over.
   if (!open) throw new Error("Transaction is closed");
@@ -88,13 +76,16 @@ async function end(id: number, commit: boolean): Promise<void> {
 async function handle(request: Request): Promise<unknown> {
   autovacuum?.noteUse();
   switch (request.op) {
-    case "open":
+    case "open": {
       pglite = await createPglite(request.dataDir);
       autovacuum = await Autovacuum.start(pglite, request.maintenanceIntervalMs);
-      return undefined;
+      // The caller parses results (its parsers need the array types PGlite registered at start).
+      return (await pglite.query<{ oid: number; typarray: number }>(ARRAY_TYPES_QUERY)).rows;
+    }
     case "query": {
+      // The answer's bytes, parsed by the caller: see ../raw-result.ts.
       const target = request.tx === undefined ? database() : transaction(request.tx);
-      return target.query(request.text, request.params, queryOptions(request.options));
+      return target.queryRaw(request.text, request.params, request.options);
     }
     case "exec":
       return (request.tx === undefined ? database() : transaction(request.tx)).exec(request.text);
@@ -116,7 +107,8 @@ async function handle(request: Request): Promise<unknown> {
 port.on("message", (request: Request) => {
   handle(request).then(
     (value) => {
-      port.postMessage({ id: request.id, ok: true, value } satisfies Answer);
+      // A query's bytes are moved, not copied.
+      port.postMessage({ id: request.id, ok: true, value } satisfies Answer, value instanceof Uint8Array ? [value.buffer as ArrayBuffer] : []);
       // Closed: the thread ends on its own once the answer is out (its exit handlers run).
       if (request.op === "close") port.close();
     },
