@@ -16,6 +16,7 @@
 import type { PGlite, Results, Transaction } from "@electric-sql/pglite";
 import { once } from "node:events";
 import path from "node:path";
+import type { EventLoopUtilization } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { databaseParsers, parseRawResult } from "../raw-result";
 import { type Answer, fromWireError, type Request, type WireQueryOptions } from "./wire";
@@ -115,6 +116,11 @@ export class PgliteThread implements EmbeddedPglite {
     closed = true;
     await this.call({ op: "end", tx: id, commit: true }, { text: "COMMIT", params: undefined, options: undefined });
     return result;
+  }
+
+  /** How busy the database's thread has been (since `previous`): the embedded product's ceiling. */
+  eventLoopUtilization(previous?: EventLoopUtilization): EventLoopUtilization {
+    return this.worker.performance.eventLoopUtilization(previous);
   }
 
   /** Closes PGlite (after every statement already sent) and ends the thread. */
