@@ -28,7 +28,9 @@ import { nextDocumentNumber, nextDocumentNumbers } from "../persistence/document
 import { appendEvents, buildEnvelope } from "../persistence/outbox.writer";
 import { adjustRecordCount, recordCount } from "../persistence/record-count";
 import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "../persistence/prisma";
-import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
+import { insertedRow, insertRecordsStatement } from "../persistence/record-insert";
+import { CreateBatcher } from "../persistence/create-batcher";
+import { activeTraceHeaders } from "@crm/telemetry";
 import { listWhereSql, orderBySql, SqlParams } from "../persistence/list-sql";
 
 export interface RecordServiceOptions {
@@ -49,7 +51,17 @@ export interface RecordServiceOptions {
    * the same statements through Prisma.
    */
   sql?: Pick<SqlRunner, "query">;
+  /**
+   * One-record creates of an entity in flight at once (create-batcher.ts); more wait and then go as
+   * one statement. Default: 1 without `parallelQueries` (PGlite runs one statement at a time anyway);
+   * unbounded with it (every create its own statement, as before: on PostgreSQL the delivery bench's
+   * 8 concurrent creates showed no difference, docs/performance.md).
+   */
+  createsInFlight?: number;
 }
+
+/** Most one-record creates written by one statement (create-batcher.ts). */
+const MAX_COALESCED_CREATES = 32;
 
 type Input = Record<string, unknown>;
 
@@ -78,6 +90,7 @@ export class RecordService {
    */
   private readonly read: (text: string, params: unknown[], name?: string) => Promise<Row[]>;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
+  private readonly creates: CreateBatcher;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
@@ -85,6 +98,11 @@ export class RecordService {
     this.read = sql
       ? async (text, params, name) => (await sql.query<Row>(text, params, name ? { name } : undefined)).rows
       : (text, params) => options.prisma.$queryRawUnsafe<Row[]>(text, ...params);
+    this.creates = new CreateBatcher({
+      run: (statement) => this.read(statement.sql, statement.params, statement.name),
+      inFlight: options.createsInFlight ?? (options.parallelQueries ? Number.POSITIVE_INFINITY : 1),
+      maxBatch: MAX_COALESCED_CREATES,
+    });
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
     }
@@ -233,8 +251,9 @@ export class RecordService {
 
   /**
    * A record without line items: record, outbox event and record count in one statement
-   * (record-insert.ts). A client reference is checked by the composite foreign key
-   * (businessId, clientId), which refuses another business's client as well as an unknown one.
+   * (record-insert.ts), shared with other such creates of the entity under load (create-batcher.ts).
+   * A client reference is checked by the composite foreign key (businessId, clientId), which
+   * refuses another business's client as well as an unknown one.
    */
   private async createInOneStatement(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
     const field = definition.clientReference;
@@ -243,9 +262,9 @@ export class RecordService {
     const row = insertedRow(definition, data, new Date());
     const view = serializeRecord(definition, row, this.options.definitions, false);
     const event = buildEnvelope(definition.entity, "created", businessId, view);
-    const statement = insertRecordStatement(definition, data, row, event);
     try {
-      await this.read(statement.sql, statement.params, statement.name);
+      // The write's trace continues through the relay and the consumer (tracing on; else null).
+      await this.creates.create(definition, { data, row, event, traceparent: activeTraceHeaders()?.traceparent ?? null });
     } catch (err) {
       if (isForeignKeyViolation(err)) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
       throw err;

@@ -39,37 +39,41 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
 }
 
 /** The one statement for `row` (from insertedRow; decimals re-read from `data` so no precision passes through a float). */
-export function insertRecordStatement(definition: EntityDefinition, data: Row, row: Row, event: EventEnvelope): InsertStatement {
-  return { ...insertRecordsStatement(definition, [{ data, row, event }]), name: `records_create_${definition.entity}` };
+export function insertRecordStatement(definition: EntityDefinition, data: Row, row: Row, event: EventEnvelope, traceparent?: string | null): InsertStatement {
+  return { ...insertRecordsStatement(definition, [{ data, row, event, traceparent }]), name: `records_create_${definition.entity}` };
+}
+
+/** One record to insert: its column values, the row they make, its created event, and (tracing on) the traceparent of the request that wrote it. */
+export interface InsertEntry {
+  data: Row;
+  row: Row;
+  event: EventEnvelope;
+  traceparent?: string | null;
 }
 
 /**
  * The same for several records of one business (a batch create): one multi-row INSERT each for the
  * records and their events (events in the entries' order), and the count raised by their number.
+ * The events carry the first entry's traceparent when it was taken (the one request that wrote them
+ * all), else the current request's.
  */
-export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<{ data: Row; row: Row; event: EventEnvelope }>): InsertStatement {
+export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>): InsertStatement {
   const params: unknown[] = [];
   const param = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;
   };
-  const names = Object.keys(definition.columns).map((name) => `"${name}"`);
-  const records = entries.map(({ data, row }) => {
-    const values = Object.entries(definition.columns).map(([name, column]) => {
-      const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
-      return param(value ?? null);
-    });
-    return `(${values.join(", ")})`;
-  });
+  const records = recordValues(definition, entries, param);
   const topic = param(RECORDS_TOPIC);
-  const traceparent = param(activeTraceHeaders()?.traceparent ?? null);
+  const first = entries[0]!.traceparent;
+  const traceparent = param(first !== undefined ? first : (activeTraceHeaders()?.traceparent ?? null));
   const events = entries.map(({ event }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${traceparent})`);
   const businessId = param(entries[0]!.row["businessId"]);
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
   const count = param(entries.length);
   const sql = `WITH "record" AS (
-  INSERT INTO ${definition.table} (${names.join(", ")}) VALUES ${records.join(", ")}
+  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
 ), "event" AS (
   INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
 ), "count" AS (
@@ -78,4 +82,63 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
 )
 SELECT 1`;
   return { sql, params };
+}
+
+/**
+ * Separate one-record creates of one entity, of any businesses, as one statement (create-batcher.ts):
+ * each event keeps its own request's traceparent, and each business's count is raised by its number of
+ * records on one random slot. The text depends only on the entity and the number of records (the
+ * counts travel as arrays), so it is prepared under a name per length, a set bounded by the batcher's
+ * largest batch. Count rows are upserted in business order, so two such statements running at once
+ * lock them in the same order and cannot deadlock on them.
+ */
+export function insertCoalescedStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>): InsertStatement {
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const records = recordValues(definition, entries, param);
+  const topic = param(RECORDS_TOPIC);
+  const events = entries.map(
+    ({ event, traceparent }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${param(traceparent ?? null)})`,
+  );
+  const perBusiness = new Map<string, number>();
+  for (const { row } of entries) {
+    const businessId = row["businessId"] as string;
+    perBusiness.set(businessId, (perBusiness.get(businessId) ?? 0) + 1);
+  }
+  const businesses = [...perBusiness.keys()].sort();
+  const businessIds = param(businesses);
+  const slots = param(businesses.map(() => Math.floor(Math.random() * COUNT_SLOTS)));
+  const counts = param(businesses.map((businessId) => perBusiness.get(businessId)!));
+  const entity = param(definition.entity satisfies RecordEntity);
+  const sql = `WITH "record" AS (
+  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
+), "event" AS (
+  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
+), "count" AS (
+  INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count")
+  SELECT "b", ${entity}, "s", "c" FROM unnest(${businessIds}::uuid[], ${slots}::int[], ${counts}::int[]) WITH ORDINALITY AS "t" ("b", "s", "c", "n") ORDER BY "n"
+  ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"
+)
+SELECT 1`;
+  return { sql, params, name: `records_create_${definition.entity}_x${entries.length}` };
+}
+
+function columnNames(definition: EntityDefinition): string {
+  return Object.keys(definition.columns)
+    .map((name) => `"${name}"`)
+    .join(", ");
+}
+
+/** Each entry's `(...)` of column values; decimals come from `data`, so no precision passes through a float. */
+function recordValues(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, param: (value: unknown) => string): string[] {
+  return entries.map(({ data, row }) => {
+    const values = Object.entries(definition.columns).map(([name, column]) => {
+      const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
+      return param(value ?? null);
+    });
+    return `(${values.join(", ")})`;
+  });
 }
