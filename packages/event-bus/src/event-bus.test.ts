@@ -382,6 +382,56 @@ describe("OutboxRelay with a store that marks and reads in one call", () => {
   });
 });
 
+describe("OutboxRelay's linger under a stream of writes", () => {
+  /** Commits one event every `everyMs` (kicking the relay) until `count` are in; resolves then. */
+  async function stream(store: MemoryOutbox, relay: OutboxRelay, first: number, count: number, everyMs: number): Promise<void> {
+    for (let n = first; n < first + count; n++) {
+      store.add("t", event("a", n));
+      relay.kick();
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  }
+
+  it("lets the rows of a stream gather into fewer, larger publishes, every row once and in order", async () => {
+    const bus = new RecordingBus();
+    const store = new MergingMemoryOutbox();
+    const relay = new OutboxRelay({ store, bus, logger, holder: "r", intervalMs: 10_000, lingerMs: 60, lingerRows: 2 });
+    // A first burst, so a read finds enough rows to linger after.
+    for (let n = 1; n <= 4; n++) store.add("t", event("a", n));
+    relay.start();
+    relay.kick();
+    await stream(store, relay, 5, 40, 2);
+    await waitFor(async () => bus.published().length === 44, 5000);
+    await relay.stop();
+    expect(bus.published()).toEqual(Array.from({ length: 44 }, (_, i) => i + 1));
+    // Without lingering, a publish about every 2 ms would take one or two rows.
+    expect(bus.calls.length).toBeLessThanOrEqual(12);
+  });
+
+  it("publishes an event that comes alone at once, and one after the stream stops within a few ms", async () => {
+    const bus = new RecordingBus();
+    const store = new MergingMemoryOutbox();
+    const relay = new OutboxRelay({ store, bus, logger, holder: "r", intervalMs: 10_000, lingerMs: 1000, lingerRows: 2 });
+    relay.start();
+    store.add("t", event("a", 1));
+    let asked = performance.now();
+    relay.kick();
+    await waitFor(async () => bus.published().length === 1, 2000);
+    expect(performance.now() - asked).toBeLessThan(200);
+    // A read of several rows, then the writes stop: the linger ends on the quiet, far before 1 s.
+    for (let n = 2; n <= 5; n++) store.add("t", event("a", n));
+    relay.kick();
+    await waitFor(async () => bus.published().length === 5, 2000);
+    store.add("t", event("a", 6));
+    asked = performance.now();
+    relay.kick();
+    await waitFor(async () => bus.published().length === 6, 2000);
+    expect(performance.now() - asked).toBeLessThan(200);
+    await relay.stop();
+    expect(bus.published()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
 describe("Kafka answers that condemn the message", () => {
   const protocolError = (type: string, code: number, retriable: boolean) =>
     new KafkaJSProtocolError({ type, code, retriable, message: `${type} from the broker` } as unknown as Error);

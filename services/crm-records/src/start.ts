@@ -15,6 +15,15 @@ import { SqlOutboxStore } from "./persistence/outbox.store";
 
 export const SERVICE_NAME = "crm-records";
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
+/**
+ * Embedded, under a stream of writes, the relay lets a read wait up to this long for more rows
+ * (OutboxRelayOptions.lingerMs): PGlite's one thread runs every statement of the product, and each
+ * publish costs it a mark and read here and a batch of statements in webhook-delivery. Without it,
+ * creates written several to a statement (create-batcher.ts) shortened the relay's rounds and took
+ * 40% more publishes (docs/performance.md, "Webhook delivery"). An event that comes alone is not
+ * delayed. Kafka's latency goal leaves no such margin, so distributed relays do not linger.
+ */
+const EMBEDDED_OUTBOX_LINGER_MS = 40;
 /** A running crm-records, plus its retention job for tests and tools. */
 export interface RecordsService extends RunningService {
   retention: Retention;
@@ -45,6 +54,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       holder: `${SERVICE_NAME}:${os.hostname()}:${process.pid}:${uuidv7()}`,
       intervalMs: config.OUTBOX_POLL_INTERVAL_MS,
       serviceName: SERVICE_NAME,
+      lingerMs: db.kind === "pglite" ? EMBEDDED_OUTBOX_LINGER_MS : 0,
     });
     relay.start();
     // Flushes what is pending once more; whatever cannot be published stays in the outbox.
