@@ -210,7 +210,11 @@ export class DeliveryRepository {
     const due = input.webhookIds.map((_, i) => (i < lease.limit ? lease.leaseUntil : input.now));
     const claimed = await this.query<ClaimRow>(
       Prisma.sql`
-      WITH p AS (
+      WITH hooks AS (
+        -- The webhooks held (FOR KEY SHARE) until this commits: a deleted one gets nothing (migration
+        -- 20261126210000_webhook_key_by_trigger).
+        SELECT id FROM ${WEBHOOK} WHERE id = ANY(${input.webhookIds}::uuid[]) FOR KEY SHARE
+      ), p AS (
         INSERT INTO ${PAYLOAD} (id, "eventId", body, "createdAt")
         VALUES (${uuidv7(at)}::uuid, ${input.eventId}, ${input.payload}, ${input.now}::timestamptz)
         ON CONFLICT ("eventId") DO UPDATE SET "eventId" = EXCLUDED."eventId"
@@ -220,6 +224,7 @@ export class DeliveryRepository {
         SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, p.id,
                'PENDING'::${DELIVERY_STATUS}, 0, v."nextRetryAt", NULLIF(v."nextRetryAt", ${input.now}::timestamptz), ${input.now}::timestamptz, ${input.now}::timestamptz
         FROM p, unnest(${ids}::uuid[], ${input.webhookIds}::uuid[], ${due}::timestamptz[]) AS v(id, "webhookId", "nextRetryAt")
+        WHERE v."webhookId" IN (SELECT id FROM hooks)
         ON CONFLICT ("payloadId", "webhookId") DO NOTHING
         RETURNING id, "webhookId", "businessId", attempt, event, "manualRetry", "leaseUntil", "updatedAt"
       )
@@ -305,8 +310,11 @@ export class DeliveryRepository {
                              ${column(() => uuidv7(at))}::uuid[], ${column((e) => e.payload)}::text[])
           WITH ORDINALITY AS e("eventId", event, "businessId", "payloadId", body, n)
       ), subs AS (
+        -- FOR KEY SHARE: what Delivery's key to Webhook took, once per webhook instead of a check per
+        -- record; a webhook deleted meanwhile gets nothing (migration 20261126210000_webhook_key_by_trigger).
         SELECT e.n, w.id AS "webhookId", w.filter
         FROM ev AS e JOIN ${WEBHOOK} AS w ON ${subscribes}
+        FOR KEY SHARE OF w
       ), p AS (
         INSERT INTO ${PAYLOAD} (id, "eventId", body, "createdAt")
         SELECT e."payloadId", e."eventId", e.body, ${now}::timestamptz FROM ev AS e
@@ -353,13 +361,16 @@ export class DeliveryRepository {
   async createTest(input: { webhookId: string; businessId: string; event: string; payload: string; now: Date }): Promise<Delivery> {
     const { now, payload, ...fields } = input;
     const payloadId = uuidv7(now.getTime());
-    const [, delivery] = await this.prisma.$transaction([
-      this.prisma.payload.create({ data: { id: payloadId, eventId: null, body: payload, createdAt: now } }),
-      this.prisma.delivery.create({
+    return this.prisma.$transaction(async (tx) => {
+      // Its webhook held (FOR KEY SHARE) until this commits, as Delivery's key to Webhook did: a webhook
+      // deleted meanwhile gets no delivery (migration 20261126210000_webhook_key_by_trigger).
+      const held = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${WEBHOOK} WHERE id = ${fields.webhookId}::uuid FOR KEY SHARE`;
+      if (held.length === 0) throw new Error(`webhook ${fields.webhookId} no longer exists`);
+      await tx.payload.create({ data: { id: payloadId, eventId: null, body: payload, createdAt: now } });
+      return tx.delivery.create({
         data: { id: uuidv7(now.getTime()), ...fields, eventId: null, payloadId, status: "PENDING", attempt: 0, nextRetryAt: null, createdAt: now, updatedAt: now },
-      }),
-    ]);
-    return delivery;
+      });
+    });
   }
 
   list(webhookId: string, page: Pagination): Promise<{ rows: Delivery[]; total: number }> {

@@ -1,0 +1,116 @@
+// Delivery without a foreign key to Webhook (migration 20261126210000_webhook_key_by_trigger): a
+// statement-level trigger on Webhook deletes a deleted webhook's deliveries (and the trigger on Delivery
+// their attempts), and the creates hold their webhooks FOR KEY SHARE, so no delivery is ever left
+// without its webhook, whichever of a create and a webhook's delete commits first. (The product itself
+// never deletes a webhook row: DELETE /webhook/{id} deactivates it.)
+import { applyMigrations } from "@crm/database";
+import { createTestDatabase, describePostgres } from "@crm/testing";
+import { Client } from "pg";
+import { DeliveryRepository } from "../src/persistence/delivery.repository";
+import { MIGRATIONS_DIR, migratedUpTo, withDatabase } from "./support/migrations";
+
+const hook = "0190f6c4-0000-7000-8000-000000000001";
+
+const orphans = async (client: Client) =>
+  (
+    await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "webhooks"."Delivery" AS d WHERE NOT EXISTS (SELECT 1 FROM "webhooks"."Webhook" AS w WHERE w.id = d."webhookId")`,
+    )
+  ).rows[0]!.n;
+
+describePostgres("migration webhook_key_by_trigger", () => {
+  it("keeps existing deliveries, drops the key, and a deleted webhook still takes its deliveries and their attempts along", async () => {
+    await withDatabase("webhooks_hook_key", async (client) => {
+      const migration = await migratedUpTo(client, "_webhook_key_by_trigger");
+      await client.query(
+        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
+        [hook],
+      );
+      await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES (gen_random_uuid(), 'event-1', '{}')`);
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "updatedAt")
+         SELECT gen_random_uuid(), $1, 'b', 'event-1', 'client.created', id, 'FAILED', 1, now() FROM "webhooks"."Payload" RETURNING id::text AS id`,
+        [hook],
+      );
+      await client.query(
+        `INSERT INTO "webhooks"."DeliveryAttempt" ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs") VALUES ($1, 1, false, false, 500, 'no', 7)`,
+        [rows[0]!.id],
+      );
+
+      await client.query(migration);
+
+      const { rows: keys } = await client.query(`SELECT conname FROM pg_constraint WHERE conrelid = '"webhooks"."Delivery"'::regclass AND contype = 'f'`);
+      expect(keys).toEqual([]);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."Delivery"`)).rowCount).toBe(1);
+      await client.query(`DELETE FROM "webhooks"."Webhook" WHERE id = $1`, [hook]);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."Delivery"`)).rowCount).toBe(0);
+      expect((await client.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);
+    });
+  });
+});
+
+describePostgres("a create and a delete of its webhook", () => {
+  async function withRace(work: (ctx: { creator: Client; deleter: Client; observer: Client; create: () => Promise<number> }) => Promise<void>) {
+    const db = await createTestDatabase("webhooks_hook_race");
+    const [creator, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
+    try {
+      for (const c of [creator!, deleter!, observer!]) await c.connect();
+      const runner = { exec: (text: string) => creator!.query(text), query: async (text: string, params?: unknown[]) => ({ rows: (await creator!.query(text, params)).rows }) };
+      await applyMigrations(runner, "webhooks", MIGRATIONS_DIR);
+      const repository = new DeliveryRepository(undefined as never, runner);
+      await creator!.query(
+        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'race', 'https://x.test', '{client.created}', 's', 'p', now())`,
+        [hook],
+      );
+      const create = async () => {
+        const now = new Date();
+        const created = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {
+          leaseUntil: new Date(now.getTime() + 60_000),
+          limits: new Map([["race", 1]]),
+        });
+        return created.claims.length;
+      };
+      await work({ creator: creator!, deleter: deleter!, observer: observer!, create });
+    } finally {
+      for (const c of [creator!, deleter!, observer!]) await c.end().catch(() => undefined);
+      await db.drop();
+    }
+  }
+
+  /** Waits (bounded) until `client`'s backend waits for a lock: its statement is blocked. */
+  async function blocked(observer: Client, client: Client): Promise<void> {
+    const pid = (client as unknown as { processID: number }).processID;
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await observer.query<{ waiting: boolean }>(`SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`, [pid]);
+      if (rows[0]?.waiting) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`backend ${pid} never waited for a lock`);
+  }
+
+  it("the create commits first: the delete waits for it, then deletes what it created", async () => {
+    await withRace(async ({ creator, deleter, observer, create }) => {
+      await creator.query("BEGIN");
+      expect(await create()).toBe(1);
+      const deleting = deleter.query(`DELETE FROM "webhooks"."Webhook" WHERE id = $1`, [hook]);
+      await blocked(observer, deleter);
+      await creator.query("COMMIT");
+      expect((await deleting).rowCount).toBe(1);
+      expect(await orphans(creator)).toBe(0);
+      expect((await creator.query(`SELECT 1 FROM "webhooks"."Delivery"`)).rowCount).toBe(0);
+    });
+  });
+
+  it("the delete commits first: the create waits for it and creates nothing", async () => {
+    await withRace(async ({ creator, deleter, observer, create }) => {
+      await deleter.query("BEGIN");
+      await deleter.query(`DELETE FROM "webhooks"."Webhook" WHERE id = $1`, [hook]);
+      const creating = create();
+      await blocked(observer, creator);
+      await deleter.query("COMMIT");
+      expect(await creating).toBe(0);
+      expect(await orphans(creator)).toBe(0);
+      expect((await creator.query(`SELECT 1 FROM "webhooks"."Delivery"`)).rowCount).toBe(0);
+    });
+  });
+});
