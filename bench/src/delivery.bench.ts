@@ -26,7 +26,7 @@
 // It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort, startInfra, testInfra } from "@crm/testing";
@@ -266,6 +266,7 @@ async function relayCounters(product: RunningProduct): Promise<{ batches: number
 async function startSecondWorker(product: RunningDistributed, extra: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const { PATH, HOME, LANG } = process.env;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "bench-worker-"));
   const child = spawn(process.execPath, ["services/webhook-delivery/dist/main.js"], {
     cwd: ROOT,
     stdio: ["ignore", "ignore", "inherit"],
@@ -280,7 +281,7 @@ async function startSecondWorker(product: RunningDistributed, extra: Record<stri
       DATABASE_URL: product.services["webhook-delivery"].databaseUrl,
       KAFKA_BROKERS: testInfra.kafkaBrokers!,
       INTERNAL_TOKEN_SECRET: product.internalTokenSecret,
-      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "bench-worker-")),
+      DATA_DIR: dataDir,
       PORT: String(port),
       HOST: "127.0.0.1",
     },
@@ -293,6 +294,7 @@ async function startSecondWorker(product: RunningDistributed, extra: Record<stri
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       await exited;
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -351,7 +353,7 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
     ...probeSettings(),
   };
   console.log(`\n== ${mode} ==  (starting the product ...)`);
-  const product: RunningProduct = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
+  const product: RunningProduct & { dataDir?: string } = mode === "embedded" ? await startEmbedded(extra) : await startDistributed(extra);
   try {
     if (PHASES.has("throughput")) await throughputPhase(product, receiver);
     if (PHASES.has("latency")) {
@@ -376,6 +378,8 @@ async function benchMode(mode: "embedded" | "distributed", receiver: BenchReceiv
     }
   } finally {
     await product.stop().catch((err) => console.error(String(err)));
+    // The embedded product's database (~150 MB a run; the harness leaves it to its caller).
+    if (product.dataDir) rmSync(product.dataDir, { recursive: true, force: true });
   }
 }
 
