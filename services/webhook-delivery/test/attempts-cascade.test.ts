@@ -2,11 +2,10 @@
 // statement-level trigger on Delivery deletes a deleted delivery's attempts, and no attempt is ever
 // left without its delivery, whichever of an outcome and a delete of the same delivery commits first.
 // Retention's own test (retention.test.ts, both modes) checks the attempts go with their deliveries.
-import { applyMigrations } from "@crm/database";
 import { createTestDatabase, describePostgres } from "@crm/testing";
 import { Client } from "pg";
-import { DeliveryRepository, type ClaimedDelivery } from "../src/persistence/delivery.repository";
-import { MIGRATIONS_DIR, migratedUpTo, withDatabase } from "./support/migrations";
+import type { ClaimedDelivery, DeliveryRepository } from "../src/persistence/delivery.repository";
+import { insertWebhookRow, migratedRepository, migratedUpTo, withDatabase } from "./support/migrations";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 const payload = "0190f6c4-0000-7000-8000-000000000002";
@@ -23,10 +22,7 @@ describePostgres("migration attempts_without_foreign_key", () => {
   it("keeps existing attempts, drops the key, and still deletes attempts with their delivery or webhook", async () => {
     await withDatabase("webhooks_attempts", async (client) => {
       const migration = await migratedUpTo(client, "_attempts_without_foreign_key");
-      await client.query(
-        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
-        [hook],
-      );
+      await insertWebhookRow(client, hook, "b");
       await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES ($1, 'event-1', '{}')`, [payload]);
       const insertDelivery = (id: string, eventId: string) =>
         client.query(
@@ -77,16 +73,8 @@ describePostgres("an outcome and a delete of the same delivery", () => {
     const [outcome, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
     try {
       for (const c of [outcome!, deleter!, observer!]) await c.connect();
-      const runner = (c: Client) => ({
-        exec: (text: string) => c.query(text),
-        query: async (text: string, params?: unknown[]) => ({ rows: (await c.query(text, params)).rows }),
-      });
-      await applyMigrations(runner(outcome!), "webhooks", MIGRATIONS_DIR);
-      const repository = new DeliveryRepository(undefined as never, runner(outcome!));
-      await outcome!.query(
-        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'race', 'https://x.test', '{client.created}', 's', 'p', now())`,
-        [hook],
-      );
+      const repository = await migratedRepository(outcome!);
+      await insertWebhookRow(outcome!, hook, "race");
       const now = new Date();
       const { claims } = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {
         leaseUntil: new Date(now.getTime() + 60_000),

@@ -2,11 +2,9 @@
 // statement-level trigger on Payload refuses to delete a payload a delivery refers to (SQLSTATE 23503,
 // as the key's ON DELETE RESTRICT), also when the delivery was committed after the deleting statement's
 // snapshot. Retention's own test (retention.test.ts, both modes) checks which payloads go.
-import { applyMigrations } from "@crm/database";
 import { createTestDatabase, describePostgres } from "@crm/testing";
 import { Client } from "pg";
-import { DeliveryRepository } from "../src/persistence/delivery.repository";
-import { MIGRATIONS_DIR, migratedUpTo, withDatabase } from "./support/migrations";
+import { migratedUpTo, withDatabase, insertWebhookRow, migratedRepository } from "./support/migrations";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 const payload = "0190f6c4-0000-7000-8000-000000000002";
@@ -15,10 +13,7 @@ describePostgres("migration payload_key_checked_on_delete", () => {
   it("keeps existing rows, drops the key, and still refuses to delete a payload a delivery refers to", async () => {
     await withDatabase("webhooks_payload_key", async (client) => {
       const migration = await migratedUpTo(client, "_payload_key_checked_on_delete");
-      await client.query(
-        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
-        [hook],
-      );
+      await insertWebhookRow(client, hook, "b");
       await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES ($1, 'event-1', '{}'), (gen_random_uuid(), 'event-2', '{}')`, [payload]);
       await client.query(
         `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", "updatedAt") VALUES (gen_random_uuid(), $1, 'b', 'event-1', 'client.created', $2, now())`,
@@ -43,13 +38,8 @@ describePostgres("a re-delivered event's create and a delete of its payload", ()
     const [creator, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
     try {
       for (const c of [creator!, deleter!, observer!]) await c.connect();
-      const runner = { exec: (text: string) => creator!.query(text), query: async (text: string, params?: unknown[]) => ({ rows: (await creator!.query(text, params)).rows }) };
-      await applyMigrations(runner, "webhooks", MIGRATIONS_DIR);
-      const repository = new DeliveryRepository(undefined as never, runner);
-      await creator!.query(
-        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'race', 'https://x.test', '{client.created}', 's', 'p', now())`,
-        [hook],
-      );
+      const repository = await migratedRepository(creator!);
+      await insertWebhookRow(creator!, hook, "race");
       // The event's payload, old and no longer referenced (its deliveries are gone): retention's candidate.
       await creator!.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body, "createdAt") VALUES ($1, 'race-1', '{}', now() - interval '40 days')`, [payload]);
 

@@ -3,11 +3,9 @@
 // their attempts), and the creates hold their webhooks FOR KEY SHARE, so no delivery is ever left
 // without its webhook, whichever of a create and a webhook's delete commits first. (The product itself
 // never deletes a webhook row: DELETE /webhook/{id} deactivates it.)
-import { applyMigrations } from "@crm/database";
 import { createTestDatabase, describePostgres } from "@crm/testing";
 import { Client } from "pg";
-import { DeliveryRepository } from "../src/persistence/delivery.repository";
-import { MIGRATIONS_DIR, migratedUpTo, withDatabase } from "./support/migrations";
+import { migratedUpTo, withDatabase, insertWebhookRow, migratedRepository } from "./support/migrations";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 
@@ -22,10 +20,7 @@ describePostgres("migration webhook_key_by_trigger", () => {
   it("keeps existing deliveries, drops the key, and a deleted webhook still takes its deliveries and their attempts along", async () => {
     await withDatabase("webhooks_hook_key", async (client) => {
       const migration = await migratedUpTo(client, "_webhook_key_by_trigger");
-      await client.query(
-        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'b', 'https://x.test', '{client.created}', 's', 'p', now())`,
-        [hook],
-      );
+      await insertWebhookRow(client, hook, "b");
       await client.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body) VALUES (gen_random_uuid(), 'event-1', '{}')`);
       const { rows } = await client.query<{ id: string }>(
         `INSERT INTO "webhooks"."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "updatedAt")
@@ -55,13 +50,8 @@ describePostgres("a create and a delete of its webhook", () => {
     const [creator, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
     try {
       for (const c of [creator!, deleter!, observer!]) await c.connect();
-      const runner = { exec: (text: string) => creator!.query(text), query: async (text: string, params?: unknown[]) => ({ rows: (await creator!.query(text, params)).rows }) };
-      await applyMigrations(runner, "webhooks", MIGRATIONS_DIR);
-      const repository = new DeliveryRepository(undefined as never, runner);
-      await creator!.query(
-        `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, 'race', 'https://x.test', '{client.created}', 's', 'p', now())`,
-        [hook],
-      );
+      const repository = await migratedRepository(creator!);
+      await insertWebhookRow(creator!, hook, "race");
       const create = async () => {
         const now = new Date();
         const created = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {

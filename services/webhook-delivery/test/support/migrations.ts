@@ -3,7 +3,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
+import { applyMigrations } from "@crm/database";
 import { createTestDatabase } from "@crm/testing";
+import { DeliveryRepository } from "../../src/persistence/delivery.repository";
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../../prisma/migrations");
 
@@ -36,4 +38,19 @@ export async function migratedUpTo(client: Client, suffix: string): Promise<stri
   await client.query(`CREATE SCHEMA "webhooks"; SET search_path TO "webhooks"`);
   for (const dir of migrationDirs.slice(0, target)) await client.query(sqlOf(dir));
   return sqlOf(migrationDirs[target]!);
+}
+
+/** A minimal active webhook row subscribed to client.created, for tests that seed rows by SQL. */
+export async function insertWebhookRow(client: Client, id: string, businessId: string): Promise<void> {
+  await client.query(
+    `INSERT INTO "webhooks"."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt") VALUES ($1, $2, 'https://x.test', '{client.created}', 's', 'p', now())`,
+    [id, businessId],
+  );
+}
+
+/** Every migration applied through `client`, and the repository running its statements on that client. */
+export async function migratedRepository(client: Client): Promise<DeliveryRepository> {
+  const runner = { exec: (text: string) => client.query(text), query: async (text: string, params?: unknown[]) => ({ rows: (await client.query(text, params)).rows }) };
+  await applyMigrations(runner, "webhooks", MIGRATIONS_DIR);
+  return new DeliveryRepository(undefined as never, runner);
 }
