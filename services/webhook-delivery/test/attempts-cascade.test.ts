@@ -2,10 +2,11 @@
 // statement-level trigger on Delivery deletes a deleted delivery's attempts, and no attempt is ever
 // left without its delivery, whichever of an outcome and a delete of the same delivery commits first.
 // Retention's own test (retention.test.ts, both modes) checks the attempts go with their deliveries.
-import { createTestDatabase, describePostgres } from "@crm/testing";
-import { Client } from "pg";
+import { describePostgres } from "@crm/testing";
+import type { Client } from "pg";
 import type { ClaimedDelivery, DeliveryRepository } from "../src/persistence/delivery.repository";
-import { insertWebhookRow, migratedRepository, migratedUpTo, withDatabase } from "./support/migrations";
+import { insertWebhookRow, migratedUpTo, withDatabase } from "./support/migrations";
+import { withRace, createRaceEvent, waitUntilBlocked, type Race } from "./support/races";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 const payload = "0190f6c4-0000-7000-8000-000000000002";
@@ -67,26 +68,13 @@ describePostgres("migration attempts_without_foreign_key", () => {
 });
 
 describePostgres("an outcome and a delete of the same delivery", () => {
-  /** Two connections on a migrated database, the repository on the first, and one claimed delivery. */
-  async function withRace(work: (ctx: { outcome: Client; deleter: Client; observer: Client; repository: DeliveryRepository; claim: ClaimedDelivery }) => Promise<void>) {
-    const db = await createTestDatabase("webhooks_attempt_race");
-    const [outcome, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
-    try {
-      for (const c of [outcome!, deleter!, observer!]) await c.connect();
-      const repository = await migratedRepository(outcome!);
-      await insertWebhookRow(outcome!, hook, "race");
-      const now = new Date();
-      const { claims } = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {
-        leaseUntil: new Date(now.getTime() + 60_000),
-        limits: new Map([["race", 1]]),
-      });
+  /** A race whose delivery was created leased: its claim. */
+  const withClaimedRace = (work: (race: Race & { claim: ClaimedDelivery }) => Promise<void>) =>
+    withRace("webhooks_attempt_race", hook, async (race) => {
+      const { claims } = await createRaceEvent(race.repository);
       expect(claims).toHaveLength(1);
-      await work({ outcome: outcome!, deleter: deleter!, observer: observer!, repository, claim: claims[0]! });
-    } finally {
-      for (const c of [outcome!, deleter!, observer!]) await c.end().catch(() => undefined);
-      await db.drop();
-    }
-  }
+      await work({ ...race, claim: claims[0]! });
+    });
 
   const record = (repository: DeliveryRepository, claim: ClaimedDelivery) =>
     repository.recordAttempts([
@@ -97,23 +85,12 @@ describePostgres("an outcome and a delete of the same delivery", () => {
       },
     ]);
 
-  /** Waits (bounded) until `client`'s backend waits for a lock: its statement is blocked. */
-  async function blocked(observer: Client, client: Client): Promise<void> {
-    const pid = (client as unknown as { processID: number }).processID;
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await observer.query<{ waiting: boolean }>(`SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`, [pid]);
-      if (rows[0]?.waiting) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`backend ${pid} never waited for a lock`);
-  }
-
   it("the outcome commits first: the delete waits for it, then deletes the attempt it recorded", async () => {
-    await withRace(async ({ outcome, deleter, observer, repository, claim }) => {
+    await withClaimedRace(async ({ writer: outcome, deleter, observer, repository, claim }) => {
       await outcome.query("BEGIN");
       expect((await record(repository, claim)).has(claim.id)).toBe(true);
       const deleting = deleter.query(`DELETE FROM "webhooks"."Delivery" WHERE id = $1`, [claim.id]);
-      await blocked(observer, deleter);
+      await waitUntilBlocked(observer, deleter);
       await outcome.query("COMMIT");
       expect((await deleting).rowCount).toBe(1);
       // The trigger's DELETE saw the attempt committed after the delete statement began.
@@ -123,11 +100,11 @@ describePostgres("an outcome and a delete of the same delivery", () => {
   });
 
   it("the delete commits first: the outcome waits for it, records nothing and inserts no attempt", async () => {
-    await withRace(async ({ outcome, deleter, observer, repository, claim }) => {
+    await withClaimedRace(async ({ writer: outcome, deleter, observer, repository, claim }) => {
       await deleter.query("BEGIN");
       await deleter.query(`DELETE FROM "webhooks"."Delivery" WHERE id = $1`, [claim.id]);
       const recording = record(repository, claim);
-      await blocked(observer, outcome);
+      await waitUntilBlocked(observer, outcome);
       await deleter.query("COMMIT");
       expect((await recording).size).toBe(0);
       expect((await outcome.query(`SELECT 1 FROM "webhooks"."DeliveryAttempt"`)).rowCount).toBe(0);

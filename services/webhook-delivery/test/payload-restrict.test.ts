@@ -2,9 +2,9 @@
 // statement-level trigger on Payload refuses to delete a payload a delivery refers to (SQLSTATE 23503,
 // as the key's ON DELETE RESTRICT), also when the delivery was committed after the deleting statement's
 // snapshot. Retention's own test (retention.test.ts, both modes) checks which payloads go.
-import { createTestDatabase, describePostgres } from "@crm/testing";
-import { Client } from "pg";
-import { migratedUpTo, withDatabase, insertWebhookRow, migratedRepository } from "./support/migrations";
+import { describePostgres } from "@crm/testing";
+import { migratedUpTo, withDatabase, insertWebhookRow } from "./support/migrations";
+import { withRace, createRaceEvent, waitUntilBlocked } from "./support/races";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 const payload = "0190f6c4-0000-7000-8000-000000000002";
@@ -34,46 +34,26 @@ describePostgres("migration payload_key_checked_on_delete", () => {
 
 describePostgres("a re-delivered event's create and a delete of its payload", () => {
   it("the create commits after the delete's snapshot: the delete fails, no delivery is left without its payload", async () => {
-    const db = await createTestDatabase("webhooks_payload_race");
-    const [creator, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
-    try {
-      for (const c of [creator!, deleter!, observer!]) await c.connect();
-      const repository = await migratedRepository(creator!);
-      await insertWebhookRow(creator!, hook, "race");
+    await withRace("webhooks_payload_race", hook, async ({ writer: creator, deleter, observer, repository }) => {
       // The event's payload, old and no longer referenced (its deliveries are gone): retention's candidate.
-      await creator!.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body, "createdAt") VALUES ($1, 'race-1', '{}', now() - interval '40 days')`, [payload]);
+      await creator.query(`INSERT INTO "webhooks"."Payload" (id, "eventId", body, "createdAt") VALUES ($1, 'race-1', '{}', now() - interval '40 days')`, [payload]);
 
       // The event is delivered again: its create finds the payload (and holds its row lock) until commit.
-      await creator!.query("BEGIN");
-      const now = new Date();
-      const created = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {
-        leaseUntil: new Date(now.getTime() + 60_000),
-        limits: new Map([["race", 1]]),
-      });
+      await creator.query("BEGIN");
+      const created = await createRaceEvent(repository);
       expect(created.claims).toHaveLength(1);
       // Retention's check, in a statement whose snapshot predates the create's commit: it waits for the lock.
-      const deleting = deleter!.query(
-        `DELETE FROM "webhooks"."Payload" AS p WHERE p.id = $1 AND NOT EXISTS (SELECT 1 FROM "webhooks"."Delivery" AS d WHERE d."payloadId" = p.id)`,
-        [payload],
-      );
-      const pid = (deleter as unknown as { processID: number }).processID;
-      let waiting = false;
-      for (let i = 0; i < 200 && !waiting; i++) {
-        const { rows } = await observer!.query<{ waiting: boolean }>(`SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`, [pid]);
-        waiting = rows[0]?.waiting === true;
-        if (!waiting) await new Promise((r) => setTimeout(r, 10));
-      }
-      expect(waiting).toBe(true);
-      await creator!.query("COMMIT");
+      const deleting = deleter.query(`DELETE FROM "webhooks"."Payload" AS p WHERE p.id = $1 AND NOT EXISTS (SELECT 1 FROM "webhooks"."Delivery" AS d WHERE d."payloadId" = p.id)`, [
+        payload,
+      ]);
+      await waitUntilBlocked(observer, deleter);
+      await creator.query("COMMIT");
       // Its NOT EXISTS (old snapshot) passed; the trigger's query (new snapshot) sees the delivery.
       await expect(deleting).rejects.toMatchObject({ code: "23503" });
-      const { rows } = await creator!.query<{ n: number }>(
+      const { rows } = await creator.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM "webhooks"."Delivery" AS d WHERE NOT EXISTS (SELECT 1 FROM "webhooks"."Payload" AS p WHERE p.id = d."payloadId")`,
       );
       expect(rows[0]!.n).toBe(0);
-    } finally {
-      for (const c of [creator!, deleter!, observer!]) await c.end().catch(() => undefined);
-      await db.drop();
-    }
+    });
   });
 });

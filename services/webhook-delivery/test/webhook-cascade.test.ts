@@ -3,9 +3,11 @@
 // their attempts), and the creates hold their webhooks FOR KEY SHARE, so no delivery is ever left
 // without its webhook, whichever of a create and a webhook's delete commits first. (The product itself
 // never deletes a webhook row: DELETE /webhook/{id} deactivates it.)
-import { createTestDatabase, describePostgres } from "@crm/testing";
-import { Client } from "pg";
-import { migratedUpTo, withDatabase, insertWebhookRow, migratedRepository } from "./support/migrations";
+import { describePostgres } from "@crm/testing";
+import type { Client } from "pg";
+import { migratedUpTo, withDatabase, insertWebhookRow } from "./support/migrations";
+import { withRace, createRaceEvent, waitUntilBlocked } from "./support/races";
+import type { DeliveryRepository } from "../src/persistence/delivery.repository";
 
 const hook = "0190f6c4-0000-7000-8000-000000000001";
 
@@ -45,45 +47,15 @@ describePostgres("migration webhook_key_by_trigger", () => {
 });
 
 describePostgres("a create and a delete of its webhook", () => {
-  async function withRace(work: (ctx: { creator: Client; deleter: Client; observer: Client; create: () => Promise<number> }) => Promise<void>) {
-    const db = await createTestDatabase("webhooks_hook_race");
-    const [creator, deleter, observer] = [0, 1, 2].map(() => new Client({ connectionString: db.url }));
-    try {
-      for (const c of [creator!, deleter!, observer!]) await c.connect();
-      const repository = await migratedRepository(creator!);
-      await insertWebhookRow(creator!, hook, "race");
-      const create = async () => {
-        const now = new Date();
-        const created = await repository.createForEvents([{ eventId: "race-1", businessId: "race", event: "client.created", payload: "{}" }], now, {
-          leaseUntil: new Date(now.getTime() + 60_000),
-          limits: new Map([["race", 1]]),
-        });
-        return created.claims.length;
-      };
-      await work({ creator: creator!, deleter: deleter!, observer: observer!, create });
-    } finally {
-      for (const c of [creator!, deleter!, observer!]) await c.end().catch(() => undefined);
-      await db.drop();
-    }
-  }
-
-  /** Waits (bounded) until `client`'s backend waits for a lock: its statement is blocked. */
-  async function blocked(observer: Client, client: Client): Promise<void> {
-    const pid = (client as unknown as { processID: number }).processID;
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await observer.query<{ waiting: boolean }>(`SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`, [pid]);
-      if (rows[0]?.waiting) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`backend ${pid} never waited for a lock`);
-  }
+  /** The race's create; how many deliveries it created leased (one, or none when the webhook was gone). */
+  const create = async (repository: DeliveryRepository) => (await createRaceEvent(repository)).claims.length;
 
   it("the create commits first: the delete waits for it, then deletes what it created", async () => {
-    await withRace(async ({ creator, deleter, observer, create }) => {
+    await withRace("webhooks_hook_race", hook, async ({ writer: creator, deleter, observer, repository }) => {
       await creator.query("BEGIN");
-      expect(await create()).toBe(1);
+      expect(await create(repository)).toBe(1);
       const deleting = deleter.query(`DELETE FROM "webhooks"."Webhook" WHERE id = $1`, [hook]);
-      await blocked(observer, deleter);
+      await waitUntilBlocked(observer, deleter);
       await creator.query("COMMIT");
       expect((await deleting).rowCount).toBe(1);
       expect(await orphans(creator)).toBe(0);
@@ -92,11 +64,11 @@ describePostgres("a create and a delete of its webhook", () => {
   });
 
   it("the delete commits first: the create waits for it and creates nothing", async () => {
-    await withRace(async ({ creator, deleter, observer, create }) => {
+    await withRace("webhooks_hook_race", hook, async ({ writer: creator, deleter, observer, repository }) => {
       await deleter.query("BEGIN");
       await deleter.query(`DELETE FROM "webhooks"."Webhook" WHERE id = $1`, [hook]);
-      const creating = create();
-      await blocked(observer, creator);
+      const creating = create(repository);
+      await waitUntilBlocked(observer, creator);
       await deleter.query("COMMIT");
       expect(await creating).toBe(0);
       expect(await orphans(creator)).toBe(0);
