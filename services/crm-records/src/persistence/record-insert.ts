@@ -58,11 +58,7 @@ export interface InsertEntry {
  * all), else the current request's.
  */
 export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>): InsertStatement {
-  const params: unknown[] = [];
-  const param = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
+  const { params, param } = statementParameters();
   const records = recordValues(definition, entries, param);
   const topic = param(RECORDS_TOPIC);
   const first = entries[0]!.traceparent;
@@ -72,11 +68,7 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
   const count = param(entries.length);
-  const sql = `WITH "record" AS (
-  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
-), "event" AS (
-  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
-), "count" AS (
+  const sql = `${recordAndEventInserts(definition, records, events)}, "count" AS (
   INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, ${count}::int)
   ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"
 )
@@ -93,11 +85,7 @@ SELECT 1`;
  * lock them in the same order and cannot deadlock on them.
  */
 export function insertCoalescedStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>): InsertStatement {
-  const params: unknown[] = [];
-  const param = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
+  const { params, param } = statementParameters();
   const records = recordValues(definition, entries, param);
   const topic = param(RECORDS_TOPIC);
   const events = entries.map(
@@ -113,17 +101,34 @@ export function insertCoalescedStatement(definition: EntityDefinition, entries: 
   const slots = param(businesses.map(() => Math.floor(Math.random() * COUNT_SLOTS)));
   const counts = param(businesses.map((businessId) => perBusiness.get(businessId)!));
   const entity = param(definition.entity satisfies RecordEntity);
-  const sql = `WITH "record" AS (
-  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
-), "event" AS (
-  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
-), "count" AS (
+  const sql = `${recordAndEventInserts(definition, records, events)}, "count" AS (
   INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count")
   SELECT "b", ${entity}, "s", "c" FROM unnest(${businessIds}::uuid[], ${slots}::int[], ${counts}::int[]) WITH ORDINALITY AS "t" ("b", "s", "c", "n") ORDER BY "n"
   ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"
 )
 SELECT 1`;
   return { sql, params, name: `records_create_${definition.entity}_x${entries.length}` };
+}
+
+/** A statement's parameter list, and `param`, which appends a value and returns its placeholder. */
+function statementParameters(): { params: unknown[]; param: (value: unknown) => string } {
+  const params: unknown[] = [];
+  return {
+    params,
+    param: (value) => {
+      params.push(value);
+      return `$${params.length}`;
+    },
+  };
+}
+
+/** The two CTEs every create statement opens with: the records' INSERT and their outbox events' (the count's follows). */
+function recordAndEventInserts(definition: EntityDefinition, records: readonly string[], events: readonly string[]): string {
+  return `WITH "record" AS (
+  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
+), "event" AS (
+  INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
+)`;
 }
 
 function columnNames(definition: EntityDefinition): string {
