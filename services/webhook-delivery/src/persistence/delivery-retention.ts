@@ -22,27 +22,27 @@ const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
 export function deliveryRetentionRules(prisma: PrismaClient, retentionMs: number): RetentionRule[] {
   const cutoff = (now: Date) => new Date(now.getTime() - retentionMs);
   return [
-    {
-      name: "deliveries",
-      deleteBatch: (limit, now) => prisma.$executeRaw`
-        WITH expired AS (
-          SELECT id FROM ${DELIVERY}
-          WHERE status IN ('SUCCESS', 'FAILED') AND "updatedAt" < ${cutoff(now)}
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        DELETE FROM ${DELIVERY} AS d USING expired WHERE d.id = expired.id`,
-    },
-    {
-      name: "payloads",
-      deleteBatch: (limit, now) => prisma.$executeRaw`
-        WITH orphaned AS (
-          SELECT p.id FROM ${PAYLOAD} AS p
-          WHERE p."createdAt" < ${cutoff(now)} AND NOT EXISTS (SELECT 1 FROM ${DELIVERY} AS d WHERE d."payloadId" = p.id)
-          LIMIT ${limit}
-          FOR UPDATE OF p SKIP LOCKED
-        )
-        DELETE FROM ${PAYLOAD} AS p USING orphaned WHERE p.id = orphaned.id`,
-    },
+    { name: "deliveries", deleteBatch: (limit, now) => prisma.$executeRaw(retentionStatements.deliveries(limit, cutoff(now))) },
+    { name: "payloads", deleteBatch: (limit, now) => prisma.$executeRaw(retentionStatements.payloads(limit, cutoff(now))) },
   ];
 }
+
+/** Each rule's delete of at most `limit` rows past `cutoff` (exported for the plan tests). */
+export const retentionStatements = {
+  deliveries: (limit: number, cutoff: Date) => Prisma.sql`
+    WITH expired AS (
+      SELECT id FROM ${DELIVERY}
+      WHERE status IN ('SUCCESS', 'FAILED') AND "updatedAt" < ${cutoff}
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    DELETE FROM ${DELIVERY} AS d USING expired WHERE d.id = expired.id`,
+  payloads: (limit: number, cutoff: Date) => Prisma.sql`
+    WITH orphaned AS (
+      SELECT p.id FROM ${PAYLOAD} AS p
+      WHERE p."createdAt" < ${cutoff} AND NOT EXISTS (SELECT 1 FROM ${DELIVERY} AS d WHERE d."payloadId" = p.id)
+      LIMIT ${limit}
+      FOR UPDATE OF p SKIP LOCKED
+    )
+    DELETE FROM ${PAYLOAD} AS p USING orphaned WHERE p.id = orphaned.id`,
+};
