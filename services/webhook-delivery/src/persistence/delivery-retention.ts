@@ -3,6 +3,7 @@ import { Prisma, type PrismaClient } from "../generated/prisma/client";
 
 const DELIVERY = Prisma.raw(`"webhooks"."Delivery"`);
 const PAYLOAD = Prisma.raw(`"webhooks"."Payload"`);
+const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
 
 /**
  * What webhook-delivery deletes `retentionMs` after it stops being useful. Rows are picked FOR UPDATE
@@ -29,12 +30,18 @@ export function deliveryRetentionRules(prisma: PrismaClient, retentionMs: number
 
 /** Each rule's delete of at most `limit` rows past `cutoff` (exported for the plan tests). */
 export const retentionStatements = {
+  // Webhook by webhook through ("webhookId", "createdAt"): ("status", "nextRetryAt") holds only the work
+  // owed (migration 20261126220000_status_index_work_owed), and a delivery's createdAt is never after its
+  // updatedAt. One index probe per webhook with nothing expired.
   deliveries: (limit: number, cutoff: Date) => Prisma.sql`
     WITH expired AS (
-      SELECT id FROM ${DELIVERY}
-      WHERE status IN ('SUCCESS', 'FAILED') AND "updatedAt" < ${cutoff}
+      SELECT e.id FROM ${WEBHOOK} AS w CROSS JOIN LATERAL (
+        SELECT id FROM ${DELIVERY}
+        WHERE "webhookId" = w.id AND "createdAt" < ${cutoff} AND status IN ('SUCCESS', 'FAILED') AND "updatedAt" < ${cutoff}
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ) AS e
       LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED
     )
     DELETE FROM ${DELIVERY} AS d USING expired WHERE d.id = expired.id`,
   payloads: (limit: number, cutoff: Date) => Prisma.sql`

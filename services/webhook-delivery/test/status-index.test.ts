@@ -1,0 +1,122 @@
+// ("status", "nextRetryAt") holds only the work owed, PENDING and RETRYING rows (migration
+// 20261126220000_status_index_work_owed): a SUCCESS or FAILED outcome writes no entry there. Every
+// statement that read it still reads an index, in its generic plan (they are prepared), whether the last
+// ANALYZE saw work owed or not: the retry cycle's claim and the retries-due gauge read the partial index;
+// delivery retention, which read the SUCCESS and FAILED rows through it, walks ("webhookId", "createdAt").
+import type { SqlRunner } from "@crm/database";
+import { openTestDatabase } from "@crm/testing";
+import type { Prisma } from "../src/generated/prisma/client";
+import { retentionStatements } from "../src/persistence/delivery-retention";
+import { DeliveryRepository } from "../src/persistence/delivery.repository";
+import { databaseModes } from "./support/harness";
+import { MIGRATIONS_DIR } from "./support/migrations";
+
+type Statement = { name: string; text: string; params: unknown[] };
+
+/** The text and values of the repository's statements that read ("status", "nextRetryAt"), captured without running them. */
+async function statusStatements(now: Date): Promise<Statement[]> {
+  const sent: Statement[] = [];
+  const sql: SqlRunner = {
+    exec: async () => undefined,
+    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => {
+      sent.push({ name: options?.name ?? "", text, params: params ?? [] });
+      return { rows: [{ due: 0 }] as T[] };
+    },
+  };
+  const repository = new DeliveryRepository(undefined as never, sql);
+  await repository.claimDue({ now, leaseUntil: new Date(now.getTime() + 30_000), limit: 100 });
+  await repository.countRetriesDue(now);
+  return sent;
+}
+
+const fromPrisma = (name: string, statement: Prisma.Sql): Statement => ({ name, text: statement.text, params: statement.values });
+
+/** A parameter as a literal of EXECUTE's argument list (the prepared statement gives it its type). */
+function literal(value: unknown): string {
+  if (value instanceof Date) return `'${value.toISOString()}'`;
+  if (typeof value === "number") return String(value);
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/** The generic plan, as a prepared statement runs it after its first executions. */
+async function genericPlan(sql: SqlRunner, statement: Statement): Promise<string> {
+  await sql.query(`PREPARE probe AS ${statement.text}`);
+  try {
+    const rows = await sql.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) EXECUTE probe(${statement.params.map(literal).join(", ")})`);
+    return JSON.stringify(rows);
+  } finally {
+    await sql.query("DEALLOCATE probe");
+  }
+}
+
+const usedIndexes = (plan: string) => [...new Set([...plan.matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]!))].sort();
+
+describe.each(databaseModes)("the status index on %s", (mode) => {
+  it("holds only PENDING and RETRYING rows, and every statement that read it still reads an index", async () => {
+    const { database: db, close } = await openTestDatabase(mode, { prefix: "webhooks_test", schema: "webhooks", migrationsDir: MIGRATIONS_DIR, poolSize: 1 });
+    try {
+      const sql = db.sql;
+      const { rows: definition } = await sql.query<{ def: string }>(
+        `SELECT indexdef AS def FROM pg_indexes WHERE schemaname = 'webhooks' AND indexname = 'Delivery_status_nextRetryAt_idx'`,
+      );
+      expect(definition[0]?.def).toContain(`(status, "nextRetryAt") WHERE (status = ANY (ARRAY['PENDING'::webhooks."DeliveryStatus", 'RETRYING'::webhooks."DeliveryStatus"]))`);
+
+      await sql.query("SET plan_cache_mode = force_generic_plan");
+      // 4 businesses x 10 webhooks x 200 events, created PENDING then delivered, as the product does;
+      // the oldest month past retention.
+      await sql.exec(`
+        INSERT INTO webhooks."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt")
+        SELECT gen_random_uuid(), 'status-b' || b, 'https://example.com/hook', '{client.created}', 's', 'p', now()
+        FROM generate_series(0, 3) AS b, generate_series(1, 10);
+        INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), 'old-' || b || '-' || e, '{}' FROM generate_series(0, 3) AS b, generate_series(1, 200) AS e;
+        INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
+        SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 hour',
+               now() - (split_part(p."eventId", '-', 3)::int * interval '6 hours'), now() - (split_part(p."eventId", '-', 3)::int * interval '6 hours')
+        FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE 'old-' || substr(w."businessId", 9) || '-%';
+        UPDATE webhooks."Delivery" SET status = 'SUCCESS', attempt = 1, "nextRetryAt" = NULL;`);
+      const retrying = (tag: string) =>
+        sql.exec(`
+          INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, 30) AS e;
+          INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
+          SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'RETRYING', 1, now() - interval '1 minute', now()
+          FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE '${tag}-%' WHERE w."businessId" = 'status-b3';`);
+      const expectIndexes = async () => {
+        const now = new Date();
+        const statements = [
+          ...(await statusStatements(now)),
+          fromPrisma("retention: deliveries", retentionStatements.deliveries(1_000, new Date(now.getTime() - 30 * 86_400_000))),
+        ];
+        const plans: Record<string, string[]> = {};
+        for (const statement of statements) plans[statement.name] = usedIndexes(await genericPlan(sql, statement));
+        expect(plans).toEqual({
+          delivery_claim_due: ["Delivery_pkey", "Delivery_status_nextRetryAt_idx", "Payload_pkey", "Webhook_pkey"],
+          delivery_count_retries_due: ["Delivery_status_nextRetryAt_idx"],
+          "retention: deliveries": ["Delivery_pkey", "Delivery_webhookId_createdAt_id_idx"],
+        });
+      };
+
+      // ANALYZE saw no work owed (the bench's, after its warm-up), then retries came.
+      await sql.exec(`ANALYZE webhooks."Delivery"`);
+      await retrying("before");
+      await expectIndexes();
+      // ANALYZE saw them.
+      await sql.exec(`ANALYZE webhooks."Delivery"`);
+      await retrying("after");
+      await expectIndexes();
+
+      // Retention still deletes what is past the window, and only that.
+      const expired = await sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhooks."Delivery" WHERE status IN ('SUCCESS', 'FAILED') AND "updatedAt" < now() - interval '30 days'`,
+      );
+      expect(expired.rows[0]!.n).toBeGreaterThan(3_000);
+      const batch = retentionStatements.deliveries(1_000, new Date(Date.now() - 30 * 86_400_000));
+      for (let round = 0; round < 4; round++) await sql.query(batch.text, batch.values);
+      const left = await sql.query<{ n: number; expired: number }>(
+        `SELECT count(*)::int AS n, (count(*) FILTER (WHERE "updatedAt" < now() - interval '30 days'))::int AS expired FROM webhooks."Delivery"`,
+      );
+      expect(left.rows[0]).toEqual({ n: 4 * 10 * 200 + 2 * 10 * 30 - expired.rows[0]!.n, expired: 0 });
+    } finally {
+      await close();
+    }
+  }, 120_000);
+});
