@@ -129,6 +129,28 @@ const FIRST_ATTEMPT = Prisma.sql`status IS NOT DISTINCT FROM 'PENDING'`;
 const subscribes = Prisma.sql`w."businessId" = e."businessId" AND w."isActive" AND e.event = ANY(w.events)`;
 
 /**
+ * The id of an event's record for a webhook, from its payload (found again when the event is re-delivered)
+ * and the webhook: the payload id's first 8 bytes, then a hash of both (migration
+ * 20261126223000_delivery_id_from_payload). The primary key then keeps a delivery unique per payload and
+ * webhook, with no index of its own.
+ */
+const deliveryId = (payloadId: Prisma.Sql, webhookId: Prisma.Sql) => Prisma.sql`"webhooks"."delivery_id"(${payloadId}, ${webhookId})`;
+
+/**
+ * A record of this payload for this webhook exists already, whatever its id: in the primary key's range
+ * of the payload's 8 bytes, or in the partial index of the rows whose ids do not start with them
+ * (created before migration 20261126223000_delivery_id_from_payload). Only for a re-delivered event's
+ * records: ON CONFLICT (id) sees those created with a derived id, even by a create not yet committed.
+ * Its arguments are qualified columns (the subqueries' own rows are `o`); OFFSET 0 keeps the second
+ * subquery a probe of the partial index (PostgreSQL cannot count its rows, and may hash a table scan).
+ */
+const recordExists = (payloadId: Prisma.Sql, webhookId: Prisma.Sql) => Prisma.sql`(
+  EXISTS (SELECT 1 FROM ${DELIVERY} AS o WHERE o.id BETWEEN "webhooks"."payload_delivery_ids_from"(${payloadId}) AND "webhooks"."payload_delivery_ids_to"(${payloadId})
+          AND o."payloadId" = ${payloadId} AND o."webhookId" = ${webhookId})
+  OR EXISTS (SELECT 1 FROM ${DELIVERY} AS o WHERE o."payloadId" = ${payloadId} AND o."webhookId" = ${webhookId}
+          AND substring(uuid_send(o.id) FROM 1 FOR 8) <> substring(uuid_send(o."payloadId") FROM 1 FOR 8) OFFSET 0))`;
+
+/**
  * A parameter as the planner sees it in a generic plan: `(SELECT $n::type)` is an InitPlan, evaluated
  * once per execution, whose value the planner never looks at (the outer cast, a no-op, makes
  * `= ANY(opaque(...))` an array's ANY, not a subquery's). A prepared statement whose parameters are
@@ -196,8 +218,8 @@ export class DeliveryRepository {
 
   /**
    * One PENDING record per webhook and the event's payload stored once for all of them, in one
-   * statement; a re-delivered event finds its payload (unique on the event id) and hits the
-   * (payloadId, webhookId) unique key, so it creates nothing. The first `lease.limit` records are created
+   * statement; a re-delivered event finds its payload (unique on the event id), so its records'
+   * ids (deliveryId) exist already and it creates nothing. The first `lease.limit` records are created
    * already claimed by the caller (leaseUntil = nextRetryAt = lease.leaseUntil) and returned as claims with what to
    * send: no claim statement follows the insert, and no other instance's poller can take them before
    * the caller sends them (with the event's trace). The others are due at once, for whoever has room.
@@ -205,7 +227,6 @@ export class DeliveryRepository {
   async createForEvent(input: NewEventDeliveries, lease: { leaseUntil: Date; limit: number }): Promise<ClaimedDelivery[]> {
     if (input.webhookIds.length === 0) return [];
     const at = input.now.getTime();
-    const ids = input.webhookIds.map(() => uuidv7(at));
     // Due now when not leased: if the immediate attempt is lost in a crash, the retry cycle still sends it.
     const due = input.webhookIds.map((_, i) => (i < lease.limit ? lease.leaseUntil : input.now));
     const claimed = await this.query<ClaimRow>(
@@ -221,11 +242,11 @@ export class DeliveryRepository {
         RETURNING id, body
       ), d AS (
         INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "leaseUntil", "createdAt", "updatedAt")
-        SELECT v.id, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, p.id,
+        SELECT ${deliveryId(Prisma.sql`p.id`, Prisma.sql`v."webhookId"`)}, v."webhookId", ${input.businessId}::text, ${input.eventId}::text, ${input.event}::text, p.id,
                'PENDING'::${DELIVERY_STATUS}, 0, v."nextRetryAt", NULLIF(v."nextRetryAt", ${input.now}::timestamptz), ${input.now}::timestamptz, ${input.now}::timestamptz
-        FROM p, unnest(${ids}::uuid[], ${input.webhookIds}::uuid[], ${due}::timestamptz[]) AS v(id, "webhookId", "nextRetryAt")
-        WHERE v."webhookId" IN (SELECT id FROM hooks)
-        ON CONFLICT ("payloadId", "webhookId") DO NOTHING
+        FROM p, unnest(${input.webhookIds}::uuid[], ${due}::timestamptz[]) AS v("webhookId", "nextRetryAt")
+        WHERE v."webhookId" IN (SELECT id FROM hooks) AND NOT ${recordExists(Prisma.sql`p.id`, Prisma.sql`v."webhookId"`)}
+        ON CONFLICT (id) DO NOTHING
         RETURNING id, "webhookId", "businessId", attempt, event, "manualRetry", "leaseUntil", "updatedAt"
       )
       SELECT d.id::text AS id, d."webhookId"::text AS "webhookId", d."businessId", d.attempt, ${SEND_COLUMNS}
@@ -284,12 +305,10 @@ export class DeliveryRepository {
      */
     const insertRecords = (redelivered: boolean) => Prisma.sql`
         INSERT INTO ${DELIVERY} (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "leaseUntil", "createdAt", "updatedAt")
-        -- A UUID v7 of \`now\` per record, as uuidv7() makes them: the subscribers are known only here.
-        SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(${at}::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid,
-               "webhookId", "businessId", "eventId", event, "payloadId", 'PENDING'::${DELIVERY_STATUS}, 0,
+        SELECT ${deliveryId(Prisma.sql`"payloadId"`, Prisma.sql`"webhookId"`)}, "webhookId", "businessId", "eventId", event, "payloadId", 'PENDING'::${DELIVERY_STATUS}, 0,
                CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
                CASE WHEN leased THEN ${lease.leaseUntil}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz
-        FROM fresh WHERE ${redelivered ? Prisma.sql`NOT "newPayload" ON CONFLICT ("payloadId", "webhookId") DO NOTHING` : Prisma.sql`"newPayload"`}
+        FROM fresh WHERE ${redelivered ? Prisma.sql`NOT "newPayload" AND NOT ${recordExists(Prisma.sql`fresh."payloadId"`, Prisma.sql`fresh."webhookId"`)} ON CONFLICT (id) DO NOTHING` : Prisma.sql`"newPayload"`}
         RETURNING id, "webhookId", "businessId", "eventId", attempt, event, "manualRetry", "leaseUntil", "updatedAt", "payloadId"`;
     const rows = await this.query<
       {
@@ -361,6 +380,9 @@ export class DeliveryRepository {
   async createTest(input: { webhookId: string; businessId: string; event: string; payload: string; now: Date }): Promise<Delivery> {
     const { now, payload, ...fields } = input;
     const payloadId = uuidv7(now.getTime());
+    // Its payload's first 8 bytes and a random tail, as every delivery's id starts with its payload's
+    // (migration 20261126223000_delivery_id_from_payload): payload retention finds it by that range.
+    const id = payloadId.slice(0, 19) + uuidv7(now.getTime()).slice(19);
     return this.prisma.$transaction(async (tx) => {
       // Its webhook held (FOR KEY SHARE) until this commits, as Delivery's key to Webhook did: a webhook
       // deleted meanwhile gets no delivery (migration 20261126210000_webhook_key_by_trigger).
@@ -368,7 +390,7 @@ export class DeliveryRepository {
       if (held.length === 0) throw new Error(`webhook ${fields.webhookId} no longer exists`);
       await tx.payload.create({ data: { id: payloadId, eventId: null, body: payload, createdAt: now } });
       return tx.delivery.create({
-        data: { id: uuidv7(now.getTime()), ...fields, eventId: null, payloadId, status: "PENDING", attempt: 0, nextRetryAt: null, createdAt: now, updatedAt: now },
+        data: { id, ...fields, eventId: null, payloadId, status: "PENDING", attempt: 0, nextRetryAt: null, createdAt: now, updatedAt: now },
       });
     });
   }
