@@ -135,7 +135,7 @@ async function run(url: string, recordBatch: number): Promise<void> {
       const now = new Date();
       const claims = await measured("claim", () =>
         CLAIM === "poller"
-          ? repository.claimFirstAttempts({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, perBusiness: CLAIM_BATCH, exclude: [] })
+          ? repository.claimFirstAttempts({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, perBusiness: CLAIM_BATCH, held: new Map() })
           : repository.claimDue({ now, leaseUntil: new Date(now.getTime() + 60_000 + lease), limit: CLAIM_BATCH, firstAttemptsOf: business }),
       );
       waiting.push(...claims);

@@ -22,7 +22,7 @@ async function firstAttemptClaims(now: Date): Promise<Array<{ name: string; text
   const repository = new DeliveryRepository(undefined as never, sql);
   const leaseUntil = new Date(now.getTime() + 30_000);
   await repository.claimDue({ now, leaseUntil, limit: 20, firstAttemptsOf: "claims-b3" });
-  await repository.claimFirstAttempts({ now, leaseUntil, limit: 20, perBusiness: 5, exclude: [] });
+  await repository.claimFirstAttempts({ now, leaseUntil, limit: 20, perBusiness: 5, held: new Map() });
   return sent;
 }
 

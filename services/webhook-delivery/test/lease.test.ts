@@ -48,10 +48,10 @@ describe.each(databaseModes)("the claim's lease on %s", (mode) => {
     // Held: neither kind of claim takes it while the lease runs.
     expect(await setup.service.deliveries.claimDue({ now: at(2), leaseUntil: at(40_000), limit: 10, firstAttemptsOf: business })).toHaveLength(0);
     expect(await setup.service.deliveries.claimDue({ now: at(2), leaseUntil: at(40_000), limit: 10, ids: [claim!.id] })).toHaveLength(0);
-    expect(await setup.service.deliveries.claimFirstAttempts({ now: at(2), leaseUntil: at(40_000), limit: 10, perBusiness: 10, exclude: [] })).toHaveLength(0);
+    expect(await setup.service.deliveries.claimFirstAttempts({ now: at(2), leaseUntil: at(40_000), limit: 10, perBusiness: 10, held: new Map() })).toHaveLength(0);
 
     // Its lease over (its instance died): taken again, and the first holder's writes no longer land.
-    const taken = await setup.service.deliveries.claimFirstAttempts({ now: at(30_001), leaseUntil: at(90_000), limit: 10, perBusiness: 10, exclude: [] });
+    const taken = await setup.service.deliveries.claimFirstAttempts({ now: at(30_001), leaseUntil: at(90_000), limit: 10, perBusiness: 10, held: new Map() });
     const again = taken.find((c) => c.id === claim!.id);
     expect(again).toMatchObject({ leaseUntil: at(90_000) });
     expect(await setup.service.deliveries.startAttempt(claim!, at(95_000))).toBeNull();
@@ -63,6 +63,24 @@ describe.each(databaseModes)("the claim's lease on %s", (mode) => {
       nextRetryAt: null,
       leaseUntil: null,
     });
+  });
+
+  it("takes at most a held business's room, and none of a business whose room is 0", async () => {
+    const held = await dueRecords(4);
+    const full = await dueRecords(4);
+    const other = await dueRecords(4);
+    const taken = await setup.service.deliveries.claimFirstAttempts({
+      now: at(1),
+      leaseUntil: at(30_000),
+      limit: 100,
+      perBusiness: 3,
+      held: new Map([
+        [held.business, 2],
+        [full.business, 0],
+      ]),
+    });
+    const of = (business: string) => taken.filter((claim) => claim.businessId === business).length;
+    expect([of(held.business), of(full.business), of(other.business)]).toEqual([2, 0, 3]);
   });
 
   it("gives a released claim back due at once, for any instance", async () => {

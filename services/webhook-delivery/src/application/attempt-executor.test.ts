@@ -85,3 +85,39 @@ describe("AttemptExecutor's room", () => {
     expect(executor.canPull).toBe(true);
   });
 });
+
+describe("AttemptExecutor's poll of first attempts", () => {
+  it("claims at most the room left of a business it already holds claims of, none when that is less than a batch", async () => {
+    let asked: { perBusiness: number; held: ReadonlyMap<string, number> } | undefined;
+    const deliveries = {
+      claimFirstAttempts: async (options: { perBusiness: number; held: ReadonlyMap<string, number> }) => {
+        asked = options;
+        return [];
+      },
+    } as unknown as DeliveryRepository;
+    // Sends that never answer: the claims below stay held.
+    const dispatcher = { send: () => new Promise(() => undefined) } as unknown as Dispatcher;
+    const executor = new AttemptExecutor({
+      deliveries,
+      dispatcher,
+      limiter: createConcurrencyLimiter({ maxInFlight: 50, maxPerKey: 2, maxPerGroup: 20 }),
+      keyring: { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring,
+      retryDelaysMs: [1000],
+      leaseMs: 60_000,
+      logger,
+      now: () => CLAIMED_AT,
+      // Batches of 2 (a quarter of the per-business bound).
+      maxPending: 100,
+      maxPendingPerBusiness: 8,
+    });
+    executor.run(claims(5, "b"));
+    executor.run(claims(7, "c"));
+    await executor.pullFirstAttempts();
+    expect(asked?.perBusiness).toBe(8);
+    expect([...(asked?.held ?? [])]).toEqual([
+      ["b", 3],
+      ["c", 0],
+    ]);
+    expect(executor.leftOutBusinesses).toBe(true);
+  });
+});

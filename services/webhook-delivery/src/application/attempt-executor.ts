@@ -218,15 +218,21 @@ export class AttemptExecutor {
     // A finite claim even when no bound was configured (tests that build an executor by hand).
     const room = Math.min(this.globalRoom(), 1_000);
     if (room < batch) return 0;
-    const exclude = [...this.claimsPerBusiness].filter(([businessId]) => this.roomFor(businessId) < batch).map(([businessId]) => businessId);
-    this.leftOutForRoom = exclude.filter((businessId) => businessId !== "");
+    // A business this process already holds claims of gets at most the rest of its bound, and none
+    // (left out) when that is less than a batch.
+    const held = new Map<string, number>();
+    for (const businessId of this.claimsPerBusiness.keys()) {
+      const left = this.roomFor(businessId);
+      held.set(businessId, left < batch ? 0 : left);
+    }
+    this.leftOutForRoom = [...held].filter(([businessId, left]) => left === 0 && businessId !== "").map(([businessId]) => businessId);
     const now = this.now();
     const claims = await this.options.deliveries.claimFirstAttempts({
       now,
       leaseUntil: this.leaseFrom(now),
       limit: room,
       perBusiness: Math.min(room, this.maxPendingPerBusiness),
-      exclude,
+      held,
     });
     this.run(claims);
     return claims.length;

@@ -455,8 +455,9 @@ export class DeliveryRepository {
 
   /**
    * Claims due first attempts (PENDING) of any business, oldest first but at most `perBusiness` per
-   * business and none of `exclude`, so one business's backlog cannot fill a claim. This is how any
-   * instance takes over first attempts the instance that created them had no room for.
+   * business, so one business's backlog cannot fill a claim, and at most its `room` for a business in
+   * `held` (the caller's own bound minus what it already holds of that business; 0 leaves it out).
+   * This is how any instance takes over first attempts the instance that created them had no room for.
    *
    * Served by the partial index of first attempts by business (migration
    * 20261125180000_first_attempts_by_business): `business` steps from one business with a due first
@@ -466,8 +467,9 @@ export class DeliveryRepository {
    * (row_number() over all of them, read through ("status", "nextRetryAt")): 750 rows for a claim of
    * 13 in bench:delivery, where the poller runs every 10 ms while a backlog lasts.
    */
-  async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; exclude: readonly string[] }): Promise<ClaimedDelivery[]> {
+  async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; held: ReadonlyMap<string, number> }): Promise<ClaimedDelivery[]> {
     if (options.limit < 1 || options.perBusiness < 1) return [];
+    const perBusiness = Prisma.sql`${options.perBusiness}::int`;
     const firstDue = Prisma.sql`${FIRST_ATTEMPT} AND "nextRetryAt" <= ${options.now}::timestamptz`;
     const rows = await this.query<ClaimRow>(
       Prisma.sql`
@@ -478,13 +480,15 @@ export class DeliveryRepository {
         FROM business AS b WHERE b."businessId" IS NOT NULL
       ), ranked AS (
         SELECT f.id, f."nextRetryAt"
-        FROM business AS b CROSS JOIN LATERAL (
+        FROM business AS b
+        LEFT JOIN unnest(${[...options.held.keys()]}::text[], ${[...options.held.values()]}::int[]) AS h("businessId", room) ON h."businessId" = b."businessId"
+        CROSS JOIN LATERAL (
           SELECT id, "nextRetryAt" FROM ${DELIVERY}
           WHERE ${firstDue} AND ${free(options.now)} AND "businessId" = b."businessId"
           ORDER BY "nextRetryAt", id
-          LIMIT ${options.perBusiness}::int
+          LIMIT LEAST(${perBusiness}, COALESCE(h.room, ${perBusiness}))
         ) AS f
-        WHERE b."businessId" IS NOT NULL AND NOT (b."businessId" = ANY(${options.exclude}::text[]))
+        WHERE b."businessId" IS NOT NULL
       ), due AS (
         SELECT d.id FROM ${DELIVERY} AS d
         -- The chosen rows by primary key, rechecked once locked. status::text keeps ("status", "nextRetryAt")
