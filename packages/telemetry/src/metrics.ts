@@ -130,6 +130,11 @@ export const deliveryMetrics = once(() => ({
     help: "Deliveries that reached a final state (SUCCESS, FAILED) through an attempt",
     labelNames: ["state"],
   }),
+  cancelled: counter({
+    name: "crm_webhook_deliveries_cancelled_total",
+    help: "Deliveries ended FAILED without an attempt, by reason: webhook_inactive (deactivated while it waited), secret_unreadable (sealed with a key this process does not have)",
+    labelNames: ["reason"],
+  }),
   retriesDue: gauge({
     name: "crm_webhook_retries_due",
     help: "RETRYING deliveries whose next attempt is due now, read from the database at scrape time",

@@ -6,6 +6,12 @@ import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
 import { api, databaseModes, inProcessBus, principal, publish, recordEvent, sleep, startReceiver, setUpDelivery } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
+import { deliveryMetrics } from "@crm/telemetry";
+
+/** crm_webhook_deliveries_cancelled_total for `reason`, in this process (the service runs in it). */
+async function cancelledCount(reason: string): Promise<number> {
+  return (await deliveryMetrics().cancelled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+}
 
 function clientCreated(businessId: string): EventEnvelope {
   return {
@@ -193,6 +199,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
         return d?.status === "RETRYING" && d.attempt === 1 ? d : undefined;
       });
       await owner.delete(`/api/v1/webhook/${hook.id}`).expect(200);
+      const cancelledBefore = await cancelledCount("webhook_inactive");
       // Make the retry due now, as the clock would after the configured delay.
       await setup.service.prisma.delivery.update({ where: { id: first.id }, data: { nextRetryAt: new Date() } });
       const cancelled = await waitFor(async () => {
@@ -201,6 +208,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
       });
       expect(cancelled).toMatchObject({ attempt: 1, nextRetryAt: null, responseStatus: 0, responseBody: "Webhook is inactive; delivery cancelled" });
       expect(failing.requests).toHaveLength(1);
+      expect((await cancelledCount("webhook_inactive")) - cancelledBefore).toBe(1);
     } finally {
       await failing.close();
     }

@@ -404,6 +404,7 @@ export class AttemptExecutor {
     }
     if (!started.webhookActive) {
       await deliveries.cancel(started, INACTIVE_WEBHOOK_MESSAGE, this.now());
+      this.metrics.cancelled.labels("webhook_inactive").inc();
       logger.info({ deliveryId: claim.id, webhookId: claim.webhookId }, "webhook inactive; delivery cancelled");
       return;
     }
@@ -412,6 +413,7 @@ export class AttemptExecutor {
       // Nothing can be signed, so nothing is sent; FAILED (not retried) until an operator restores the
       // key, after which a manual retry sends it.
       await deliveries.cancel(started, UNREADABLE_SECRET_MESSAGE, this.now());
+      this.metrics.cancelled.labels("secret_unreadable").inc();
       return;
     }
     // The body's UTF-8 bytes once: both signatures and the request use them.
