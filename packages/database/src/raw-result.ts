@@ -17,10 +17,14 @@ type Message = Parameters<Parameters<InstanceType<typeof protocol.Parser>["parse
 const ERROR_RESPONSE = 0x45; // 'E'
 const ROW_DESCRIPTION = 0x54; // 'T'
 
-/** Each message's start in `bytes` (a whole number of messages): its type byte, then a length that counts itself. */
-function* messageOffsets(bytes: Uint8Array): Generator<number> {
+/** The start in `bytes` (a whole number of messages) of the first message of type `type`, or -1. */
+function messageOffset(bytes: Uint8Array, type: number): number {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let offset = 0; offset + 5 <= bytes.length; offset += 1 + view.getInt32(offset + 1)) yield offset;
+  // Each message: its type byte, then a length that counts itself.
+  for (let offset = 0; offset + 5 <= bytes.length; offset += 1 + view.getInt32(offset + 1)) {
+    if (bytes[offset] === type) return offset;
+  }
+  return -1;
 }
 
 function messageAt(bytes: Uint8Array, offset: number): Uint8Array {
@@ -39,18 +43,14 @@ function parseMessages(bytes: Uint8Array): Message[] {
  * undefined when there is none. Reads only the messages' headers unless there is one.
  */
 export function errorIn(bytes: Uint8Array): Error | undefined {
-  for (const offset of messageOffsets(bytes)) {
-    if (bytes[offset] === ERROR_RESPONSE) return parseMessages(messageAt(bytes, offset))[0] as unknown as Error;
-  }
-  return undefined;
+  const offset = messageOffset(bytes, ERROR_RESPONSE);
+  return offset < 0 ? undefined : (parseMessages(messageAt(bytes, offset))[0] as unknown as Error);
 }
 
 /** The RowDescription message in `bytes` (a Describe's answer), as bytes; undefined when the statement returns no rows. */
 export function rowDescriptionIn(bytes: Uint8Array): Uint8Array | undefined {
-  for (const offset of messageOffsets(bytes)) {
-    if (bytes[offset] === ROW_DESCRIPTION) return messageAt(bytes, offset).slice();
-  }
-  return undefined;
+  const offset = messageOffset(bytes, ROW_DESCRIPTION);
+  return offset < 0 ? undefined : messageAt(bytes, offset).slice();
 }
 
 /** Collects what PGlite's wasm writes (views into its memory, so each chunk is copied) into one buffer of its own. */
