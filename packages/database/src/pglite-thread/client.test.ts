@@ -1,9 +1,11 @@
-import { messages, type PGlite } from "@electric-sql/pglite";
+import { messages, PGlite, type Results } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createPglite, ensureTemplate } from "../pglite";
+import type { PreparedPGlite } from "../prepared-pglite";
+import { databaseParsers, decodeResult } from "../raw-result";
 import { PgliteThread } from "./client";
 
 const SCHEMA = `CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL, tags text[], data jsonb, at timestamptz, raw bytea, big int8, amount numeric(12,2));
@@ -12,7 +14,7 @@ const SCHEMA = `CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL, tags tex
 describe("PGlite on its own thread", () => {
   let dir: string;
   let thread: PgliteThread;
-  let local: PGlite;
+  let local: PreparedPGlite;
 
   beforeAll(async () => {
     await ensureTemplate();
@@ -52,6 +54,107 @@ describe("PGlite on its own thread", () => {
     expect(updated.affectedRows).toBe(2);
     const [script, scriptHere] = await both((db) => db.exec(`SELECT 1 AS one; SELECT name FROM t ORDER BY id`));
     expect(script).toEqual(scriptHere);
+  });
+
+  it("parses every kind of answer as PGlite's own query does, and reads the usual ones itself", async () => {
+    await both((db) =>
+      db.exec(`CREATE TABLE kinds (id int PRIMARY KEY, b bool, i2 int2, i8 int8, f4 float4, f8 float8, n numeric, t text, v varchar(20),
+        c char(3), u uuid, j json, jb jsonb, by bytea, ts timestamp, tz timestamptz, d date, iv interval, ia int[], ta text[], ja jsonb[],
+        tza timestamptz[], ba bool[], ua uuid[]);`),
+    );
+    const row = [
+      1,
+      true,
+      -32768,
+      9007199254740993n,
+      1.5,
+      Number.NaN,
+      "123456789012345678901234567890.123",
+      "é ☃ 😀  \" ' , {}",
+      "vc",
+      "ab",
+      "0191b3a8-7c3e-7cc4-9b52-2f1f6b8d4a01",
+      { a: [1, "x", null] },
+      { "": "", n: 1.25, nested: { deep: [true] } },
+      new Uint8Array([0, 1, 254, 255]),
+      "2026-01-02 03:04:05.678",
+      new Date("2026-11-26T22:00:00.123Z"),
+      "2026-02-28",
+      "1 day 02:03:04",
+      [1, null, 3],
+      ["a,b", 'q"uote', "NULL", null, "", "back\\slash"],
+      [{ x: 1 }, null],
+      [new Date("2026-01-01T00:00:00Z"), null],
+      [true, false, null],
+      ["0191b3a8-7c3e-7cc4-9b52-2f1f6b8d4a01"],
+    ];
+    const placeholders = row.map((_, i) => `$${i + 1}`).join(", ");
+    const cases: Array<[string, unknown[], Parameters<PGlite["query"]>[2]?]> = [
+      [`INSERT INTO kinds VALUES (${placeholders}) RETURNING *`, row],
+      [`INSERT INTO kinds (id) VALUES ($1), ($2) RETURNING *`, [2, 3]],
+      [`INSERT INTO kinds (id, t, f8, f4, i8) VALUES ($1, '', 'Infinity', '-Infinity', -9007199254740993)`, [4]],
+      [`SELECT * FROM kinds ORDER BY id`, []],
+      [`SELECT * FROM kinds ORDER BY id`, [], { rowMode: "array" }],
+      [`SELECT * FROM kinds WHERE id < $1`, [0]],
+      [`SELECT * FROM kinds WHERE id < $1`, [0], { rowMode: "array" }],
+      [`SELECT id, t AS id, b AS id, 'x' AS "t" FROM kinds ORDER BY 1`, []],
+      [`SELECT id, t AS id, b AS id FROM kinds ORDER BY 1`, [], { rowMode: "array" }],
+      [`SELECT 1 AS "1", 2 AS "constructor", 3 AS "toString", 'é' AS "ü ☃"`, []],
+      [`SELECT NULL AS nothing, ''::text AS empty, ARRAY[[1,2],[3,4]] AS nested, '{}'::int[] AS none, ROW(1, 'a') AS record`, []],
+      [`SELECT count(*) FROM kinds`, []],
+      [
+        `SELECT * FROM kinds ORDER BY id`,
+        [],
+        {
+          rowMode: "array",
+          parsers: {
+            1184: (text) => `tz:${text}`,
+            20: (text) => `big:${text}`,
+            1700: (text) => `num:${text}`,
+            3802: (text: string, typeId?: number) => `jsonb ${typeId}:${text}`,
+            17: (text) => `bytes:${text}`,
+            1009: (text) => `texts:${text}`,
+          },
+        },
+      ],
+      [`SELECT i8, n, tz FROM kinds ORDER BY id`, [], { parsers: { 20: (text) => BigInt(text) } }],
+      [`UPDATE kinds SET t = coalesce(t, '') || '!' WHERE id > $1`, [1]],
+      [`UPDATE kinds SET t = t || '?' WHERE id = $1 RETURNING id, t`, [1]],
+      [`UPDATE kinds SET t = t WHERE id < $1`, [0]],
+      [`DELETE FROM kinds WHERE id = $1 RETURNING id`, [3]],
+      [`INSERT INTO kinds (id) SELECT g FROM generate_series(10, 14) AS g`, []],
+      [`INSERT INTO kinds (id) VALUES (10) ON CONFLICT (id) DO NOTHING`, []],
+      [`MERGE INTO kinds USING (SELECT 11 AS id) AS s ON kinds.id = s.id WHEN MATCHED THEN UPDATE SET t = 'merged'`, []],
+      [`CREATE TABLE made (id int)`, []],
+      [`DO $$ BEGIN RAISE NOTICE 'noticed'; END $$`, []],
+      [`SELECT set_config('application_name', 'x', false) AS setting`, []],
+      [`SET application_name = 'y'`, []],
+      [``, []],
+    ];
+    // What the thread decodes itself rather than handing to PGlite's parser.
+    const fallbacks = new Set([``]);
+    const parsers = databaseParsers(
+      (
+        await local.query<{ oid: number; typarray: number }>(
+          `SELECT b.oid, b.typarray FROM pg_type a JOIN pg_type b ON b.oid = a.typelem WHERE a.typcategory = 'A' GROUP BY b.oid, b.typarray`,
+        )
+      ).rows,
+    );
+    for (const [text, params, options] of cases) {
+      // The same statement's bytes, from a transaction that is rolled back.
+      let bytes: Uint8Array = new Uint8Array();
+      await local.transaction(async (tx) => {
+        bytes = await tx.queryRaw(text, params);
+        await tx.rollback();
+      });
+      expect({ text, decoded: decodeResult(bytes, { ...parsers, ...options?.parsers }, options?.rowMode) !== undefined }).toEqual({ text, decoded: !fallbacks.has(text) });
+      const onThread = await thread.query(text, params, options);
+      const reference = (await PGlite.prototype.query.call(local, text, params, options)) as Results;
+      // Strict: the same classes and no extra keys; the keys' order too (toEqual does not see it).
+      expect({ text, result: onThread }).toStrictEqual({ text, result: reference });
+      expect(onThread.rows.map((r) => Object.keys(r as object))).toEqual(reference.rows.map((r) => Object.keys(r as object)));
+      expect(Object.keys(onThread)).toEqual(Object.keys(reference));
+    }
   });
 
   it("fails as PGlite does: a DatabaseError with every field PostgreSQL reported, the query and parameters on it", async () => {

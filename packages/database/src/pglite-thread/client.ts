@@ -7,7 +7,7 @@
 // work runs on a worker thread and the main thread only sends requests and receives results.
 //
 // Results and errors are PGlite's own: the thread runs PGlite's query/exec/transaction and sends
-// their results back (a query's as protocol bytes, parsed here by PGlite's parser: ../raw-result.ts);
+// their results back (a query's as protocol bytes, parsed here into PGlite's Results: ../raw-result.ts);
 // a DatabaseError comes back as a DatabaseError with every field PostgreSQL
 // reported (code, detail, constraint, table, column ...: Prisma maps them to its error codes), plus
 // the caller's query, parameters and options, as PGlite sets them. Transactions are PGlite's too:
