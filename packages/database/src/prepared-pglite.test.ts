@@ -1,9 +1,9 @@
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, protocol } from "@electric-sql/pglite";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createPglite, ensureTemplate } from "./pglite";
-import { MAX_PREPARED_STATEMENTS, PreparedPGlite } from "./prepared-pglite";
+import { ExecutionWriter, MAX_PREPARED_STATEMENTS, PreparedPGlite } from "./prepared-pglite";
 
 describe("PreparedPGlite", () => {
   let dir: string;
@@ -87,5 +87,26 @@ describe("PreparedPGlite", () => {
     expect(prepared.rows[0]?.n).toBeLessThanOrEqual(MAX_PREPARED_STATEMENTS + 1);
     // An evicted text is simply prepared again.
     expect((await db.query<{ n: number }>(`SELECT $1::int + 0 AS n`, [1])).rows).toEqual([{ n: 1 }]);
+  });
+});
+
+describe("ExecutionWriter", () => {
+  it("writes the bytes of PGlite's Bind, Execute and Sync, whatever the values' lengths and characters, one execution after another", () => {
+    const { serialize } = protocol;
+    const writer = new ExecutionWriter();
+    const long = "x".repeat(5_000);
+    for (const values of [
+      [],
+      [null],
+      ["", null, "1", "é ☃ 😀", '{"a,b",NULL}'],
+      [long, "ü".repeat(3_000), null],
+      ["y".repeat(70_000)],
+      ["short", null],
+      Array.from({ length: 300 }, (_, i) => (i % 7 === 0 ? null : String(i))),
+    ]) {
+      const pglite = [serialize.bind({ statement: "crm_12", values }), serialize.execute({}), serialize.sync()];
+      const expected = Buffer.concat(pglite.map((part) => Buffer.from(part)));
+      expect(Buffer.from(writer.write("crm_12", values)).equals(expected)).toBe(true);
+    }
   });
 });

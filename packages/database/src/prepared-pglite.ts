@@ -41,6 +41,75 @@ const PLAN_CHANGED = "0A000";
 
 const { serialize } = protocol;
 
+// Frontend message types (the protocol's first byte).
+const BIND = 0x42; // 'B'
+const EXECUTE = 0x45; // 'E'
+const SYNC = 0x53; // 'S'
+/** The buffer kept for executions; a larger one is made for the one execution that needs it. */
+const KEPT_BUFFER_BYTES = 64 * 1024;
+const utf8 = new TextEncoder();
+
+/**
+ * Bind (text values, text results), Execute and Sync of a prepared statement: the bytes PGlite's
+ * `serialize.bind`, `serialize.execute` and `serialize.sync` make, written into one buffer that every
+ * execution reuses (PGlite's execProtocol copies its input into PostgreSQL's memory before it returns).
+ * PGlite's writers counted each value's UTF-8 length in JavaScript and made five or six ArrayBuffers per
+ * execution: 7-50 us on PGlite's thread, the embedded ceiling, against 1-2 (docs/performance.md,
+ * "Sixteenth round").
+ */
+export class ExecutionWriter {
+  private buffer = new Uint8Array(4096);
+
+  write(statement: string, values: ReadonlyArray<string | null>): Uint8Array {
+    // Fixed parts, the name (ASCII), each value at most 3 bytes per UTF-16 unit.
+    let most = 32 + statement.length + 6 * values.length;
+    for (const value of values) if (value !== null) most += 3 * value.length;
+    if (most > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(most, 2 * this.buffer.length));
+      if (grown.length <= KEPT_BUFFER_BYTES) this.buffer = grown;
+      return ExecutionWriter.fill(grown, statement, values);
+    }
+    return ExecutionWriter.fill(this.buffer, statement, values);
+  }
+
+  private static fill(buffer: Uint8Array, statement: string, values: ReadonlyArray<string | null>): Uint8Array {
+    const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    buffer[0] = BIND;
+    let at = 5;
+    buffer[at++] = 0; // the unnamed portal
+    at += utf8.encodeInto(statement, buffer.subarray(at)).written;
+    buffer[at++] = 0;
+    // One format code per value (text), as PGlite writes them.
+    view.setUint16(at, values.length);
+    at += 2;
+    buffer.fill(0, at, at + 2 * values.length);
+    at += 2 * values.length;
+    view.setUint16(at, values.length);
+    at += 2;
+    for (const value of values) {
+      if (value === null) {
+        view.setInt32(at, -1);
+        at += 4;
+      } else {
+        const written = utf8.encodeInto(value, buffer.subarray(at + 4)).written;
+        view.setInt32(at, written);
+        at += 4 + written;
+      }
+    }
+    view.setInt16(at, 0); // no result format codes: every column as text
+    at += 2;
+    view.setInt32(1, at - 1);
+    // Execute the unnamed portal, all rows; then Sync.
+    buffer[at] = EXECUTE;
+    view.setInt32(at + 1, 9);
+    buffer[at + 5] = 0;
+    view.setInt32(at + 6, 0);
+    buffer[at + 10] = SYNC;
+    view.setInt32(at + 11, 4);
+    return buffer.subarray(0, at + 15);
+  }
+}
+
 function concat(parts: readonly Uint8Array[]): Uint8Array {
   let length = 0;
   for (const part of parts) length += part.length;
@@ -55,6 +124,7 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 
 export class PreparedPGlite extends PGlite {
   private readonly prepared = new Map<string, Prepared>();
+  private readonly executions = new ExecutionWriter();
   /** Evicted statements, closed ahead of the next execution. */
   private closing: string[] = [];
   private nextName = 0;
@@ -123,9 +193,14 @@ export class PreparedPGlite extends PGlite {
       const serializer = serializers?.[type] ?? this.serializers[type];
       return serializer ? serializer(value) : String(value);
     });
+    // Values a caller's serializer made other than text go through PGlite's own writer.
+    const execution = values.every((value) => value === null || typeof value === "string")
+      ? this.executions.write(statement.name, values as Array<string | null>)
+      : concat([serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]);
+    const closing = this.takeClosing();
     // The bytes as they are: PGlite's execProtocol would also parse them into messages here.
     const answer = new ByteCollector(statement.rowDescription);
-    await this.execProtocolRawStream(concat([...this.takeClosing(), serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]), {
+    await this.execProtocolRawStream(closing.length > 0 ? concat([...closing, execution]) : execution, {
       syncToFs: false,
       onRawData: (chunk) => answer.push(chunk),
     });
