@@ -7,25 +7,18 @@
 import type { SqlRunner } from "@crm/database";
 import { openTestDatabase } from "@crm/testing";
 import { retentionStatements } from "../src/persistence/delivery-retention";
-import { DeliveryRepository } from "../src/persistence/delivery.repository";
 import { databaseModes } from "./support/harness";
+import { DeliveryRepository } from "../src/persistence/delivery.repository";
 import { MIGRATIONS_DIR } from "./support/migrations";
+import { type CapturedStatement, capturingRepository, genericPlan } from "./support/plans";
 
 const BUSINESS = "ids-b";
 
-type Statement = { name: string; text: string; params: unknown[] };
+type Statement = CapturedStatement;
 
 /** The text and values of the creates, captured without running them. */
 async function createStatements(webhookIds: string[]): Promise<Statement[]> {
-  const sent: Statement[] = [];
-  const sql: SqlRunner = {
-    exec: async () => undefined,
-    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => {
-      sent.push({ name: options?.name ?? "", text, params: params ?? [] });
-      return { rows: [] as T[] };
-    },
-  };
-  const repository = new DeliveryRepository(undefined as never, sql);
+  const { repository, sent } = capturingRepository();
   const now = new Date();
   const leaseUntil = new Date(now.getTime() + 60_000);
   await repository.createForEvents([{ eventId: "old-1", businessId: BUSINESS, event: "client.created", payload: "{}" }], now, { leaseUntil, limits: new Map([[BUSINESS, 2]]) });
@@ -33,24 +26,6 @@ async function createStatements(webhookIds: string[]): Promise<Statement[]> {
   return sent;
 }
 
-/** A parameter as a literal of EXECUTE's argument list (the prepared statement gives it its type). */
-function literal(value: unknown): string {
-  if (value instanceof Date) return `'${value.toISOString()}'`;
-  if (typeof value === "number") return String(value);
-  if (Array.isArray(value)) return `'{${value.map((v) => (v instanceof Date ? `"${v.toISOString()}"` : `"${String(v).replaceAll('"', '\\"')}"`)).join(",")}}'`;
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
-
-/** The generic plan, as a prepared statement runs it after its first executions. */
-async function genericPlan(sql: SqlRunner, statement: Statement): Promise<string> {
-  await sql.query(`PREPARE probe AS ${statement.text}`);
-  try {
-    const rows = await sql.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) EXECUTE probe(${statement.params.map(literal).join(", ")})`);
-    return JSON.stringify(rows);
-  } finally {
-    await sql.query("DEALLOCATE probe");
-  }
-}
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe.each(databaseModes)("delivery ids from their payload on %s", (mode) => {

@@ -3,46 +3,18 @@
 // chosen again after every ANALYZE; when it had seen no PENDING row, PostgreSQL read every business's
 // due first attempts through ("status", "nextRetryAt") and sorted them, for each claim of a few rows
 // (docs/performance.md, thirteenth round: 328,052 index entries read in two bench rounds).
-import type { SqlRunner } from "@crm/database";
 import { openTestDatabase } from "@crm/testing";
-import { DeliveryRepository } from "../src/persistence/delivery.repository";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
+import { type CapturedStatement, capturingRepository, genericPlan } from "./support/plans";
 
 /** The text and values of the claims of first attempts, captured without running them. */
-async function firstAttemptClaims(now: Date): Promise<Array<{ name: string; text: string; params: unknown[] }>> {
-  const sent: Array<{ name: string; text: string; params: unknown[] }> = [];
-  const sql: SqlRunner = {
-    exec: async () => undefined,
-    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => {
-      sent.push({ name: options?.name ?? "", text, params: params ?? [] });
-      return { rows: [] as T[] };
-    },
-  };
-  const repository = new DeliveryRepository(undefined as never, sql);
+async function firstAttemptClaims(now: Date): Promise<CapturedStatement[]> {
+  const { repository, sent } = capturingRepository();
   const leaseUntil = new Date(now.getTime() + 30_000);
   await repository.claimDue({ now, leaseUntil, limit: 20, firstAttemptsOf: "claims-b3" });
   await repository.claimFirstAttempts({ now, leaseUntil, limit: 20, perBusiness: 5, held: new Map() });
   return sent;
-}
-
-/** A parameter as a literal of EXECUTE's argument list (the prepared statement gives it its type). */
-function literal(value: unknown): string {
-  if (value instanceof Date) return `'${value.toISOString()}'`;
-  if (typeof value === "number") return String(value);
-  if (Array.isArray(value)) return `'{${value.map((v) => `"${String(v)}"`).join(",")}}'`;
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
-
-/** The generic plan, as a prepared statement runs it after its first executions. */
-async function genericPlan(sql: SqlRunner, statement: { text: string; params: unknown[] }): Promise<string> {
-  await sql.query(`PREPARE claim AS ${statement.text}`);
-  try {
-    const rows = await sql.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) EXECUTE claim(${statement.params.map(literal).join(", ")})`);
-    return JSON.stringify(rows);
-  } finally {
-    await sql.query("DEALLOCATE claim");
-  }
 }
 
 describe.each(databaseModes)("the claims of first attempts on %s", (mode) => {

@@ -3,51 +3,24 @@
 // statement that read it still reads an index, in its generic plan (they are prepared), whether the last
 // ANALYZE saw work owed or not: the retry cycle's claim and the retries-due gauge read the partial index;
 // delivery retention, which read the SUCCESS and FAILED rows through it, walks ("webhookId", "createdAt").
-import type { SqlRunner } from "@crm/database";
 import { openTestDatabase } from "@crm/testing";
 import type { Prisma } from "../src/generated/prisma/client";
 import { retentionStatements } from "../src/persistence/delivery-retention";
-import { DeliveryRepository } from "../src/persistence/delivery.repository";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
+import { type CapturedStatement, capturingRepository, genericPlan } from "./support/plans";
 
-type Statement = { name: string; text: string; params: unknown[] };
+type Statement = CapturedStatement;
 
 /** The text and values of the repository's statements that read ("status", "nextRetryAt"), captured without running them. */
 async function statusStatements(now: Date): Promise<Statement[]> {
-  const sent: Statement[] = [];
-  const sql: SqlRunner = {
-    exec: async () => undefined,
-    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => {
-      sent.push({ name: options?.name ?? "", text, params: params ?? [] });
-      return { rows: [{ due: 0 }] as T[] };
-    },
-  };
-  const repository = new DeliveryRepository(undefined as never, sql);
+  const { repository, sent } = capturingRepository([{ due: 0 }]);
   await repository.claimDue({ now, leaseUntil: new Date(now.getTime() + 30_000), limit: 100 });
   await repository.countRetriesDue(now);
   return sent;
 }
 
 const fromPrisma = (name: string, statement: Prisma.Sql): Statement => ({ name, text: statement.text, params: statement.values });
-
-/** A parameter as a literal of EXECUTE's argument list (the prepared statement gives it its type). */
-function literal(value: unknown): string {
-  if (value instanceof Date) return `'${value.toISOString()}'`;
-  if (typeof value === "number") return String(value);
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
-
-/** The generic plan, as a prepared statement runs it after its first executions. */
-async function genericPlan(sql: SqlRunner, statement: Statement): Promise<string> {
-  await sql.query(`PREPARE probe AS ${statement.text}`);
-  try {
-    const rows = await sql.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) EXECUTE probe(${statement.params.map(literal).join(", ")})`);
-    return JSON.stringify(rows);
-  } finally {
-    await sql.query("DEALLOCATE probe");
-  }
-}
 
 const usedIndexes = (plan: string) => [...new Set([...plan.matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]!))].sort();
 

@@ -1,0 +1,39 @@
+// What the plan tests share: a repository whose statements are captured instead of run, and the generic
+// plan PostgreSQL (or PGlite) chooses for a captured statement, as a prepared statement runs it after its
+// first executions.
+import type { SqlRunner } from "@crm/database";
+import { DeliveryRepository } from "../../src/persistence/delivery.repository";
+
+export type CapturedStatement = { name: string; text: string; params: unknown[] };
+
+/** A repository whose statements are recorded in `sent` (text, values, prepared name); each answers `rows`. */
+export function capturingRepository(rows: unknown[] = []): { repository: DeliveryRepository; sent: CapturedStatement[] } {
+  const sent: CapturedStatement[] = [];
+  const sql: SqlRunner = {
+    exec: async () => undefined,
+    query: async <T>(text: string, params?: unknown[], options?: { name?: string }) => {
+      sent.push({ name: options?.name ?? "", text, params: params ?? [] });
+      return { rows: rows as T[] };
+    },
+  };
+  return { repository: new DeliveryRepository(undefined as never, sql), sent };
+}
+
+/** A parameter as a literal of EXECUTE's argument list (the prepared statement gives it its type). */
+export function literal(value: unknown): string {
+  if (value instanceof Date) return `'${value.toISOString()}'`;
+  if (typeof value === "number") return String(value);
+  if (Array.isArray(value)) return `'{${value.map((v) => (v instanceof Date ? `"${v.toISOString()}"` : `"${String(v).replaceAll('"', '\\"')}"`)).join(",")}}'`;
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/** The generic plan of `statement`, as JSON text (run on one connection: the caller's session settings apply). */
+export async function genericPlan(sql: SqlRunner, statement: Pick<CapturedStatement, "text" | "params">): Promise<string> {
+  await sql.query(`PREPARE probe AS ${statement.text}`);
+  try {
+    const rows = await sql.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) EXECUTE probe(${statement.params.map(literal).join(", ")})`);
+    return JSON.stringify(rows);
+  } finally {
+    await sql.query("DEALLOCATE probe");
+  }
+}
