@@ -34,7 +34,7 @@ import { request } from "undici";
 import { ROOT, startDistributed, startEmbedded, type RunningDistributed, type RunningProduct } from "../../e2e/harness";
 import { runBareLoop } from "./delivery-peer";
 import { startBenchReceiver, type BenchReceiver } from "./delivery-receiver";
-import { cpuMs, pidListeningOn, runMain } from "./load";
+import { cpuMs, pidListeningOn, runMain, writeCalls } from "./load";
 import { probeSettings } from "./bench-product";
 
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -57,6 +57,7 @@ const PER_BUSINESS = num("WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS", 20);
 // 15,000 /s against 15,000-19,000); the product's dispatcher pools 32 since 2026-11-24.
 const CONNECTIONS_PER_ORIGIN = 16;
 const CREATE_CONCURRENCY = 8;
+const BENCH_PROCESS = "bench (receiver, API client)";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -392,6 +393,9 @@ interface CpuSnapshot {
   processes: Map<string, number>;
   /** By backend pid: pools open and close connections, so a round's backends are matched by pid. */
   backends: Map<number, number>;
+  /** Write system calls so far, by the same names, and by backend pid. */
+  writes: Map<string, number>;
+  backendWrites: Map<number, number>;
 }
 
 function serverPids(product: RunningProduct): Map<string, number> {
@@ -438,18 +442,37 @@ function deliveryTransactions(product: RunningProduct): number | undefined {
 
 function cpuSnapshot(pids: Map<string, number>, backends: number[]): CpuSnapshot {
   const processes = new Map<string, number>();
-  for (const [name, pid] of pids) processes.set(name, cpuMs(pid));
+  const writes = new Map<string, number>();
+  for (const [name, pid] of pids) {
+    processes.set(name, cpuMs(pid));
+    writes.set(name, writeCalls(pid));
+  }
   const backendCpu = new Map<number, number>();
+  const backendWrites = new Map<number, number>();
   for (const pid of backends) {
     try {
       backendCpu.set(pid, cpuMs(pid));
+      backendWrites.set(pid, writeCalls(pid));
     } catch {
       /* a backend that ended meanwhile */
     }
   }
   const own = process.cpuUsage();
-  processes.set("bench (receiver, API client)", (own.user + own.system) / 1000);
-  return { processes, backends: backendCpu };
+  processes.set(BENCH_PROCESS, (own.user + own.system) / 1000);
+  writes.set(BENCH_PROCESS, writeCalls("self"));
+  return { processes, backends: backendCpu, writes, backendWrites };
+}
+
+/** Write system calls per delivery, by process (PostgreSQL's backends summed, WAL writes included). */
+function writesPerDelivery(before: CpuSnapshot, after: CpuSnapshot, deliveries: number): string {
+  const perDelivery = (calls: number) => (calls / deliveries).toFixed(2);
+  const parts = [...after.writes].map(([name, calls]) => `${name} ${perDelivery(calls - (before.writes.get(name) ?? 0))}`);
+  if (after.backendWrites.size > 0) {
+    let postgres = 0;
+    for (const [pid, calls] of after.backendWrites) postgres += calls - (before.backendWrites.get(pid) ?? 0);
+    parts.splice(parts.length - 1, 0, `postgres ${perDelivery(postgres)}`);
+  }
+  return parts.join(", ");
 }
 
 /**
@@ -495,7 +518,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   for (let round = 1; round <= ROUNDS; round++) {
     // Backends are listed each round: pools open and close connections.
     const pids = serverPids(product);
-    let cpuBefore: CpuSnapshot = { processes: new Map(), backends: new Map() };
+    let cpuBefore: CpuSnapshot = { processes: new Map(), backends: new Map(), writes: new Map(), backendWrites: new Map() };
     await sleep(1_100);
     const transactionsBefore = deliveryTransactions(product);
     const relayBefore = await relayCounters(product);
@@ -508,8 +531,10 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     const transactionsAfter = deliveryTransactions(product);
     const relayAfter = await relayCounters(product);
     const peerCpuBefore = process.cpuUsage();
+    const peerWritesBefore = writeCalls("self");
     const peer = await peerThroughput(receiver);
     const peerCpu = process.cpuUsage(peerCpuBefore);
+    const peerWrites = writeCalls("self") - peerWritesBefore;
     ratios.push(p.rate / peer);
     console.log(
       `  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s (drain ${p.drain.toFixed(0)} /s of a backlog of ${p.backlog})   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)} (drain ${(p.drain / peer).toFixed(2)})${p.missing ? `   MISSING ${p.missing}` : ""}`,
@@ -518,6 +543,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     console.log(
       `    CPU µs per delivery (creates included): ${cpuPerDelivery(cpuBefore, cpuAfter, deliveries)}; peer ${((peerCpu.user + peerCpu.system) / deliveries).toFixed(0)} (sender and receiver)`,
     );
+    console.log(`    write system calls per delivery: ${writesPerDelivery(cpuBefore, cpuAfter, deliveries)}; peer ${(peerWrites / deliveries).toFixed(2)} (sender and receiver)`);
     if (transactionsBefore !== undefined && transactionsAfter !== undefined) {
       console.log(
         `    webhook-delivery statements per delivery: ${((transactionsAfter - transactionsBefore) / deliveries).toFixed(2)} (its database's transactions; sign-up and webhooks included)`,
