@@ -17,12 +17,28 @@ import type { Express } from "express";
  * changes nothing. An app whose prototypes are not built on Node's (not Express's) is served as it is.
  */
 export function expressServer(app: Express): http.Server {
+  return expressServing(app).server;
+}
+
+/** The classes an HTTP server builds its requests and responses from. */
+export interface HttpMessageClasses {
+  IncomingMessage: typeof http.IncomingMessage;
+  ServerResponse: typeof http.ServerResponse;
+}
+
+/**
+ * `expressServer`, and the classes its server builds requests and responses from, so that a caller in
+ * the same process can build a request the app sees exactly as it sees one off the wire (lifecycle's
+ * in-process handler).
+ */
+export function expressServing(app: Express): { server: http.Server; classes: HttpMessageClasses } {
   const request = bornWith(http.IncomingMessage, app.request);
   const response = bornWith(http.ServerResponse, app.response);
-  if (!request || !response) return http.createServer(app);
+  if (!request || !response) return { server: http.createServer(app), classes: { IncomingMessage: http.IncomingMessage, ServerResponse: http.ServerResponse } };
   app.request = request.prototype as Express["request"];
   app.response = response.prototype as Express["response"];
-  return http.createServer({ IncomingMessage: request, ServerResponse: response }, app);
+  const classes = { IncomingMessage: request, ServerResponse: response };
+  return { server: http.createServer(classes, app), classes };
 }
 
 /**

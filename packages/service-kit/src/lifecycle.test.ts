@@ -59,4 +59,27 @@ describe("startService()", () => {
     await expect(started).rejects.toThrow("listen failed");
     expect(undone).toEqual(["bus", "db"]);
   });
+
+  it("hands over its listener's app for callers in the same process, closed once it stops", async () => {
+    const app = express();
+    const service = await startService("demo", logger, async (undo) => {
+      const server = undo.add(await listen(app, 0, "127.0.0.1"), (s) => s.close(100));
+      return { url: server.url, port: server.port };
+    });
+    const handler = service.inProcess!;
+    expect(handler.handle).toBe(app);
+    expect(handler.host).toBe(`127.0.0.1:${service.port}`);
+    // Built as the listener builds them: with the app's prototypes.
+    expect(handler.IncomingMessage.prototype).toBe(app.request);
+    expect(handler.ServerResponse.prototype).toBe(app.response);
+    expect(handler.open).toBe(true);
+    await service.stop();
+    expect(handler.open).toBe(false);
+  });
+
+  it("has no in-process handler when nothing of this process listens at its URL", async () => {
+    const service = await startService("demo", logger, async () => ({ url: "http://127.0.0.1:1", port: 1 }));
+    expect(service.inProcess).toBeUndefined();
+    await service.stop();
+  });
 });

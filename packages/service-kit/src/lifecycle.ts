@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import { ConfigError } from "@crm/config";
 import type { Logger } from "@crm/logger";
-import { expressServer } from "./express-server";
+import { expressServing, type HttpMessageClasses } from "./express-server";
 
 export interface ListeningServer {
   server: http.Server;
@@ -13,8 +13,27 @@ export interface ListeningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/**
+ * A service's app as a caller in the same process reaches it without a socket (the single process's
+ * gateway): the app, as its HTTP server calls it, and the classes that server builds requests and
+ * responses from, so a request built here has the shape and prototype of one off the wire.
+ */
+export interface InProcessHandler extends HttpMessageClasses {
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** The `Host` a caller over HTTP sends (host:port of the listener). */
+  host: string;
+  /** False once the listener closed: a stopping service takes no new calls this way either. */
+  readonly open: boolean;
+}
+
+/**
+ * The in-process handler of each listener of this process, by its URL: a service's start() returns
+ * its URL, and startService() finds its handler here, so no service has to pass it along by hand.
+ */
+const inProcessHandlers = new Map<string, InProcessHandler>();
+
 export async function listen(app: Express, port: number, host: string): Promise<ListeningServer> {
-  const server = expressServer(app);
+  const { server, classes } = expressServing(app);
   // Keep-alive longer than typical load balancers' idle time-out, so they close first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -26,16 +45,26 @@ export async function listen(app: Express, port: number, host: string): Promise<
     });
   });
   const actual = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host}:${actual}`;
+  inProcessHandlers.set(url, {
+    handle: app,
+    ...classes,
+    host: new URL(url).host,
+    get open() {
+      return server.listening;
+    },
+  });
   return {
     server,
     port: actual,
-    url: `http://${host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host}:${actual}`,
+    url,
     close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), graceMs);
         force.unref();
         server.close(() => {
           clearTimeout(force);
+          inProcessHandlers.delete(url);
           resolve();
         });
         server.closeIdleConnections();
@@ -48,6 +77,8 @@ export interface RunningService {
   name: string;
   url: string;
   port: number;
+  /** The app behind `url`, for a caller in the same process (see InProcessHandler). */
+  inProcess?: InProcessHandler;
   stop(): Promise<void>;
 }
 
@@ -91,9 +122,11 @@ export async function startService<T extends { url: string; port: number }>(name
     throw err;
   }
   let stopping: Promise<void> | undefined;
+  const inProcess = inProcessHandlers.get(started.url);
   return {
     ...started,
     name,
+    ...(inProcess ? { inProcess } : {}),
     stop: () =>
       (stopping ??= unwind().then(() => {
         logger.info(`${name} stopped`);
