@@ -1,6 +1,7 @@
 // Single-machine mode: all four services in one process, each on its own loopback port, the gateway
 // on PORT. With no DATABASE_URL / REDIS_URL / KAFKA_BROKERS they share one embedded PGlite (a schema
-// each), one in-process store and one in-process bus; the HTTP hops are the same as when distributed.
+// each), one in-process store and one in-process bus. The gateway's forwards call the services' apps
+// in the process (no socket); every other HTTP hop is the same as when distributed.
 import * as crmRecords from "@crm/crm-records";
 import * as gateway from "@crm/gateway";
 import * as identity from "@crm/identity";
@@ -27,7 +28,11 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
     started.push(await crmRecords.start(crmRecords.loadConfig(internal)));
     started.push(await webhookDelivery.start(webhookDelivery.loadConfig(internal)));
     const [id, records, webhooks] = started as [RunningService, RunningService, RunningService];
-    const edge = await gateway.start(gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }));
+    // The gateway calls the services' apps directly, without loopback HTTP; their listeners stay for
+    // health checks, metrics and the calls services make to each other.
+    const edge = await gateway.start(gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }), {
+      inProcess: { identity: id.inProcess, "crm-records": records.inProcess, "webhook-delivery": webhooks.inProcess },
+    });
     started.push(edge);
     return {
       url: edge.url,

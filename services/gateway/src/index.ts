@@ -1,2 +1,2 @@
-export { start, type GatewayService } from "./start";
+export { start, type GatewayService, type GatewayStartOptions } from "./start";
 export { loadConfig, type GatewayConfig } from "./config";

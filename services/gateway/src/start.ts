@@ -2,7 +2,7 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import express from "express";
-import { listen, metricsHandler, startService, startServiceTracing, type ListeningServer, type RunningService } from "@crm/service-kit";
+import { listen, metricsHandler, startService, startServiceTracing, type InProcessHandler, type ListeningServer, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
 import { Forwarder } from "./http/forwarder";
@@ -18,7 +18,13 @@ export interface GatewayService extends RunningService {
   metricsUrl?: string;
 }
 
-export async function start(config: Readonly<GatewayConfig>): Promise<GatewayService> {
+/** What the single process hands the gateway beside its configuration. */
+export interface GatewayStartOptions {
+  /** Services of this process, forwarded to by calling their app instead of over loopback HTTP. */
+  inProcess?: Partial<Record<"identity" | "crm-records" | "webhook-delivery", InProcessHandler>>;
+}
+
+export async function start(config: Readonly<GatewayConfig>, options: GatewayStartOptions = {}): Promise<GatewayService> {
   const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL, ...startServiceTracing(config, "gateway") });
   const jwtSecret = loadOrCreateSecret(config.JWT_SECRET, config.DATA_DIR, "jwt");
   const internalTokenSecret = loadOrCreateSecret(config.INTERNAL_TOKEN_SECRET, config.DATA_DIR, "internalToken");
@@ -35,7 +41,13 @@ export async function start(config: Readonly<GatewayConfig>): Promise<GatewaySer
       (security) => security.close(),
     );
     const forwarder = undo.add(
-      new Forwarder({ services, internalTokenSecret, timeoutMs: config.UPSTREAM_TIMEOUT_MS, maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES }),
+      new Forwarder({
+        services,
+        ...(options.inProcess ? { inProcess: options.inProcess } : {}),
+        internalTokenSecret,
+        timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+        maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
+      }),
       (forwarder) => forwarder.close(),
     );
     const capabilities = new CapabilitiesSource({

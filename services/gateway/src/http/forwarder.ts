@@ -1,12 +1,14 @@
 // Forwards a public request to the service that owns it, over a keep-alive pool per service, with
-// the internal token that names the caller. The service's answer is passed back unchanged, up to
+// the internal token that names the caller; in the single process, by calling the service's app
+// with the same request instead (in-process.ts). The service's answer is passed back unchanged, up to
 // `maxResponseBytes`: undici stops reading beyond it, so one huge answer cannot grow the gateway's
 // memory; the caller gets 500000 (see the README's Limits) and the cause is logged.
 import type { Dispatcher, Pool as PoolType } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
 import { type AppError, errors } from "@crm/errors";
-import { signInternalToken } from "@crm/service-kit";
+import { signInternalToken, type InProcessHandler } from "@crm/service-kit";
+import { dispatchInProcess, InProcessTooLarge } from "./in-process";
 import type { ServiceName } from "./route-table";
 import { Pool, undiciErrors, undiciUtil } from "./undici-pool";
 
@@ -88,10 +90,25 @@ class CollectedAnswer implements Dispatcher.DispatchHandler {
 
 export interface ForwarderOptions {
   services: Record<Exclude<ServiceName, "gateway">, string>;
+  /**
+   * Services running in this process (the single process), reached by calling their app rather than
+   * over loopback HTTP (in-process.ts); the others, and every health check, go over HTTP.
+   */
+  inProcess?: Partial<Record<Exclude<ServiceName, "gateway">, InProcessHandler>>;
   internalTokenSecret: string;
   timeoutMs: number;
   /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
+}
+
+/** The answer's headers the client gets (PASSED_RESPONSE_HEADERS). */
+function passedHeaders(answered: Readonly<Record<string, string | string[] | undefined>>): Record<string, string | string[]> {
+  const passed: Record<string, string | string[]> = {};
+  for (const name in answered) {
+    const value = answered[name];
+    if (value !== undefined && PASSED_RESPONSE_HEADERS.has(name)) passed[name] = value;
+  }
+  return passed;
 }
 
 /** A token lives 60 s; one is reused for 30 s per caller so a request rarely pays a signature. */
@@ -122,7 +139,6 @@ export class Forwarder {
     principal: Principal | undefined,
     traceHeaders?: Readonly<Record<string, string>>,
   ): Promise<UpstreamResponse> {
-    const pool = this.pools.get(this.options.services[service])!;
     const headers: Record<string, string> = {
       [INTERNAL_TOKEN_HEADER]: this.internalToken(principal),
       "x-request-id": req.requestId,
@@ -135,6 +151,25 @@ export class Forwarder {
     }
     if (traceHeaders) Object.assign(headers, traceHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
+    const local = this.options.inProcess?.[service];
+    if (local) {
+      try {
+        const {
+          status,
+          headers: answered,
+          body,
+        } = await dispatchInProcess(
+          local,
+          { method: req.method, path: req.originalUrl, headers, body: req.rawBody },
+          { timeoutMs: this.options.timeoutMs, maxBytes: this.options.maxResponseBytes },
+        );
+        return { status, headers: passedHeaders(answered), body };
+      } catch (err) {
+        if (err instanceof InProcessTooLarge) throw this.tooLarge(service, req, err.declaredLength);
+        throw errors.unavailable(undefined, { cause: err });
+      }
+    }
+    const pool = this.pools.get(this.options.services[service])!;
     let answer: CollectedAnswer;
     try {
       answer = await new Promise<CollectedAnswer>((resolve, reject) => {
@@ -157,13 +192,7 @@ export class Forwarder {
       if (!(err instanceof AnswerBroken)) throw errors.unavailable(undefined, { cause: err });
       throw err.cause;
     }
-    const passed: Record<string, string | string[]> = {};
-    const { headers: answered } = answer;
-    for (const name in answered) {
-      const value = answered[name];
-      if (value !== undefined && PASSED_RESPONSE_HEADERS.has(name)) passed[name] = value;
-    }
-    return { status: answer.status, headers: passed, body: answer.body() };
+    return { status: answer.status, headers: passedHeaders(answer.headers), body: answer.body() };
   }
 
   /**
