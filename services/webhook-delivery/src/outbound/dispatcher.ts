@@ -256,12 +256,19 @@ const utf8 = new TextDecoder("utf-8");
  * The body is kept up to `maxBytes`, then the exchange is aborted (which also drops the now unusable
  * connection), so a receiver streaming an endless body costs one chunk beyond the cap, not unbounded
  * memory. Settles once, with the first of: the body's end, the cap, an error.
+ *
+ * It implements the handler methods undici's HTTP/1 client calls itself (onConnect, onHeaders, onData,
+ * onComplete, onError), as the gateway's forwarder does: a handler with the newer onRequestStart /
+ * onResponseStart methods is wrapped per request (UnwrapHandler), which builds a controller and parses
+ * the answer's raw headers and trailers into objects only to hand them to methods that ignore them.
+ * undici 7's types mark these methods deprecated; they are still what its client calls. Should a major
+ * version of undici call the newer ones itself, this handler should implement those instead.
  */
 class Exchange implements UndiciDispatcher.DispatchHandler {
   status: number | undefined;
   /** Set by our whole-exchange timer: every later error is reported as this time-out. */
   timedOut: DeliveryTimeoutError | undefined;
-  private controller: UndiciDispatcher.DispatchController | undefined;
+  private abort: ((err?: Error) => void) | undefined;
   /** The body's chunks as undici hands them over (each its own memory), and their length in bytes. */
   private chunks: Buffer[] = [];
   private bytes = 0;
@@ -275,35 +282,38 @@ class Exchange implements UndiciDispatcher.DispatchHandler {
   /** The whole-exchange time-out: aborts the request now, or as soon as it reaches a connection. */
   timeOut(err: DeliveryTimeoutError): void {
     this.timedOut = err;
-    this.controller?.abort(err);
+    this.abort?.(err);
   }
 
-  onRequestStart(controller: UndiciDispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.timedOut) controller.abort(this.timedOut);
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.timedOut) abort(this.timedOut);
   }
 
-  onResponseStart(_controller: UndiciDispatcher.DispatchController, statusCode: number): void {
+  onHeaders(statusCode: number): boolean {
     // 1xx answers are informational; the final answer follows on the same exchange.
     if (statusCode >= 200) this.status = statusCode;
+    return true;
   }
 
-  onResponseData(controller: UndiciDispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return true;
     this.chunks.push(chunk);
     this.bytes += chunk.length;
     if (this.bytes >= this.maxBytes) {
       this.finish(this.status, this.text(), undefined);
       // Outside the parser's callback, as when the response stream used to be destroyed.
-      queueMicrotask(() => controller.abort(new errors.RequestAbortedError()));
+      const abort = this.abort;
+      queueMicrotask(() => abort?.(new errors.RequestAbortedError()));
     }
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.finish(this.status, this.text(), undefined);
   }
 
-  onResponseError(_controller: UndiciDispatcher.DispatchController | undefined, err: Error): void {
+  onError(err: Error): void {
     this.finish(this.status, undefined, this.timedOut ?? err);
   }
 
