@@ -1,6 +1,7 @@
 import { isUuid, uuidv7, WEBHOOK_DISABLED_CONSECUTIVE_FAILURES } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
 import { newestFirstPage, type Pagination } from "@crm/query-language";
+import { dateArray, plainArray, textArray } from "./array-literal";
 import { Prisma, type Delivery, type DeliveryStatus, type PrismaClient } from "../generated/prisma/client";
 
 /**
@@ -538,15 +539,18 @@ export class DeliveryRepository {
    */
   async recordAttempts(items: ReadonlyArray<{ started: StartedAttempt; outcome: AttemptRecord; at: Date }>): Promise<Set<string>> {
     if (items.length === 0) return new Set();
-    // One array per column: the same statement text for any number of outcomes.
+    // One array per column: the same statement text for any number of outcomes, each sent as its
+    // array literal (array-literal.ts: no per-element preparation by the driver).
     // Each array behind opaque(): PostgreSQL plans the statement once per connection (see opaque).
-    const column = <T>(pick: (item: (typeof items)[number]) => T, type: string) => opaque(items.map(pick), type);
+    type Item = (typeof items)[number];
+    const plain = (pick: (item: Item) => string | number | boolean, type: string) => opaque(plainArray(items.map(pick)), type);
+    const dates = (pick: (item: Item) => Date | null) => opaque(dateArray(items.map(pick)), "timestamptz[]");
     const input = Prisma.sql`unnest(
-      ${column((i) => i.started.id, "uuid[]")}, ${column((i) => i.started.attempt, "int[]")}, ${column((i) => i.started.leaseUntil, "timestamptz[]")},
-      ${column((i) => i.outcome.status, "text[]")}, ${column((i) => i.outcome.responseStatus, "int[]")}, ${column((i) => i.outcome.responseBody, "text[]")},
-      ${column((i) => i.outcome.nextRetryAt, "timestamptz[]")}, ${column((i) => i.at, "timestamptz[]")},
-      ${column((i) => i.started.manualRetry, "boolean[]")}, ${column((i) => i.outcome.succeeded, "boolean[]")}, ${column((i) => i.outcome.durationMs, "int[]")},
-      ${column((i) => i.started.webhookId, "uuid[]")})`;
+      ${plain((i) => i.started.id, "uuid[]")}, ${plain((i) => i.started.attempt, "int[]")}, ${dates((i) => i.started.leaseUntil)},
+      ${plain((i) => i.outcome.status, "text[]")}, ${plain((i) => i.outcome.responseStatus, "int[]")}, ${opaque(textArray(items.map((i) => i.outcome.responseBody)), "text[]")},
+      ${dates((i) => i.outcome.nextRetryAt)}, ${dates((i) => i.at)},
+      ${plain((i) => i.started.manualRetry, "boolean[]")}, ${plain((i) => i.outcome.succeeded, "boolean[]")}, ${plain((i) => i.outcome.durationMs, "int[]")},
+      ${plain((i) => i.started.webhookId, "uuid[]")})`;
     // The webhooks' health (extensions §E1.3) moves in the same statement, from the attempts whose
     // lease still holds, once per webhook however many of its attempts the batch has: the failures
     // after its last success in the batch are added (or, after a success, are the count); reaching
