@@ -6,6 +6,7 @@ import { listen, metricsHandler, startService, startServiceTracing, type InProce
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
 import { Forwarder } from "./http/forwarder";
+import type { ServiceName } from "./http/route-table";
 import { IdempotencyStore } from "./http/idempotency";
 import { CapabilitiesSource } from "./public/capabilities";
 import { buildOpenApiDocument } from "./public/openapi";
@@ -21,7 +22,7 @@ export interface GatewayService extends RunningService {
 /** What the single process hands the gateway beside its configuration. */
 export interface GatewayStartOptions {
   /** Services of this process, forwarded to by calling their app instead of over loopback HTTP. */
-  inProcess?: Partial<Record<"identity" | "crm-records" | "webhook-delivery", InProcessHandler>>;
+  inProcess?: Partial<Record<Exclude<ServiceName, "gateway">, InProcessHandler>>;
 }
 
 export async function start(config: Readonly<GatewayConfig>, options: GatewayStartOptions = {}): Promise<GatewayService> {
