@@ -152,7 +152,7 @@ async function productThroughput(
   round: number | string,
   /** Called once the business and its webhooks exist, right before the first create. */
   beforeCreates?: () => void,
-): Promise<{ rate: number; drain: number; backlog: number; missing: number }> {
+): Promise<{ rate: number; drain: number; backlog: number; missing: number; twice: number }> {
   const api = await Api.signUp(baseUrl, `throughput-${round}`);
   await api.webhooks(WEBHOOKS, receiver.okUrl);
   beforeCreates?.();
@@ -164,7 +164,9 @@ async function productThroughput(
   const got = receiver.of(api.businessId);
   const seconds = (got[got.length - 1]!.at - got[0]!.at) / 1000;
   const drain = backlog > 0 ? backlog / ((got[got.length - 1]!.at - createsDoneAt) / 1000) : NaN;
-  return { rate: got.length / seconds, drain, backlog, missing: expected - got.length };
+  // A delivery received twice (a lease lost and the attempt sent again) would also make up a missing one.
+  const distinct = new Set(got.map((a) => a.deliveryId)).size;
+  return { rate: got.length / seconds, drain, backlog, missing: expected - distinct, twice: got.length - distinct };
 }
 
 async function peerThroughput(receiver: BenchReceiver): Promise<number> {
@@ -537,7 +539,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     const peerWrites = writeCalls("self") - peerWritesBefore;
     ratios.push(p.rate / peer);
     console.log(
-      `  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s (drain ${p.drain.toFixed(0)} /s of a backlog of ${p.backlog})   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)} (drain ${(p.drain / peer).toFixed(2)})${p.missing ? `   MISSING ${p.missing}` : ""}`,
+      `  round ${round}: product ${p.rate.toFixed(0).padStart(6)} /s (drain ${p.drain.toFixed(0)} /s of a backlog of ${p.backlog})   peer ${peer.toFixed(0).padStart(6)} /s   ratio ${(p.rate / peer).toFixed(2)} (drain ${(p.drain / peer).toFixed(2)})${p.missing ? `   MISSING ${p.missing}` : ""}${p.twice ? `   RECEIVED TWICE ${p.twice}` : ""}`,
     );
     const deliveries = WEBHOOKS * CREATES;
     console.log(
