@@ -6,7 +6,7 @@
 import { openTestDatabase } from "@crm/testing";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
-import { type CapturedStatement, capturingRepository, genericPlan } from "./support/plans";
+import { type CapturedStatement, capturingRepository, genericPlan, seedDeliveredHistory } from "./support/plans";
 
 /** The text and values of the claims of first attempts, captured without running them. */
 async function firstAttemptClaims(now: Date): Promise<CapturedStatement[]> {
@@ -26,15 +26,7 @@ describe.each(databaseModes)("the claims of first attempts on %s", (mode) => {
       await sql.query("SET plan_cache_mode = force_generic_plan");
       // Businesses whose deliveries were created PENDING and then delivered, as the product does: the
       // first-attempts index keeps its entries of the PENDING versions until VACUUM.
-      await sql.exec(`
-        INSERT INTO webhooks."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt")
-        SELECT gen_random_uuid(), 'claims-b' || b, 'https://example.com/hook', '{client.created}', 's', 'p', now()
-        FROM generate_series(0, 3) AS b, generate_series(1, 10);
-        INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), 'old-' || b || '-' || e, '{}' FROM generate_series(0, 3) AS b, generate_series(1, 200) AS e;
-        INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
-        SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 hour', now()
-        FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE 'old-' || substr(w."businessId", 9) || '-%';
-        UPDATE webhooks."Delivery" SET status = 'SUCCESS', attempt = 1, "nextRetryAt" = NULL;`);
+      await seedDeliveredHistory(sql, "claims-b");
       const backlog = (tag: string) =>
         sql.exec(`
           INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, 50) AS e;

@@ -8,7 +8,7 @@ import type { Prisma } from "../src/generated/prisma/client";
 import { retentionStatements } from "../src/persistence/delivery-retention";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
-import { type CapturedStatement, capturingRepository, genericPlan } from "./support/plans";
+import { type CapturedStatement, capturingRepository, genericPlan, seedDeliveredHistory } from "./support/plans";
 
 type Statement = CapturedStatement;
 
@@ -37,16 +37,7 @@ describe.each(databaseModes)("the status index on %s", (mode) => {
       await sql.query("SET plan_cache_mode = force_generic_plan");
       // 4 businesses x 10 webhooks x 200 events, created PENDING then delivered, as the product does;
       // the oldest month past retention.
-      await sql.exec(`
-        INSERT INTO webhooks."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt")
-        SELECT gen_random_uuid(), 'status-b' || b, 'https://example.com/hook', '{client.created}', 's', 'p', now()
-        FROM generate_series(0, 3) AS b, generate_series(1, 10);
-        INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), 'old-' || b || '-' || e, '{}' FROM generate_series(0, 3) AS b, generate_series(1, 200) AS e;
-        INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
-        SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 hour',
-               now() - (split_part(p."eventId", '-', 3)::int * interval '6 hours'), now() - (split_part(p."eventId", '-', 3)::int * interval '6 hours')
-        FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE 'old-' || substr(w."businessId", 9) || '-%';
-        UPDATE webhooks."Delivery" SET status = 'SUCCESS', attempt = 1, "nextRetryAt" = NULL;`);
+      await seedDeliveredHistory(sql, "status-b", 6);
       const retrying = (tag: string) =>
         sql.exec(`
           INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, 30) AS e;

@@ -37,3 +37,21 @@ export async function genericPlan(sql: SqlRunner, statement: Pick<CapturedStatem
     await sql.query("DEALLOCATE probe");
   }
 }
+
+/**
+ * 4 businesses (`${prefix}0` to `${prefix}3`) x 10 webhooks x 200 events, each delivery created PENDING and
+ * then delivered, as the product does: the partial indexes keep their entries of the PENDING versions until
+ * VACUUM. Event e of a business is `old-<b>-<e>`, created e x `createdEveryHours` ago (0: all now).
+ */
+export async function seedDeliveredHistory(sql: SqlRunner, prefix: string, createdEveryHours = 0): Promise<void> {
+  const createdAt = `now() - (split_part(p."eventId", '-', 3)::int * interval '${createdEveryHours} hours')`;
+  await sql.exec(`
+    INSERT INTO webhooks."Webhook" (id, "businessId", url, events, secret, "secretPrefix", "updatedAt")
+    SELECT gen_random_uuid(), '${prefix}' || b, 'https://example.com/hook', '{client.created}', 's', 'p', now()
+    FROM generate_series(0, 3) AS b, generate_series(1, 10);
+    INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), 'old-' || b || '-' || e, '{}' FROM generate_series(0, 3) AS b, generate_series(1, 200) AS e;
+    INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "createdAt", "updatedAt")
+    SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 hour', ${createdAt}, ${createdAt}
+    FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE 'old-' || substr(w."businessId", ${prefix.length + 1}) || '-%';
+    UPDATE webhooks."Delivery" SET status = 'SUCCESS', attempt = 1, "nextRetryAt" = NULL;`);
+}
