@@ -6,7 +6,7 @@
 import { openTestDatabase } from "@crm/testing";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
-import { type CapturedStatement, capturingRepository, genericPlan, seedDeliveredHistory } from "./support/plans";
+import { type CapturedStatement, capturingRepository, genericPlan, seedDeliveredHistory, seedWorkOwed } from "./support/plans";
 
 /** The text and values of the claims of first attempts, captured without running them. */
 async function firstAttemptClaims(now: Date): Promise<CapturedStatement[]> {
@@ -27,12 +27,7 @@ describe.each(databaseModes)("the claims of first attempts on %s", (mode) => {
       // Businesses whose deliveries were created PENDING and then delivered, as the product does: the
       // first-attempts index keeps its entries of the PENDING versions until VACUUM.
       await seedDeliveredHistory(sql, "claims-b");
-      const backlog = (tag: string) =>
-        sql.exec(`
-          INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, 50) AS e;
-          INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
-          SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'PENDING', 0, now() - interval '1 minute', now()
-          FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE '${tag}-%' WHERE w."businessId" = 'claims-b3';`);
+      const backlog = (tag: string) => seedWorkOwed(sql, { business: "claims-b3", tag, events: 50, status: "PENDING" });
       const expectFirstAttemptsIndex = async () => {
         for (const statement of await firstAttemptClaims(new Date())) {
           const plan = await genericPlan(sql, statement);

@@ -8,7 +8,7 @@ import type { Prisma } from "../src/generated/prisma/client";
 import { retentionStatements } from "../src/persistence/delivery-retention";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
-import { type CapturedStatement, capturingRepository, genericPlan, seedDeliveredHistory } from "./support/plans";
+import { type CapturedStatement, capturingRepository, genericPlan, seedDeliveredHistory, seedWorkOwed } from "./support/plans";
 
 type Statement = CapturedStatement;
 
@@ -38,12 +38,7 @@ describe.each(databaseModes)("the status index on %s", (mode) => {
       // 4 businesses x 10 webhooks x 200 events, created PENDING then delivered, as the product does;
       // the oldest month past retention.
       await seedDeliveredHistory(sql, "status-b", 6);
-      const retrying = (tag: string) =>
-        sql.exec(`
-          INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, 30) AS e;
-          INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
-          SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, 'RETRYING', 1, now() - interval '1 minute', now()
-          FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE '${tag}-%' WHERE w."businessId" = 'status-b3';`);
+      const retrying = (tag: string) => seedWorkOwed(sql, { business: "status-b3", tag, events: 30, status: "RETRYING" });
       const expectIndexes = async () => {
         const now = new Date();
         const statements = [

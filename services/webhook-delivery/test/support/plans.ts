@@ -55,3 +55,16 @@ export async function seedDeliveredHistory(sql: SqlRunner, prefix: string, creat
     FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE 'old-' || substr(w."businessId", ${prefix.length + 1}) || '-%';
     UPDATE webhooks."Delivery" SET status = 'SUCCESS', attempt = 1, "nextRetryAt" = NULL;`);
 }
+
+/**
+ * Work owed, due a minute ago: `events` new events (`${tag}-<e>`) for each of `business`'s webhooks, as
+ * first attempts (PENDING, attempt 0) or retries (RETRYING, attempt 1).
+ */
+export async function seedWorkOwed(sql: SqlRunner, options: { business: string; tag: string; events: number; status: "PENDING" | "RETRYING" }): Promise<void> {
+  const { business, tag, events, status } = options;
+  await sql.exec(`
+    INSERT INTO webhooks."Payload" (id, "eventId", body) SELECT gen_random_uuid(), '${tag}-' || e, '{}' FROM generate_series(1, ${events}) AS e;
+    INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "nextRetryAt", "updatedAt")
+    SELECT gen_random_uuid(), w.id, w."businessId", p."eventId", 'client.created', p.id, '${status}', ${status === "PENDING" ? 0 : 1}, now() - interval '1 minute', now()
+    FROM webhooks."Webhook" AS w JOIN webhooks."Payload" AS p ON p."eventId" LIKE '${tag}-%' WHERE w."businessId" = '${business}';`);
+}
