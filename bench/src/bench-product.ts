@@ -16,10 +16,11 @@ const PROBES = [
   { variable: "BENCH_PGLITE_PROBE", preload: "pglite-probe.cjs", dirVariable: "BENCH_PGLITE_PROBE_DIR" },
 ] as const;
 
-/** The product's environment for the probes asked for: `BENCH_CPU_PROF=<dir>`, `BENCH_PGLITE_PROBE=<dir>`. */
+/** The product's environment for the probes asked for: `BENCH_CPU_PROF=<dir>`, `BENCH_PGLITE_PROBE=<dir>`,
+ * and `BENCH_NODE_OPTIONS` (flags for every product process, e.g. `--perf-basic-prof` for Linux `perf`). */
 export function probeSettings(): Record<string, string> {
   const settings: Record<string, string> = {};
-  const requires: string[] = [];
+  const requires: string[] = process.env.BENCH_NODE_OPTIONS ? [process.env.BENCH_NODE_OPTIONS] : [];
   for (const { variable, preload, dirVariable } of PROBES) {
     const dir = process.env[variable];
     if (!dir) continue;

@@ -20,6 +20,7 @@
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
 //   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50
 //   BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
+//   BENCH_NODE_OPTIONS (flags for every product process, e.g. --perf-basic-prof for Linux perf)
 //   BENCH_PHASES=throughput,latency,fairness,scale-out (a subset runs only those)
 //   Product settings (WEBHOOK_*, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_SESSION_TIMEOUT_MS, ...) in the
 //   environment are passed through, e.g. KAFKA_FETCH_MAX_WAIT_MS=5000 for the kafkajs default.
