@@ -20,16 +20,16 @@ const PROBES = [
  * and `BENCH_NODE_OPTIONS` (flags for every product process, e.g. `--perf-basic-prof` for Linux `perf`). */
 export function probeSettings(): Record<string, string> {
   const settings: Record<string, string> = {};
-  const requires: string[] = process.env.BENCH_NODE_OPTIONS ? [process.env.BENCH_NODE_OPTIONS] : [];
+  const nodeOptions: string[] = process.env.BENCH_NODE_OPTIONS ? [process.env.BENCH_NODE_OPTIONS] : [];
   for (const { variable, preload, dirVariable } of PROBES) {
     const dir = process.env[variable];
     if (!dir) continue;
     // A process cannot write into a folder that is not there, and says nothing at exit.
     mkdirSync(dir, { recursive: true });
-    requires.push(`--require ${path.join(__dirname, preload)}`);
+    nodeOptions.push(`--require ${path.join(__dirname, preload)}`);
     settings[dirVariable] = path.resolve(dir);
   }
-  if (requires.length > 0) settings.NODE_OPTIONS = requires.join(" ");
+  if (nodeOptions.length > 0) settings.NODE_OPTIONS = nodeOptions.join(" ");
   return settings;
 }
 
