@@ -14,7 +14,7 @@
 // 4. Scale-out (distributed): one business, a receiver answering after 50 ms, one webhook-delivery
 //    process and then two on the same database and topic; ratio, and deliveries received twice.
 //
-// Settings (environment; defaults take about 6-7 minutes on an idle 2-core machine):
+// Settings (environment; defaults take about 3 minutes on an idle 2-core machine):
 //   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=7  BENCH_WARMUP_ROUNDS=15  BENCH_WEBHOOKS=10
 //   BENCH_CREATES=200
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
