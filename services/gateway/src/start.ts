@@ -2,11 +2,10 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import express from "express";
-import { listen, metricsHandler, startService, startServiceTracing, type InProcessHandler, type ListeningServer, type RunningService } from "@crm/service-kit";
+import { listen, metricsHandler, startService, startServiceTracing, type ListeningServer, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
-import { Forwarder } from "./http/forwarder";
-import type { ServiceName } from "./http/route-table";
+import { Forwarder, type ForwarderOptions } from "./http/forwarder";
 import { IdempotencyStore } from "./http/idempotency";
 import { CapabilitiesSource } from "./public/capabilities";
 import { buildOpenApiDocument } from "./public/openapi";
@@ -22,7 +21,7 @@ export interface GatewayService extends RunningService {
 /** What the single process hands the gateway beside its configuration. */
 export interface GatewayStartOptions {
   /** Services of this process, forwarded to by calling their app instead of over loopback HTTP. */
-  inProcess?: Partial<Record<Exclude<ServiceName, "gateway">, InProcessHandler>>;
+  inProcess?: ForwarderOptions["inProcess"];
 }
 
 export async function start(config: Readonly<GatewayConfig>, options: GatewayStartOptions = {}): Promise<GatewayService> {
