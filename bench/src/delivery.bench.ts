@@ -468,16 +468,31 @@ function cpuSnapshot(pids: Map<string, number>, backends: number[]): CpuSnapshot
   return { processes, backends: backendCpu, writes, backendWrites };
 }
 
+/**
+ * How much a counter grew between two snapshots, by process in snapshot order, with PostgreSQL's
+ * backends summed as "postgres" just before the bench's own process (the last one).
+ */
+function growthByProcess(
+  before: { byName: Map<string, number>; byBackend: Map<number, number> },
+  after: { byName: Map<string, number>; byBackend: Map<number, number> },
+): Array<[string, number]> {
+  const rows = [...after.byName].map(([name, total]): [string, number] => [name, total - (before.byName.get(name) ?? 0)]);
+  if (after.byBackend.size > 0) {
+    let postgres = 0;
+    for (const [pid, total] of after.byBackend) postgres += total - (before.byBackend.get(pid) ?? 0);
+    rows.splice(rows.length - 1, 0, ["postgres", postgres]);
+  }
+  return rows;
+}
+
+const cpuOf = (snapshot: CpuSnapshot) => ({ byName: snapshot.processes, byBackend: snapshot.backends });
+const writesOf = (snapshot: CpuSnapshot) => ({ byName: snapshot.writes, byBackend: snapshot.backendWrites });
+
 /** Write system calls per delivery, by process (PostgreSQL's backends summed, WAL writes included). */
 function writesPerDelivery(before: CpuSnapshot, after: CpuSnapshot, deliveries: number): string {
-  const perDelivery = (calls: number) => (calls / deliveries).toFixed(2);
-  const parts = [...after.writes].map(([name, calls]) => `${name} ${perDelivery(calls - (before.writes.get(name) ?? 0))}`);
-  if (after.backendWrites.size > 0) {
-    let postgres = 0;
-    for (const [pid, calls] of after.backendWrites) postgres += calls - (before.backendWrites.get(pid) ?? 0);
-    parts.splice(parts.length - 1, 0, `postgres ${perDelivery(postgres)}`);
-  }
-  return parts.join(", ");
+  return growthByProcess(writesOf(before), writesOf(after))
+    .map(([name, calls]) => `${name} ${(calls / deliveries).toFixed(2)}`)
+    .join(", ");
 }
 
 /**
@@ -486,22 +501,19 @@ function writesPerDelivery(before: CpuSnapshot, after: CpuSnapshot, deliveries: 
  * none, and said (summing whichever backends were alive at each end once printed a negative figure).
  */
 function cpuPerDelivery(before: CpuSnapshot, after: CpuSnapshot, deliveries: number): string {
-  const perDelivery = (ms: number) => ((1000 * ms) / deliveries).toFixed(0);
-  const parts = [...after.processes].map(([name, ms]) => `${name} ${perDelivery(ms - (before.processes.get(name) ?? 0))}`);
-  if (after.backends.size > 0) {
-    let postgres = 0;
-    for (const [pid, ms] of after.backends) postgres += ms - (before.backends.get(pid) ?? 0);
-    const ended = [...before.backends.keys()].filter((pid) => !after.backends.has(pid)).length;
-    parts.splice(parts.length - 1, 0, `postgres ${perDelivery(postgres)}${ended > 0 ? ` (at least: ${ended} backends ended meanwhile)` : ""}`);
-  }
-  return parts.join(", ");
+  const ended = [...before.backends.keys()].filter((pid) => !after.backends.has(pid)).length;
+  return growthByProcess(cpuOf(before), cpuOf(after))
+    .map(([name, ms]) => {
+      const note = name === "postgres" && ended > 0 ? ` (at least: ${ended} backends ended meanwhile)` : "";
+      return `${name} ${((1000 * ms) / deliveries).toFixed(0)}${note}`;
+    })
+    .join(", ");
 }
 
 /** The product's CPU over a round, in ms: its processes and PostgreSQL's backends, not the bench's own process. */
 function productCpuMs(before: CpuSnapshot, after: CpuSnapshot): number {
   let ms = 0;
-  for (const [name, total] of after.processes) if (!name.startsWith("bench")) ms += total - (before.processes.get(name) ?? 0);
-  for (const [pid, total] of after.backends) ms += total - (before.backends.get(pid) ?? 0);
+  for (const [name, grown] of growthByProcess(cpuOf(before), cpuOf(after))) if (name !== BENCH_PROCESS) ms += grown;
   return ms;
 }
 
