@@ -12,13 +12,14 @@
 // 3. Fairness: business A has many webhooks pointing at an endpoint that accepts and never answers
 //    (WEBHOOK_TIMEOUT_MS 3 s); business B's deliveries to a healthy endpoint: write -> received.
 // 4. Scale-out (distributed): one business, a receiver answering after 50 ms, one webhook-delivery
-//    process and then two on the same database and topic; ratio, and deliveries received twice.
+//    process and then two on the same database and topic, 3 rounds each; ratio of the medians, and
+//    deliveries received twice.
 //
 // Settings (environment; defaults take about 3 minutes on an idle 2-core machine):
 //   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=7  BENCH_WARMUP_ROUNDS=15  BENCH_WEBHOOKS=10
 //   BENCH_CREATES=200
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
-//   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50
+//   BENCH_FAIR_B_EVENTS=20  BENCH_RECEIVER_DELAY_MS=0  BENCH_SCALE_OUT_DELAY_MS=50  BENCH_SCALE_OUT_ROUNDS=3
 //   BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 //   BENCH_NODE_OPTIONS (flags for every product process, e.g. --perf-basic-prof for Linux perf)
 //   BENCH_PHASES=throughput,latency,fairness,scale-out (a subset runs only those)
@@ -53,6 +54,7 @@ const FAIR_A_CREATES = num("BENCH_FAIR_A_CREATES", 2);
 const FAIR_B_EVENTS = num("BENCH_FAIR_B_EVENTS", 20);
 const RECEIVER_DELAY_MS = num("BENCH_RECEIVER_DELAY_MS", 0);
 const SCALE_OUT_DELAY_MS = num("BENCH_SCALE_OUT_DELAY_MS", 50);
+const SCALE_OUT_ROUNDS = Math.max(1, num("BENCH_SCALE_OUT_ROUNDS", 3));
 const PHASES = new Set((process.env.BENCH_PHASES ?? "throughput,latency,fairness,scale-out").split(",").map((p) => p.trim()));
 const PER_WEBHOOK = 2; // the product's in-flight cap per webhook
 const PER_BUSINESS = num("WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS", 20);
@@ -311,12 +313,17 @@ async function waitUntilAsync(check: () => Promise<boolean>, timeoutMs: number):
   return false;
 }
 
-/** One business, W webhooks, a receiver answering after SCALE_OUT_DELAY_MS: one worker, then two. */
+/**
+ * One business, W webhooks, a receiver answering after SCALE_OUT_DELAY_MS: SCALE_OUT_ROUNDS rounds with
+ * one worker, then as many with two; the ratio of the medians. One round each read 1.51-1.82 for the
+ * same build in one session (docs/performance.md, "Nineteenth round").
+ */
 async function scaleOut(product: RunningDistributed, extra: Record<string, string>): Promise<void> {
   const slow = await startBenchReceiver({ delayMs: SCALE_OUT_DELAY_MS });
   let stopSecond: (() => Promise<void>) | undefined;
   try {
-    const one = await productThroughput(await throughputBusiness(product.baseUrl, slow, "scale-1"), slow);
+    const one: Array<{ rate: number; drain: number; missing: number }> = [];
+    for (let round = 1; round <= SCALE_OUT_ROUNDS; round++) one.push(await productThroughput(await throughputBusiness(product.baseUrl, slow, `scale-1-${round}`), slow));
     const second = await startSecondWorker(product, extra);
     stopSecond = second.stop;
     // Its readiness does not wait for the consumer group join: wait for the join and the rebalance it
@@ -328,15 +335,39 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
     await productThroughput(await throughputBusiness(product.baseUrl, slow, "scale-2-warm-up"), slow);
     const workers = [product.services["webhook-delivery"].url, second.url];
     const attemptsBefore = await Promise.all(workers.map(attemptsSent));
-    const two = await productThroughput(await throughputBusiness(product.baseUrl, slow, "scale-2"), slow);
+    const two: typeof one = [];
+    for (let round = 1; round <= SCALE_OUT_ROUNDS; round++) two.push(await productThroughput(await throughputBusiness(product.baseUrl, slow, `scale-2-${round}`), slow));
     const attemptsBy = (await Promise.all(workers.map(attemptsSent))).map((n, i) => n - attemptsBefore[i]!);
     const perDelivery = new Map<string, number>();
     for (const a of slow.arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
     const duplicates = [...perDelivery.values()].filter((n) => n > 1).length;
+    const missing = [...one, ...two].reduce((sum, r) => sum + r.missing, 0);
+    const rates = (rounds: typeof one) => rounds.map((r) => r.rate.toFixed(0)).join(" ");
+    const [oneRate, twoRate] = [
+      percentile(
+        one.map((r) => r.rate),
+        50,
+      ),
+      percentile(
+        two.map((r) => r.rate),
+        50,
+      ),
+    ];
+    const [oneDrain, twoDrain] = [
+      percentile(
+        one.map((r) => r.drain),
+        50,
+      ),
+      percentile(
+        two.map((r) => r.drain),
+        50,
+      ),
+    ];
+    console.log(`  rounds: 1 worker /s ${rates(one)}   2 workers /s ${rates(two)}`);
     console.log(
-      `  1 worker ${one.rate.toFixed(0).padStart(6)} /s (drain ${one.drain.toFixed(0)})   2 workers ${two.rate.toFixed(0).padStart(6)} /s (drain ${two.drain.toFixed(0)})   ratio ${(two.rate / one.rate).toFixed(2)} (drain ${(two.drain / one.drain).toFixed(2)})   goal >= 1.6   deliveries received twice: ${duplicates}${one.missing + two.missing ? `   MISSING ${one.missing + two.missing}` : ""}`,
+      `  1 worker ${oneRate.toFixed(0).padStart(6)} /s (drain ${oneDrain.toFixed(0)})   2 workers ${twoRate.toFixed(0).padStart(6)} /s (drain ${twoDrain.toFixed(0)})   ratio ${(twoRate / oneRate).toFixed(2)} (drain ${(twoDrain / oneDrain).toFixed(2)}; medians of ${SCALE_OUT_ROUNDS} rounds)   goal >= 1.6   deliveries received twice: ${duplicates}${missing ? `   MISSING ${missing}` : ""}`,
     );
-    console.log(`  attempts sent in the two-worker round: consuming worker ${attemptsBy[0]}, second worker ${attemptsBy[1]}`);
+    console.log(`  attempts sent in the two-worker rounds: consuming worker ${attemptsBy[0]}, second worker ${attemptsBy[1]}`);
   } finally {
     await stopSecond?.();
     await slow.close();
@@ -602,7 +633,9 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   if (relayBefore && relayAfter && relayAfter.batches > relayBefore.batches) {
     const rows = relayAfter.rows - relayBefore.rows;
     const batches = relayAfter.batches - relayBefore.batches;
-    console.log(`  outbox relay over the second half of the warm-up and the timed rounds: ${batches} publish requests for ${rows} events (${(rows / batches).toFixed(1)} a request)`);
+    console.log(
+      `  outbox relay over the second half of the warm-up and the timed rounds: ${batches} publish requests for ${rows} events (${(rows / batches).toFixed(1)} a request)`,
+    );
   }
   console.log(`  CPU per delivery, product over peer (median of rounds): ${medianAndSpread(cpuRatios)}`);
   const atGoal = `, ${ratios.filter((r) => r >= 0.5).length} of ${ratios.length} at 0.5 or more`;
