@@ -15,7 +15,7 @@
 //    process and then two on the same database and topic, 3 rounds each; ratio of the medians, and
 //    deliveries received twice.
 //
-// Settings (environment; defaults take about 3 minutes on an idle 2-core machine):
+// Settings (environment; defaults take about 3-4 minutes on an idle 2-core machine):
 //   BENCH_MODES=embedded,distributed  BENCH_ROUNDS=7  BENCH_WARMUP_ROUNDS=15  BENCH_WEBHOOKS=10
 //   BENCH_CREATES=200
 //   BENCH_LATENCY_RATES=20,100  BENCH_LATENCY_S=5  BENCH_FAIR_A_WEBHOOKS=200  BENCH_FAIR_A_CREATES=2
@@ -316,7 +316,7 @@ async function waitUntilAsync(check: () => Promise<boolean>, timeoutMs: number):
 /**
  * One business, W webhooks, a receiver answering after SCALE_OUT_DELAY_MS: SCALE_OUT_ROUNDS rounds with
  * one worker, then as many with two; the ratio of the medians. One round each read 1.51-1.82 for the
- * same build in one session (docs/performance.md, "Nineteenth round").
+ * same product in one session (docs/performance.md, "Nineteenth round").
  */
 async function scaleOut(product: RunningDistributed, extra: Record<string, string>): Promise<void> {
   const slow = await startBenchReceiver({ delayMs: SCALE_OUT_DELAY_MS });
@@ -343,26 +343,9 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
     const duplicates = [...perDelivery.values()].filter((n) => n > 1).length;
     const missing = [...one, ...two].reduce((sum, r) => sum + r.missing, 0);
     const rates = (rounds: typeof one) => rounds.map((r) => r.rate.toFixed(0)).join(" ");
-    const [oneRate, twoRate] = [
-      percentile(
-        one.map((r) => r.rate),
-        50,
-      ),
-      percentile(
-        two.map((r) => r.rate),
-        50,
-      ),
-    ];
-    const [oneDrain, twoDrain] = [
-      percentile(
-        one.map((r) => r.drain),
-        50,
-      ),
-      percentile(
-        two.map((r) => r.drain),
-        50,
-      ),
-    ];
+    const median = (rounds: typeof one, pick: (round: (typeof one)[number]) => number) => percentile(rounds.map(pick), 50);
+    const [oneRate, twoRate] = [median(one, (r) => r.rate), median(two, (r) => r.rate)];
+    const [oneDrain, twoDrain] = [median(one, (r) => r.drain), median(two, (r) => r.drain)];
     console.log(`  rounds: 1 worker /s ${rates(one)}   2 workers /s ${rates(two)}`);
     console.log(
       `  1 worker ${oneRate.toFixed(0).padStart(6)} /s (drain ${oneDrain.toFixed(0)})   2 workers ${twoRate.toFixed(0).padStart(6)} /s (drain ${twoDrain.toFixed(0)})   ratio ${(twoRate / oneRate).toFixed(2)} (drain ${(twoDrain / oneDrain).toFixed(2)}; medians of ${SCALE_OUT_ROUNDS} rounds)   goal >= 1.6   deliveries received twice: ${duplicates}${missing ? `   MISSING ${missing}` : ""}`,
