@@ -343,9 +343,8 @@ async function scaleOut(product: RunningDistributed, extra: Record<string, strin
     const duplicates = [...perDelivery.values()].filter((n) => n > 1).length;
     const missing = [...one, ...two].reduce((sum, r) => sum + r.missing, 0);
     const rates = (rounds: typeof one) => rounds.map((r) => r.rate.toFixed(0)).join(" ");
-    const median = (rounds: typeof one, pick: (round: (typeof one)[number]) => number) => percentile(rounds.map(pick), 50);
-    const [oneRate, twoRate] = [median(one, (r) => r.rate), median(two, (r) => r.rate)];
-    const [oneDrain, twoDrain] = [median(one, (r) => r.drain), median(two, (r) => r.drain)];
+    const [oneRate, twoRate] = [median(one.map((r) => r.rate)), median(two.map((r) => r.rate))];
+    const [oneDrain, twoDrain] = [median(one.map((r) => r.drain)), median(two.map((r) => r.drain))];
     console.log(`  rounds: 1 worker /s ${rates(one)}   2 workers /s ${rates(two)}`);
     console.log(
       `  1 worker ${oneRate.toFixed(0).padStart(6)} /s (drain ${oneDrain.toFixed(0)})   2 workers ${twoRate.toFixed(0).padStart(6)} /s (drain ${twoDrain.toFixed(0)})   ratio ${(twoRate / oneRate).toFixed(2)} (drain ${(twoDrain / oneDrain).toFixed(2)}; medians of ${SCALE_OUT_ROUNDS} rounds)   goal >= 1.6   deliveries received twice: ${duplicates}${missing ? `   MISSING ${missing}` : ""}`,
@@ -528,13 +527,17 @@ function productCpuMs(before: CpuSnapshot, after: CpuSnapshot): number {
   return ms;
 }
 
-/** "median (rounds min-max<detail>)" of per-round figures. */
-function medianAndSpread(values: number[], detail = ""): string {
+/** The median proper of per-round figures (percentile() takes the upper middle value, which with 2 rounds is the better one). */
+function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length / 2;
-  // The median proper (percentile() takes the upper middle value, which with 2 rounds is the better one).
-  const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return sorted.length > 1 ? `${median.toFixed(2)} (rounds ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)}${detail})` : median.toFixed(2);
+  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** "median (rounds min-max<detail>)" of per-round figures. */
+function medianAndSpread(values: number[], detail = ""): string {
+  const middle = median(values).toFixed(2);
+  return values.length > 1 ? `${middle} (rounds ${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}${detail})` : middle;
 }
 
 async function throughputPhase(product: RunningProduct, receiver: BenchReceiver): Promise<void> {
@@ -561,11 +564,6 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   const peerWarmUp: string[] = [];
   for (let round = 1; round <= WARMUP_ROUNDS; round++) peerWarmUp.push((await peerThroughput(receiver)).toFixed(0));
   console.log(`  peer warm-up (${WARMUP_ROUNDS} untimed rounds): peer /s ${peerWarmUp.join(" ")}`);
-  const ratios: number[] = [];
-  // The product's CPU per delivery over the peer's, per round: it moves much less with the machine's
-  // speed than the rates do, so it is what to compare between two builds (docs/performance.md,
-  // "Where each goal stands").
-  const cpuRatios: number[] = [];
   // The relay's counters are read once, halfway through the warm-up, not around each timed round: a
   // scrape of crm-records' /metrics (a new connection, a request unlike the creates) deoptimises its
   // HTTP and stream code, and re-optimising it doubled its JIT compiles during the timed rounds (90
@@ -583,6 +581,11 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
     warmUp.push(w.rate.toFixed(0));
   }
   console.log(`  warm-up (${WARMUP_ROUNDS} untimed rounds, ${WARMUP_ROUNDS * CREATES} creates): product /s ${warmUp.join(" ")}`);
+  const ratios: number[] = [];
+  // The product's CPU per delivery over the peer's, per round: it moves much less with the machine's
+  // speed than the rates do, so it is what to compare between two builds (docs/performance.md,
+  // "Where each goal stands").
+  const cpuRatios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     // Backends are listed each round: pools open and close connections.
     const pids = serverPids(product);
