@@ -1,9 +1,8 @@
 // The floor of any gateway hop (issue 9): a reverse proxy that does nothing but forward. node:http
 // in, one undici pool out (the gateway's client library), the request's headers and body passed on,
 // the answer's status, headers and body passed back; no auth, no Redis, no rate limit, no logging.
-// Run as its own process (`tsx bare-proxy.ts <upstream origin> [<upstream unix socket path>]`), so its
-// CPU is its own; prints its address on the first line of stdout. With a socket path the pool reaches
-// the upstream over that unix domain socket instead of TCP (the origin then only names the Host).
+// Run as its own process (`tsx bare-proxy.ts <upstream origin>`), so its CPU is its own; prints its
+// address on the first line of stdout.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Pool } from "undici";
@@ -17,8 +16,8 @@ function endToEnd(headers: Record<string, string | string[] | undefined>): Recor
   return kept;
 }
 
-export function startBareProxy(upstream: string, socketPath?: string): Promise<http.Server> {
-  const pool = new Pool(upstream, socketPath ? { connections: 32, socketPath } : { connections: 32 });
+export function startBareProxy(upstream: string): Promise<http.Server> {
+  const pool = new Pool(upstream, { connections: 32 });
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -41,7 +40,7 @@ export function startBareProxy(upstream: string, socketPath?: string): Promise<h
 }
 
 if (require.main === module) {
-  void startBareProxy(process.argv[2]!, process.argv[3]).then((server) => {
+  void startBareProxy(process.argv[2]!).then((server) => {
     process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
   });
 }

@@ -25,7 +25,7 @@
 //   BENCH_PHASES=throughput,latency,fairness,scale-out (a subset runs only those)
 //   Product settings (WEBHOOK_*, KAFKA_FETCH_MAX_WAIT_MS, KAFKA_SESSION_TIMEOUT_MS, ...) in the
 //   environment are passed through, e.g. KAFKA_FETCH_MAX_WAIT_MS=5000 for the kafkajs default.
-// It prints figures; nothing is asserted. Figures and the machine: docs/performance.md.
+// It prints figures; nothing is asserted. Goals, figures and the machine: docs/performance.md.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -41,8 +41,8 @@ import { probeSettings } from "./bench-product";
 
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const MODES = (process.env.BENCH_MODES ?? "embedded,distributed").split(",").map((m) => m.trim()) as Array<"embedded" | "distributed">;
-// Seven timed rounds: on a shared 2-core machine the peer alone moves ~30% from round to round, and
-// the median of two was whichever round happened to be quiet (docs/performance.md, "Eighteenth round").
+// Seven timed rounds: on a shared 2-core machine the peer alone moves ~30% from round to round, and a
+// median of two is whichever round happened to be quiet (docs/performance.md#method).
 const ROUNDS = num("BENCH_ROUNDS", 7);
 const WEBHOOKS = num("BENCH_WEBHOOKS", 10);
 const CREATES = num("BENCH_CREATES", 200);
@@ -58,8 +58,7 @@ const SCALE_OUT_ROUNDS = Math.max(1, num("BENCH_SCALE_OUT_ROUNDS", 3));
 const PHASES = new Set((process.env.BENCH_PHASES ?? "throughput,latency,fairness,scale-out").split(",").map((p) => p.trim()));
 const PER_WEBHOOK = 2; // the product's in-flight cap per webhook
 const PER_BUSINESS = num("WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS", 20);
-// The peer's pool per origin: 16, its faster setting at this receiver (with 32 it measured 10,000-
-// 15,000 /s against 15,000-19,000); the product's dispatcher pools 32 since 2026-11-24.
+// The peer's pool per origin: 16, its faster setting at this receiver (the product's dispatcher pools 32).
 const CONNECTIONS_PER_ORIGIN = 16;
 const CREATE_CONCURRENCY = 8;
 const BENCH_PROCESS = "bench (receiver, API client)";
@@ -315,8 +314,8 @@ async function waitUntilAsync(check: () => Promise<boolean>, timeoutMs: number):
 
 /**
  * One business, W webhooks, a receiver answering after SCALE_OUT_DELAY_MS: SCALE_OUT_ROUNDS rounds with
- * one worker, then as many with two; the ratio of the medians. One round each read 1.51-1.82 for the
- * same product in one session (docs/performance.md, "Nineteenth round").
+ * one worker, then as many with two; the ratio of the medians: with one round each, which side of the
+ * goal a run landed on was the round's luck.
  */
 async function scaleOut(product: RunningDistributed, extra: Record<string, string>): Promise<void> {
   const slow = await startBenchReceiver({ delayMs: SCALE_OUT_DELAY_MS });
@@ -434,7 +433,7 @@ function postgresBackends(product: RunningProduct): number[] {
  * Statistics for every service database after the warm-up, as autovacuum keeps them on a deployed
  * product. Each run starts from empty tables that autovacuum does not analyze within the run, so the
  * pools' prepared statements kept the generic plans they chose on a nearly empty table: sequential
- * scans of Delivery in 112 of 162 outcome statements (auto_explain, 2026-11-25). ANALYZE invalidates
+ * scans of Delivery in most outcome statements. ANALYZE invalidates
  * those plans, so the rounds run on plans chosen for a table with rows.
  */
 function analyzeDatabases(product: RunningProduct): void {
@@ -547,18 +546,15 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   // Untimed rounds first. The peer's rate rose 7,000 -> 11,000 -> 16,000 /s over three cold rounds
   // (JIT), and the product's first round waited for its consumer's first fetch. The product's
   // processes cost about twice their settled CPU per request until V8 has optimised their hot paths,
-  // which takes some thousands of requests, not seconds ("The early-life CPU per request" in
-  // docs/performance.md): the timed rounds come after WARMUP_ROUNDS rounds' worth of creates.
-  // The timed rounds' businesses and webhooks are registered before the warm-up, so the timed rounds
-  // hold creates and deliveries only. Registered at the start of each round (as until the nineteenth
-  // round), a sign-up and 10 webhook registrations just before the timed creates left the services
-  // re-optimising code that the different requests had deoptimised, within the timed window
-  // (docs/performance.md, "Nineteenth round").
+  // which takes some thousands of requests, not seconds: the timed rounds come after WARMUP_ROUNDS
+  // rounds' worth of creates. The timed rounds' businesses and webhooks are registered before the
+  // warm-up, so the timed rounds hold creates and deliveries only: a sign-up and webhook registrations
+  // just before the timed creates left the services re-optimising, within the timed window, code those
+  // different requests had deoptimised.
   const timedBusinesses: Api[] = [];
   for (let round = 1; round <= ROUNDS; round++) timedBusinesses.push(await throughputBusiness(product.baseUrl, receiver, round));
-  // The peer is warmed as long: with one untimed round its CPU per delivery still fell from ~300 to
-  // ~145 µs over the timed rounds (2026-11-26, 18:55 UTC), so early ratios compared a warm product
-  // with a cold peer. It is warmed first, so that the product's warm-up runs right up to the timed
+  // The peer is warmed as long: after one untimed round its CPU per delivery still halved over the
+  // timed rounds, so early ratios compared a warm product with a cold peer. It is warmed first, so that the product's warm-up runs right up to the timed
   // rounds: after the peer's warm-up (10-30 s) the services' database pools had closed their idle
   // connections, and opening them again in the first timed round deoptimised the pg driver's code.
   const peerWarmUp: string[] = [];
@@ -566,10 +562,9 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   console.log(`  peer warm-up (${WARMUP_ROUNDS} untimed rounds): peer /s ${peerWarmUp.join(" ")}`);
   // The relay's counters are read once, halfway through the warm-up, not around each timed round: a
   // scrape of crm-records' /metrics (a new connection, a request unlike the creates) deoptimises its
-  // HTTP and stream code, and re-optimising it doubled its JIT compiles during the timed rounds (90
-  // against 45, 61 deoptimisations against 20; "Eighteenth round"). Read right before the first timed
-  // round, or before the last warm-up round, it still left crm-records optimising its HTTP code again
-  // in the timed rounds ("Nineteenth round"). The statistics are taken then too.
+  // HTTP and stream code, and re-optimising it doubled its JIT compiles during the timed rounds; read
+  // right before the first timed round, or before the last warm-up round, it still left crm-records
+  // optimising its HTTP code again in the timed rounds. The statistics are taken then too.
   let relayBefore: { batches: number; rows: number } | undefined;
   const warmUp: string[] = [];
   for (let round = 1; round <= WARMUP_ROUNDS; round++) {
@@ -583,8 +578,7 @@ async function throughputPhase(product: RunningProduct, receiver: BenchReceiver)
   console.log(`  warm-up (${WARMUP_ROUNDS} untimed rounds, ${WARMUP_ROUNDS * CREATES} creates): product /s ${warmUp.join(" ")}`);
   const ratios: number[] = [];
   // The product's CPU per delivery over the peer's, per round: it moves much less with the machine's
-  // speed than the rates do, so it is what to compare between two builds (docs/performance.md,
-  // "Where each goal stands").
+  // speed than the rates do, so it is what to compare between two builds (docs/performance.md#method).
   const cpuRatios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     // Backends are listed each round: pools open and close connections.

@@ -12,8 +12,6 @@ export interface LoadOptions {
   durationS: number;
   /** Fixed request rate over all connections (autocannon's overallRate); absent = saturation. */
   overallRate?: number;
-  /** Stop after this many requests (autocannon's amount) rather than after `durationS`. */
-  amount?: number;
 }
 
 export interface LoadResult {
@@ -33,7 +31,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     connections: options.connections,
     duration: options.durationS,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
-    ...(options.amount ? { amount: options.amount } : {}),
   });
   return {
     rps: result.requests.total / options.durationS,
@@ -98,7 +95,7 @@ export async function runPaced(options: PacedOptions): Promise<LoadResult> {
 }
 
 /** User and system CPU of a process so far, in ms (from /proc/<pid>/stat; clock ticks are 10 ms). */
-export function cpuSplitMs(pid: number): { user: number; system: number } {
+function cpuSplitMs(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }

@@ -1,6 +1,6 @@
 // A business signed up for the records benchmarks, with the headers each way in needs: a JWT through
 // the gateway (either build), the internal token the gateway would send (straight to crm-records),
-// and the peer's business id. Shared by bench:records and bench:gateway-ab.
+// and the peer's business id. Shared by bench:records and bench:hop-floor.
 import { permission, type Principal } from "@crm/contracts";
 import { signInternalToken } from "@crm/service-kit";
 

@@ -39,18 +39,14 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 /**
  * Warm-up of each way the first time it serves a method (GET, POST), before any row is measured; every
  * later row gets 1 s. A server's code for a new path takes thousands of requests to reach V8's
- * optimising tiers: with 1 s, POST /client through the gateway read 310, 370, 493, 599 req/s in four
- * rounds of one run (2026-11-26 04:02 UTC), so a two-round run measured mostly the warm-up.
+ * optimising tiers: with a 1 s warm-up a two-round run measured mostly the warm-up.
  */
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 /**
  * An untimed run of the same way and row right before each timed one, so each timed run starts on
  * a product that was just serving that load. Without it the gateway's first round was the lowest
- * in every run (e.g. 498 req/s against 630-757 later, 2026-11-26 09:07 UTC): it was the only timed
- * run that followed an idle spell, the 20 s of the other ways' warm-ups. crm-records idled 10 s of
- * them (its pg pool closes connections idle for 10 s), and the gateway ran V8's memory reducer's
- * full collections in its first idle spell, some 30 s after start. A run of another way right
- * before (3 s) never showed it. See docs/performance.md, "The gateway's slow first round".
+ * in every run: it was the only timed run that followed an idle spell (the other ways' warm-ups), in
+ * which crm-records' pg pool closed its idle connections and the gateway ran V8's memory reducer.
  */
 const PREROLL_S = Number(process.env.BENCH_PREROLL_S ?? 2);
 /** The first round's: recovering from the first idle spell took more than 3 s of load in a probe. */
@@ -300,7 +296,7 @@ async function main(): Promise<void> {
 
     if (hop) {
       // The hop at a fixed rate: half of what the gateway sustained on the cheapest list (the median of
-      // every round, so one slow first round does not set it: on 2026-11-25 it was 38% of the median),
+      // every round, so one slow first round does not set it),
       // evenly paced (autocannon's overallRate sends each second's quota back to back, at saturation).
       const rate = Math.max(1, Math.round(median(results.get(`${hop.key}/gateway`)!.map((r) => r.rps)) / 2));
       console.log(`the hop at ${rate}/s, half the gateway's median saturation rate ...`);
@@ -342,7 +338,7 @@ async function main(): Promise<void> {
       console.log(`${s.label.padEnd(22)}${s.ways.map((way) => `${way} ${rounds(way)}`).join("; ")}`);
     }
     // Each round's CPU per request through the gateway: a round far above the others says that
-    // round measured something besides the warm product (2026-11-26: the first, without pre-rolls).
+    // round measured something besides the warm product.
     console.log("CPU per request through the gateway per round, ms: gateway / crm-records");
     for (const s of scenarios) {
       const gw = cpu.get(`${s.key}/gateway/gateway`) ?? [];
@@ -429,8 +425,7 @@ async function main(): Promise<void> {
     if (hop && halfG && halfD) {
       const added = halfG.p50 - halfD.p50;
       // A paced way whose p50 reaches its own p50 at saturation was queueing, not at half of it (the
-      // machine slowed during the run, 2026-11-25 23:22: 93 and 189 ms at "half" a rate that 20
-      // connections had served at 24 and 17 ms), and the difference says nothing about the hop.
+      // machine slowed during the run), and the difference says nothing about the hop.
       const queueing = halfG.p50 >= (summary(`${hop.key}/gateway`)?.p50 ?? Infinity) || halfD.p50 >= (summary(`${hop.key}/direct`)?.p50 ?? Infinity);
       goals.push([
         `hop at half saturation (${hop.key}): added p50 <= 1 ms`,
