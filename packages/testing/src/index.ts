@@ -21,4 +21,4 @@ export {
 } from "./service-harness";
 export { SuiteResources, sharedFixture } from "./suite-resources";
 export { checkDeclaredRoutes } from "./declared-routes";
-export { runCommonRouteTests, pathParameters, type DeclaredRoute, type RouteSecurityTarget } from "./route-security";
+export { runCommonRouteTests, runRelationPermissionTests, pathParameters, type DeclaredRoute, type RelationSecurityTarget, type RouteSecurityTarget } from "./route-security";

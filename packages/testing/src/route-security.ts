@@ -2,7 +2,19 @@
 // the service itself (as Unkey's runCommonRouteTests does): a principal without the route's
 // permission is refused with 401014 before anything is read, an API key on a route only a signed-in
 // user may take likewise, and another business's id is not found (404001, never 403: interface §2).
-import { allPermissions, API_PREFIX, uuidv7, type Principal } from "@crm/contracts";
+// For the records, runRelationPermissionTests adds extensions §E10's rule on `include`.
+import {
+  allPermissions,
+  API_PREFIX,
+  permission,
+  recordContracts,
+  recordEntities,
+  recordResourceOf,
+  recordRoutes,
+  uuidv7,
+  type Principal,
+  type RecordRelation,
+} from "@crm/contracts";
 import { principalFor, type InternalCaller } from "./service-harness";
 
 /** What the suite reads of a route declaration (@crm/contracts' Route). */
@@ -115,4 +127,78 @@ export function runCommonRouteTests(routes: readonly DeclaredRoute[], target: ()
       404,
       NOT_FOUND,
     ));
+}
+
+/** What runRelationPermissionTests needs beyond a RouteSecurityTarget. */
+export interface RelationSecurityTarget extends RouteSecurityTarget {
+  /** meta.nextCursor of `owner`'s list `route` (GET /{entity}): the business holds two records of it at least. */
+  cursor(route: DeclaredRoute, owner: Principal): Promise<string>;
+}
+
+/**
+ * Extensions §E10, for every entity and every relation it has: an API key that may read the entity but
+ * not the relation's target gets 401014 when it names the relation in `include` (one record, a list, a
+ * list after a cursor), and a default relation is left out of its answers; a key that may read both
+ * gets the relation. `include=-name` of a default relation needs nothing more.
+ */
+export function runRelationPermissionTests(target: () => RelationSecurityTarget): void {
+  type Answer = [string, number, unknown];
+  const cases = recordEntities.flatMap((entity) =>
+    Object.entries(recordContracts[entity].relations as Readonly<Record<string, RecordRelation>>).map(([relation, spec]) => ({
+      entity,
+      relation,
+      isDefault: spec.default,
+      own: permission(recordResourceOf[entity], "read"),
+      theirs: permission(recordResourceOf[spec.target], "read"),
+    })),
+  );
+
+  it("include obeys permissions: a named relation the key may not read is 401014, a default one is left out, both read gives it (extensions §E10)", async () => {
+    expect(cases.length).toBeGreaterThan(0);
+    const t = target();
+    const owner = await (t.newOwner ?? (async () => principalFor(uuid())))();
+    const expected: Answer[] = [];
+    const answers: Answer[] = [];
+    for (const c of cases) {
+      const routes = recordRoutes[c.entity];
+      const id = (await t.ownedIds(routes.get, owner))["id"]!;
+      const cursor = encodeURIComponent(await t.cursor(routes.list, owner));
+      const list = `${API_PREFIX}/${c.entity}`;
+      const reads = (include: string) =>
+        [
+          [`GET /${c.entity}/{id}?${include}`, `${list}/${id}?${include}`, false],
+          [`GET /${c.entity}?${include}`, `${list}?${include}`, true],
+          [`GET /${c.entity}?cursor&${include}`, `${list}?cursor=${cursor}&${include}`, true],
+        ] as const;
+      /** Whether each record of the answer carries the relation, or the error of a refusal. */
+      const ask = async (who: Principal, name: string, path: string, many: boolean): Promise<Answer> => {
+        const res = await t.caller(who).get(path);
+        if (res.status !== 200) return [name, res.status, res.body?.error];
+        const records: Array<Record<string, unknown>> = many ? res.body.data : [res.body.data];
+        if (records.length === 0) return [name, 200, "no record to look at"];
+        return [name, 200, records.every((r) => c.relation in r) ? "has it" : records.some((r) => c.relation in r) ? "some have it" : "left out"];
+      };
+      const key = (permissions: string[]) => principalFor(owner.businessId, permissions, "apiKey");
+      const entityOnly = key([c.own]);
+      const both = key([c.own, c.theirs]);
+      for (const [name, path, many] of reads(`include=${c.relation}`)) {
+        answers.push(await ask(entityOnly, `${name} without ${c.theirs}`, path, many));
+        expected.push([`${name} without ${c.theirs}`, 401, NO_PERMISSION]);
+        answers.push(await ask(both, `${name} with ${c.theirs}`, path, many));
+        expected.push([`${name} with ${c.theirs}`, 200, "has it"]);
+      }
+      if (!c.isDefault) continue;
+      for (const include of ["", `include=-${c.relation}`]) {
+        for (const [name, path, many] of reads(include)) {
+          answers.push(await ask(entityOnly, `${name} without ${c.theirs}`, path, many));
+          expected.push([`${name} without ${c.theirs}`, 200, "left out"]);
+        }
+      }
+      for (const [name, path, many] of reads("")) {
+        answers.push(await ask(both, `${name} with ${c.theirs}`, path, many));
+        expected.push([`${name} with ${c.theirs}`, 200, "has it"]);
+      }
+    }
+    expect(answers).toEqual(expected);
+  });
 }

@@ -1,7 +1,8 @@
 // The common security suite (@crm/testing) over every route crm-records declares in @crm/contracts:
-// a key without the route's permission gets 401014, another business's id 404001.
-import { routesOf } from "@crm/contracts";
-import { describeEachMode, internalCaller, runCommonRouteTests, type DeclaredRoute } from "@crm/testing";
+// a key without the route's permission gets 401014, another business's id 404001; and `include` obeys
+// the permissions of the relation's resource (extensions §E10).
+import { routesOf, type Principal } from "@crm/contracts";
+import { describeEachMode, internalCaller, runCommonRouteTests, runRelationPermissionTests, type DeclaredRoute, type RouteSecurityTarget } from "@crm/testing";
 import { sharedHarness, SECRET } from "./harness";
 
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
@@ -23,32 +24,44 @@ function createBody(entity: string, clientId: string): object {
 describeEachMode("route security on %s", (mode) => {
   const h = sharedHarness(mode);
 
-  /** One record per entity and business, created on first use. */
-  const created = new Map<string, Promise<string>>();
   const entityOf = (route: DeclaredRoute) => route.path.split("/")[1]!;
 
-  runCommonRouteTests(routesOf("crm-records"), () => ({
+  /** A new record of `entity` in `owner`'s business; contacts, invoices and quotes of a new client. */
+  async function createRecord(owner: Principal, entity: string): Promise<string> {
+    const clientId = entity === "client" ? "" : await createRecord(owner, "client");
+    const res = await internalCaller(h.app, owner, { prefix: "/api/v1" }).post(`/${entity}`, createBody(entity, clientId));
+    if (res.status !== 201) throw new Error(`${entity} create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.data.id as string;
+  }
+
+  /** One record per entity and business, created on first use. */
+  function created(owner: Principal, entity: string): Promise<string> {
+    const key = `${owner.businessId}/${entity}`;
+    if (!held.has(key)) held.set(key, createRecord(owner, entity));
+    return held.get(key)!;
+  }
+  const held = new Map<string, Promise<string>>();
+
+  const target = (): RouteSecurityTarget => ({
     caller: (principal) => internalCaller(h.app, principal, { secret: SECRET }),
     ownedIds: async (route, owner) => {
-      const create = (entity: string): Promise<string> => {
-        const key = `${owner.businessId}/${entity}`;
-        if (!created.has(key)) {
-          const body = async () => createBody(entity, entity === "client" ? "" : await create("client"));
-          created.set(
-            key,
-            body().then(async (b) => {
-              const res = await internalCaller(h.app, owner, { prefix: "/api/v1" }).post(`/${entity}`, b);
-              if (res.status !== 201) throw new Error(`${entity} create failed: ${res.status} ${JSON.stringify(res.body)}`);
-              return res.body.data.id as string;
-            }),
-          );
-        }
-        return created.get(key)!;
-      };
       const ids: Record<string, string> = {};
-      if (route.path.includes("{id}")) ids["id"] = await create(entityOf(route));
+      if (route.path.includes("{id}")) ids["id"] = await created(owner, entityOf(route));
       return ids;
     },
     body: (route) => (route.method === "POST" ? createBody(entityOf(route), "") : {}),
+  });
+  runCommonRouteTests(routesOf("crm-records"), target);
+
+  runRelationPermissionTests(() => ({
+    ...target(),
+    cursor: async (route, owner) => {
+      const entity = entityOf(route);
+      await created(owner, entity);
+      await createRecord(owner, entity);
+      const res = await internalCaller(h.app, owner, { prefix: "/api/v1" }).get(`/${entity}?perPage=1`);
+      if (typeof res.body?.meta?.nextCursor !== "string") throw new Error(`${entity}: no cursor: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.meta.nextCursor as string;
+    },
   }));
 });

@@ -17,7 +17,11 @@ const param = (name: string, description: string, example?: string) =>
     .openapi({ param: { name, in: "query" }, description, ...(example ? { example } : {}) });
 const includeParam = (relations: RecordContract["relations"]) => {
   const names = Object.entries(relations).map(([name, relation]) => (relation.default ? `${name} (default)` : name));
-  return param("include", `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019.`);
+  return param(
+    "include",
+    `Comma-separated relations to embed: ${names.length > 0 ? names.join(", ") : "none"}; "-name" removes a default relation. Unknown relation: 400019. ` +
+      "A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out.",
+  );
 };
 const listQuery = (relations: RecordContract["relations"]) =>
   paginationQuerySchema.extend({

@@ -24,6 +24,7 @@ import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
+import { readableRelations, type Reader } from "../domain/relation-access";
 import { nextDocumentNumber, nextDocumentNumbers } from "../persistence/document-number";
 import { appendEvents, buildEnvelope } from "../persistence/outbox.writer";
 import { adjustRecordCount, recordCount } from "../persistence/record-count";
@@ -115,17 +116,19 @@ export class RecordService {
   /**
    * A page of records: by offset (`page`, with the exact total) or after a cursor (§E2.1, no
    * total). Both read the page with one SQL statement (list-sql.ts) and one row more than asked
-   * for, so `meta.nextCursor` is null exactly when nothing follows.
+   * for, so `meta.nextCursor` is null exactly when nothing follows. `reader`: whose permissions the
+   * relations obey (relationsFor).
    */
-  async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
-    if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query);
+  async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>, reader: Reader): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
+    if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query, reader);
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
+    const relations = this.relationsFor(definition, query["include"], reader, parsed.include);
     const params = new SqlParams();
     const where = listWhereSql(definition, params, businessId, parsed.where);
     // Page and total without a transaction (in parallel where the pool allows): each is exact at
     // the moment it is read (see README, "Lists").
-    const page = () => this.readPage(definition, businessId, where, params, parsed.orderBy, parsed.take, parsed.skip, parsed.include);
+    const page = () => this.readPage(definition, businessId, where, params, parsed.orderBy, parsed.take, parsed.skip, relations);
     // Unfiltered: the counts every create and delete keep; filtered: count the matches.
     const count = async () => {
       if (parsed.where === undefined) return recordCount(this.read, businessId, definition.entity);
@@ -141,7 +144,12 @@ export class RecordService {
   }
 
   /** `?cursor=`: the cursor's query, continued by keyset after its last record; only perPage and include may be sent beside it. */
-  private async listAfterCursor(definition: EntityDefinition, businessId: string, query: Record<string, unknown>): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
+  private async listAfterCursor(
+    definition: EntityDefinition,
+    businessId: string,
+    query: Record<string, unknown>,
+    reader: Reader,
+  ): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
     const spec = this.specOf(definition);
     const conflicts: ErrorDetail[] = [];
     for (const name of CURSOR_EXCLUSIVE_PARAMETERS) {
@@ -156,7 +164,7 @@ export class RecordService {
     if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
-    const relations = parseInclude(include, spec);
+    const relations = this.relationsFor(definition, include, reader);
     const params = new SqlParams();
     const where = listWhereSql(definition, params, businessId, filter, { orderBy, key: state.key });
     const rows = await this.readPage(definition, businessId, where, params, orderBy, pagination.perPage, 0, relations);
@@ -222,8 +230,8 @@ export class RecordService {
     return this.cursors.encode({ businessId, entity: definition.entity, where: query.where, orderBy: query.orderBy, key: orderBy.map((term) => cursorValue(last[term.field])) });
   }
 
-  async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown): Promise<RecordView> {
-    const relations = parseInclude(includeParam === undefined ? undefined : (includeParam as string), this.specOf(definition));
+  async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown, reader: Reader): Promise<RecordView> {
+    const relations = this.relationsFor(definition, includeParam, reader);
     if (!isUuid(id)) throw errors.notFound();
     const include = this.includeArgs(definition, relations, businessId);
     const row = await delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId }, ...(include ? { include } : {}) });
@@ -479,6 +487,16 @@ export class RecordService {
 
   private baseInclude(definition: EntityDefinition): { include?: Record<string, unknown> } {
     return definition.document ? { include: { [definition.document.itemsRelation]: ITEMS_ORDER } } : {};
+  }
+
+  /**
+   * The relations a read loads: what `include` resolves to (`parsed`, when the list query parsed it
+   * already), less those `reader` may not read, 401014 for a named one (extensions §E10). Every read
+   * that returns relations (get, list, list after a cursor) takes them from here; writes return none.
+   */
+  private relationsFor(definition: EntityDefinition, include: unknown, reader: Reader, parsed?: readonly string[]): readonly string[] {
+    const relations = parsed ?? parseInclude(include as string | undefined, this.specOf(definition));
+    return readableRelations(definition, relations, include as string | undefined, reader);
   }
 
   /** Relations to load; every to-many include is filtered by business too (the FKs already keep them inside it). */

@@ -25,13 +25,14 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     const routes = recordRoutes[definition.entity];
 
     mountRoute(router, routes.list, async (req, res) => {
-      const { data, meta } = await service.list(definition, businessOf(req), req.query as Record<string, unknown>);
+      // Relations obey the caller's permissions (extensions §E10): the principal's, from the internal token.
+      const { data, meta } = await service.list(definition, businessOf(req), req.query as Record<string, unknown>, principalOf(req));
       res.json(okList(data, meta));
     });
 
     // Conditional requests (extensions §E2.3): every single-record answer carries the record's ETag.
     mountRoute(router, routes.get, async (req, res) => {
-      const view = await service.get(definition, businessOf(req), idParam(req), req.query["include"]);
+      const view = await service.get(definition, businessOf(req), idParam(req), req.query["include"], principalOf(req));
       const etag = recordEtag(definition, view);
       res.setHeader("ETag", etag);
       if (noneMatchFails(req.get("if-none-match"), etag)) return void res.status(304).end();
