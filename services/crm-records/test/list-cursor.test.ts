@@ -4,6 +4,7 @@
 // deleted, and refuses any cursor it did not make for this business and entity.
 import { uuidv7 } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
+import { CursorCodec } from "../src/domain/list-cursor";
 import { countSeeded, createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 interface Page {
@@ -91,9 +92,12 @@ function suite(mode: Mode) {
     }
     expect((await caller.get(`/client?cursor=${encodeURIComponent(cursor)}&perPage=0`).expect(400)).body.error.code).toBe(400001);
 
-    const [body, signature] = cursor.split(".") as [string, string];
-    const payload = JSON.parse(Buffer.from(body, "base64url").toString());
-    const forged = (changes: object) => `${Buffer.from(JSON.stringify({ ...payload, ...changes })).toString("base64url")}.${signature}`;
+    // A cursor of this business's own query, sealed with another secret (or by the old signed format, base64url(JSON).HMAC).
+    const state = { businessId: caller.businessId, entity: "client" as const, where: "isActive:false", orderBy: undefined, key: ["2025-01-01T00:00:00.000Z", uuidv7()] };
+    const otherSecret = new CursorCodec("another secret").encode(state);
+    const signedJson = `${Buffer.from(JSON.stringify({ v: 1, b: caller.businessId, e: "client", w: "isActive:false", k: state.key })).toString("base64url")}.${"A".repeat(43)}`;
+    const sealed = Buffer.from(cursor, "base64url");
+    const flipped = (at: number) => Buffer.from(sealed.map((byte, i) => (i === at ? byte ^ 1 : byte))).toString("base64url");
     const other = h.caller();
     await createClient(other);
     await createClient(other);
@@ -106,9 +110,14 @@ function suite(mode: Mode) {
       ["garbage", "abc"],
       ["empty", ""],
       ["a misspelt cursor", `${cursor.slice(0, 10)}${cursor[10] === "A" ? "B" : "A"}${cursor.slice(11)}`],
-      ["a truncated signature", cursor.slice(0, -2)],
-      ["a widened filter", forged({ w: "isActive:false" })],
-      ["another business, re-signed by nobody", forged({ b: other.businessId })],
+      ["a truncated tag", cursor.slice(0, -2)],
+      ["a character outside the alphabet added", `${cursor}!`],
+      ["a bit flipped in the version", flipped(0)],
+      ["a bit flipped in the nonce", flipped(5)],
+      ["a bit flipped in the ciphertext", flipped(20)],
+      ["a bit flipped in the tag", flipped(sealed.length - 1)],
+      ["sealed with another secret", otherSecret],
+      ["the old signed format", signedJson],
       ["another business's own cursor", otherCursor],
       ["another entity's cursor", productCursor],
     ];
@@ -120,6 +129,22 @@ function suite(mode: Mode) {
     expect(twice.body.error.code).toBe(400019);
     // The product cursor still works where it belongs.
     expect((await caller.get(`/product?cursor=${encodeURIComponent(productCursor)}`).expect(200)).body.data).toHaveLength(1);
+  });
+
+  it("is opaque: nothing of the query or the last record's values can be read from it (issue 35 item 12)", async () => {
+    const page = (await caller.get("/client?perPage=2&where=lastName:Smith&orderBy=email:asc").expect(200)).body;
+    const last = page.data[1] as { email: string; id: string };
+    expect(last.email).toEqual(expect.stringContaining("@example.com"));
+    const cursor: string = page.meta.nextCursor;
+    const readings = [cursor, Buffer.from(cursor, "base64url").toString("latin1"), Buffer.from(cursor, "base64url").toString("utf8")];
+    for (const secret of [last.email, last.id, "lastName:Smith", "email:asc", "Smith"]) {
+      expect([secret, readings.some((text) => text.includes(secret))]).toEqual([secret, false]);
+    }
+    // The same page twice: two different cursors (a fresh nonce each), both continuing the same way.
+    const again: string = (await caller.get("/client?perPage=2&where=lastName:Smith&orderBy=email:asc").expect(200)).body.meta.nextCursor;
+    expect(again).not.toBe(cursor);
+    const next = async (c: string) => (await caller.get(`/client?cursor=${encodeURIComponent(c)}`).expect(200)).body.data.map((row: { id: string }) => row.id);
+    expect(await next(again)).toEqual(await next(cursor));
   });
 
   it("visits every record that exists throughout the walk exactly once while others are created, updated and deleted", async () => {

@@ -1,15 +1,23 @@
-// Cursors of record lists (extensions §E2.1): an opaque, signed token naming the business, the
-// entity, the query's `where` and `orderBy` exactly as the client wrote them, and the sort key of
-// the last record returned. It is base64url(JSON) "." base64url(HMAC-SHA256), keyed from the
-// service's internal token secret, so a caller can read what a cursor holds but cannot change any
-// of it, and a cursor made for another business or entity is refused rather than followed.
-import { createHmac, timingSafeEqual } from "node:crypto";
+// Cursors of record lists (extensions §E2.1): an opaque token holding the query's `where` and
+// `orderBy` exactly as the client wrote them and the sort key of the last record returned (an email,
+// a name: record data that travels in URLs, proxies' logs and browser histories). So it is encrypted,
+// not only signed (issue 35 item 12): AES-256-GCM under a key derived from the service's internal
+// token secret, the business and the entity bound in as associated data. A cursor that was altered,
+// made with another secret, or made for another business or entity fails authentication and is refused
+// (400019) rather than followed; nothing of what it holds can be read without the secret.
+//
+// base64url( version (1 byte) | nonce (12 bytes, random) | ciphertext of the JSON state | tag (16 bytes) ).
+// A random 96-bit nonce per cursor keeps a nonce reused under one key improbable for the first 2^32
+// cursors of a secret (NIST SP 800-38D); rotating INTERNAL_TOKEN_SECRET starts a new key.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import type { RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
 
-const VERSION = 1;
+const VERSION = 2;
 /** Separates this use of the secret from every other (the internal tokens are signed with it too). */
-const KEY_CONTEXT = "crm-records list cursor v1";
+const KEY_CONTEXT = "crm-records list cursor v2 (AES-256-GCM)";
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
 
 export interface CursorState {
   businessId: string;
@@ -21,56 +29,77 @@ export interface CursorState {
   key: unknown[];
 }
 
+/** What the ciphertext holds; the business and entity are the associated data, not repeated inside. */
 interface Payload {
-  v: number;
-  b: string;
-  e: string;
   w?: string;
   o?: string;
   k: unknown[];
+}
+
+/**
+ * Nonces are cut from a pool of random bytes refilled 4,096 nonces at a time: one randomBytes call per
+ * nonce cost about as much as the encryption itself (every list page with a next one makes a cursor).
+ */
+const NONCE_POOL_NONCES = 4_096;
+let noncePool = Buffer.alloc(0);
+let nonceOffset = 0;
+
+function nextNonce(): Buffer {
+  if (nonceOffset + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_BYTES * NONCE_POOL_NONCES);
+    nonceOffset = 0;
+  }
+  const nonce = noncePool.subarray(nonceOffset, nonceOffset + NONCE_BYTES);
+  nonceOffset += NONCE_BYTES;
+  return nonce;
 }
 
 function invalidCursor(reason: string) {
   return errors.invalidQuery(undefined, { cause: `cursor: ${reason}` });
 }
 
+/** What a cursor is bound to without carrying it: its version, business and entity. */
+function associatedData(businessId: string, entity: RecordEntity): Buffer {
+  return Buffer.from(`${VERSION}\u0000${businessId}\u0000${entity}`, "utf8");
+}
+
 export class CursorCodec {
   private readonly key: Buffer;
 
   constructor(secret: string) {
-    this.key = createHmac("sha256", secret).update(KEY_CONTEXT).digest();
+    this.key = Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), KEY_CONTEXT, 32));
   }
 
   encode(state: CursorState): string {
-    const payload: Payload = { v: VERSION, b: state.businessId, e: state.entity, k: state.key };
+    const payload: Payload = { k: state.key };
     if (state.where !== undefined) payload.w = state.where;
     if (state.orderBy !== undefined) payload.o = state.orderBy;
-    const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-    return `${body}.${this.sign(body)}`;
+    const nonce = nextNonce();
+    const cipher = createCipheriv("aes-256-gcm", this.key, nonce);
+    cipher.setAAD(associatedData(state.businessId, state.entity));
+    const sealed = Buffer.concat([Buffer.of(VERSION), nonce, cipher.update(JSON.stringify(payload), "utf8"), cipher.final(), cipher.getAuthTag()]);
+    return sealed.toString("base64url");
   }
 
   /** The state of a cursor this service made for `businessId` and `entity`; 400019 for anything else. */
   decode(cursor: unknown, businessId: string, entity: RecordEntity): CursorState {
     if (typeof cursor !== "string") throw invalidCursor("given more than once or not a string");
-    const dot = cursor.indexOf(".");
-    if (dot <= 0) throw invalidCursor("malformed");
-    const body = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), "base64url");
-    const expected = Buffer.from(this.sign(body), "base64url");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor("bad signature");
+    const sealed = Buffer.from(cursor, "base64url");
+    // Node's decoder skips characters outside the alphabet: only the exact text this service wrote counts.
+    if (sealed.length < 1 + NONCE_BYTES + TAG_BYTES || sealed.toString("base64url") !== cursor) throw invalidCursor("malformed");
+    if (sealed[0] !== VERSION) throw invalidCursor("unknown version");
     let payload: Payload;
     try {
-      payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Payload;
+      const decipher = createDecipheriv("aes-256-gcm", this.key, sealed.subarray(1, 1 + NONCE_BYTES));
+      decipher.setAAD(associatedData(businessId, entity));
+      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+      const plain = Buffer.concat([decipher.update(sealed.subarray(1 + NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+      payload = JSON.parse(plain.toString("utf8")) as Payload;
     } catch (err) {
-      throw invalidCursor(`unreadable (${String(err)})`);
+      // One answer for all: altered, made with another secret, or for another business or entity.
+      throw invalidCursor(`not one of ours for this business and entity (${String(err)})`);
     }
-    if (payload.v !== VERSION || !Array.isArray(payload.k)) throw invalidCursor("unknown version");
-    if (payload.b !== businessId) throw invalidCursor("made for another business");
-    if (payload.e !== entity) throw invalidCursor("made for another entity");
+    if (!Array.isArray(payload.k)) throw invalidCursor("no key");
     return { businessId, entity, where: payload.w, orderBy: payload.o, key: payload.k };
-  }
-
-  private sign(body: string): string {
-    return createHmac("sha256", this.key).update(body).digest("base64url");
   }
 }
