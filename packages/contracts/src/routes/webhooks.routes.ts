@@ -64,6 +64,7 @@ export const webhookRoutes = {
     docs: () => ({
       tags,
       summary: "Create a webhook (permission webhooks.create); the secret is shown only here",
+      description: "Deliveries carry whole records: subscribing to {entity}.* needs that entity's {resource}.read too, else 401014 (extensions §E10).",
       callbacks: deliveryCallback,
       responses: { 201: { description: "Created", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) } },
     }),
@@ -104,6 +105,9 @@ export const webhookRoutes = {
     docs: () => ({
       tags,
       summary: "Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update)",
+      description:
+        "A change of events, url or filter needs {resource}.read of every entity the webhook then subscribes to, else 401014 (extensions §E10): " +
+        "whoever decides what is sent, or where, must be able to read it.",
       request: { params: idParams },
       responses: { 200: { description: "The updated webhook", ...jsonContent(one()) } },
     }),

@@ -6,6 +6,7 @@ import type { Pagination } from "@crm/query-language";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret, secretPrefix } from "../domain/secret";
 import { isRedactedFormOf } from "../domain/url-credentials";
+import { requireReadableEvents, type Subscriber } from "../domain/subscription-permission";
 import { checkWebhookFilter } from "../domain/webhook-filter";
 import type { Delivery, Webhook } from "../generated/prisma/client";
 import { checkTargetUrl } from "../outbound/ssrf-guard";
@@ -45,6 +46,24 @@ function uniqueEvents(events: string[]): string[] {
 }
 
 /**
+ * Whether an update changes what the webhook sends or where: its events (as a set), its URL (not its
+ * redacted form sent back), or its filter. Whoever does must be able to read every record it then
+ * sends (extensions §E10): changing only the URL of a webhook subscribed to invoices would otherwise
+ * hand a key scoped to webhooks.update every future invoice, and a filter asks questions of their data.
+ */
+function changesWhatIsSent(current: Webhook, input: WebhookUpdate): boolean {
+  const events = input.events !== undefined && !sameEvents(input.events, current.events);
+  const url = input.url !== undefined && input.url !== current.url && !isRedactedFormOf(input.url, current.url);
+  const filter = input.filter !== undefined && input.filter !== current.filter;
+  return events || url || filter;
+}
+
+function sameEvents(a: readonly string[], b: readonly string[]): boolean {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((event) => set.has(event));
+}
+
+/**
  * What setting `isActive` changes (extensions §E1.3). true: the owner says the endpoint is fixed, so the
  * health starts over (consecutiveFailures 0, disabledReason null), also when it was active already.
  * false on an active webhook: the owner's choice (no disabledReason), and the moment it stopped, so
@@ -62,7 +81,9 @@ export class WebhookService {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async create(businessId: string, input: WebhookCreate): Promise<WithSecret> {
+  /** `subscriber`: the caller, who must be able to read every event's records (extensions §E10). */
+  async create(businessId: string, input: WebhookCreate, subscriber: Subscriber): Promise<WithSecret> {
+    requireReadableEvents(input.events, subscriber);
     const filter = input.filter ?? null;
     if (filter !== null) checkWebhookFilter(filter, input.events);
     const secret = generateWebhookSecret();
@@ -94,7 +115,9 @@ export class WebhookService {
     return webhook;
   }
 
-  async update(current: Webhook, input: WebhookUpdate): Promise<Webhook> {
+  /** `subscriber`: the caller; one that changes what is sent must be able to read all of it (changesWhatIsSent). */
+  async update(current: Webhook, input: WebhookUpdate, subscriber: Subscriber): Promise<Webhook> {
+    if (changesWhatIsSent(current, input)) requireReadableEvents(input.events ?? current.events, subscriber);
     // The filter must suit the events it will apply to: checked when either of them changes.
     const filter = input.filter !== undefined ? input.filter : current.filter;
     if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events);

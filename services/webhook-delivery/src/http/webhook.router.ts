@@ -18,7 +18,8 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
   const webhooks = new WebhookService(deps);
 
   mountRoute(router, webhookRoutes.create, async (req, res) => {
-    const { webhook, secret } = await webhooks.create(principalOf(req).businessId, requestBody(webhookRoutes.create, req));
+    const principal = principalOf(req);
+    const { webhook, secret } = await webhooks.create(principal.businessId, requestBody(webhookRoutes.create, req), principal);
     res.status(201).json(ok(webhookWithSecretView(webhook, secret)));
   });
 
@@ -39,7 +40,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.update, async (req, res) => {
     const current = await webhookOf(webhooks, req);
-    res.json(ok(webhookView(await webhooks.update(current, requestBody(webhookRoutes.update, req)))));
+    res.json(ok(webhookView(await webhooks.update(current, requestBody(webhookRoutes.update, req), principalOf(req)))));
   });
 
   mountRoute(router, webhookRoutes.deactivate, async (req, res) => {
