@@ -166,7 +166,7 @@ function scenarios(mode: string, start: () => Promise<RunningProduct & { dataDir
 
     const recovered = await api.POST("/api/v1/webhook/{id}/recover", { params: { path: { id: hook.id } }, body: { since } });
     expect(recovered.response.status).toBe(202);
-    expect(recovered.data!.data).toEqual({ recovered: 1 });
+    expect(recovered.data!.data).toEqual({ recovered: 1, remaining: 0 });
     const done = await waitFor(async () => {
       const log = await api.GET("/api/v1/webhook/{id}/deliveries", { params: { path: { id: hook.id } } });
       return log.data?.data[0]?.status === "SUCCESS" ? log.data.data[0] : undefined;

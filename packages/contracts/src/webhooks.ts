@@ -89,6 +89,11 @@ export type WebhookRotateSecret = z.infer<typeof webhookRotateSecretSchema>;
 
 /** Widest window `POST /webhook/{id}/recover` accepts: 14 days (extensions §E1.2). */
 export const WEBHOOK_RECOVER_MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
+/**
+ * Most deliveries one `POST /webhook/{id}/recover` re-sends (issue 35 item 8): the window bounds time,
+ * this bounds the work one call (one unit of rate limit) starts; `remaining` says to call again.
+ */
+export const WEBHOOK_RECOVER_MAX_PER_CALL = 1_000;
 
 const recoverTimestamp = z.iso.datetime({ offset: true, message: "Expected an ISO 8601 date-time" });
 
@@ -104,7 +109,13 @@ export const webhookRecoverSchema = z
 export type WebhookRecover = z.infer<typeof webhookRecoverSchema>;
 
 export const webhookRecoverResultSchema = z
-  .object({ recovered: z.number().int().openapi({ description: "FAILED deliveries given one new attempt now" }) })
+  .object({
+    recovered: z
+      .number()
+      .int()
+      .openapi({ description: `FAILED deliveries given one new attempt, the oldest first, at most ${WEBHOOK_RECOVER_MAX_PER_CALL} per call` }),
+    remaining: z.number().int().openapi({ description: "FAILED deliveries of the window this call left for the next one: call again until it is 0" }),
+  })
   .openapi("WebhookRecoverResult");
 
 export const webhookSchema = z

@@ -56,7 +56,7 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     const requestsBefore = setup.receiver.requests.length;
 
     const res = await target.owner.post(`/api/v1/webhook/${target.hook.id}/recover`, { since: new Date(Date.now() - HOUR).toISOString() }).expect(202);
-    expect(res.body).toEqual({ success: true, data: { recovered: 2 } });
+    expect(res.body).toEqual({ success: true, data: { recovered: 2, remaining: 0 } });
 
     const recovered = await waitFor(
       async () => {
@@ -86,6 +86,45 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
       [3, false, false],
       [4, true, true],
     ]);
+  });
+
+  /** `count` FAILED deliveries of `hook` (three attempts made), created a millisecond apart an hour ago, oldest first. */
+  async function seedFailed(hook: { id: string; businessId: string }, count: number): Promise<void> {
+    const tag = uuidv7();
+    await setup.service.prisma.$executeRawUnsafe(
+      `INSERT INTO webhooks."Payload" (id, "eventId", body, "createdAt")
+       SELECT gen_random_uuid(), $1 || '-' || n, '{"n":' || n || '}', now() - interval '1 hour' + n * interval '1 millisecond' FROM generate_series(1, $2::int) AS n`,
+      tag,
+      count,
+    );
+    await setup.service.prisma.$executeRawUnsafe(
+      `INSERT INTO webhooks."Delivery" (id, "webhookId", "businessId", "eventId", event, "payloadId", status, attempt, "createdAt", "updatedAt")
+       SELECT gen_random_uuid(), $2::uuid, $3, p."eventId", 'client.created', p.id, 'FAILED', 3, p."createdAt", p."createdAt"
+       FROM webhooks."Payload" AS p WHERE p."eventId" LIKE $1 || '-%'`,
+      tag,
+      hook.id,
+      hook.businessId,
+    );
+  }
+
+  it("re-sends at most 1,000 deliveries per call, the oldest first, and data.remaining says how many are left (issue 35 item 8)", async () => {
+    const business = uuidv7();
+    const owner = api(setup.service, principal(business));
+    const hook = (await owner.post("/api/v1/webhook", { url: setup.receiver.url.replace("/hook", `/hook?w=${uuidv7()}`), events: ["client.created"] }).expect(201)).body.data;
+    await seedFailed(hook, 1_005);
+    const newest = await setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 5, select: { id: true } });
+    const since = new Date(Date.now() - 2 * HOUR).toISOString();
+
+    const first = await owner.post(`/api/v1/webhook/${hook.id}/recover`, { since }).expect(202);
+    expect(first.body).toEqual({ success: true, data: { recovered: 1_000, remaining: 5 } });
+    const left = await setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id, status: "FAILED", attempt: 3 }, select: { id: true } });
+    expect(left.map((d) => d.id).sort()).toEqual(newest.map((d) => d.id).sort());
+
+    const second = await owner.post(`/api/v1/webhook/${hook.id}/recover`, { since }).expect(202);
+    expect(second.body.data).toEqual({ recovered: 5, remaining: 0 });
+    // Each sent once more, and nothing is left to recover.
+    await waitFor(async () => (await setup.service.prisma.delivery.count({ where: { webhookId: hook.id, status: "SUCCESS", attempt: 4 } })) === 1_005, 60_000, 100);
+    expect((await owner.post(`/api/v1/webhook/${hook.id}/recover`, { since }).expect(202)).body.data).toEqual({ recovered: 0, remaining: 0 });
   });
 
   it("another business can neither recover the webhook nor reach its deliveries through its own (Convoy #2116)", async () => {

@@ -5,6 +5,7 @@ import { dataEnvelope, listEnvelope, paginationQuerySchema } from "../envelope";
 import { jsonContent } from "../openapi-responses";
 import {
   deliverySchema,
+  WEBHOOK_RECOVER_MAX_PER_CALL,
   webhookCreateSchema,
   webhookEventPayloadSchema,
   webhookRecoverResultSchema,
@@ -190,6 +191,9 @@ export const webhookRoutes = {
       tags,
       summary:
         "Give every FAILED delivery of this webhook created in [since, until) one new attempt now, like a manual retry (same record and X-Service-Delivery-Id, no automatic retries after it); an inactive webhook answers 409004 (permission webhooks.update)",
+      description:
+        `At most ${WEBHOOK_RECOVER_MAX_PER_CALL} deliveries per call, the oldest first; data.remaining counts the FAILED ones of the window left, so call again until it is 0. ` +
+        "Recovered deliveries show PENDING until their attempt, which is made within the business's own share of the delivery workers, like its first attempts.",
       request: { params: idParams },
       responses: { 202: { description: "Accepted; how many deliveries were recovered", ...jsonContent(dataEnvelope(webhookRecoverResultSchema)) } },
     }),

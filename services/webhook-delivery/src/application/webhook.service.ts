@@ -1,6 +1,14 @@
 // The webhook operations of interface §3 and extensions §E1: what creating, changing, testing, rotating,
 // retrying and recovering mean, each within the caller's business. http/webhook.router.ts parses and answers.
-import { WEBHOOK_RECOVER_MAX_WINDOW_MS, WEBHOOK_TEST_EVENT, type WebhookCreate, type WebhookRecover, type WebhookRotateSecret, type WebhookUpdate } from "@crm/contracts";
+import {
+  WEBHOOK_RECOVER_MAX_PER_CALL,
+  WEBHOOK_RECOVER_MAX_WINDOW_MS,
+  WEBHOOK_TEST_EVENT,
+  type WebhookCreate,
+  type WebhookRecover,
+  type WebhookRotateSecret,
+  type WebhookUpdate,
+} from "@crm/contracts";
 import { errors, validationError } from "@crm/errors";
 import type { Pagination } from "@crm/query-language";
 import { serializePayload } from "../domain/payload";
@@ -185,8 +193,14 @@ export class WebhookService {
     return delivery;
   }
 
-  /** Resolves to how many deliveries were recovered. */
-  async recover(webhook: Webhook, input: WebhookRecover): Promise<number> {
+  /**
+   * Queues one manual attempt for each of the window's oldest FAILED deliveries, at most
+   * WEBHOOK_RECOVER_MAX_PER_CALL (issue 35 item 8); `remaining`: the window's FAILED ones left for the
+   * next call. Durable once it answers; the attempts are claimed as first attempts are, within the
+   * business's room on each instance (DeliveryRepository.requestRecovery), so one business's
+   * recovery never takes the workers other businesses' deliveries need.
+   */
+  async recover(webhook: Webhook, input: WebhookRecover): Promise<{ recovered: number; remaining: number }> {
     const at = this.now();
     const since = new Date(input.since);
     const until = input.until === undefined ? at : new Date(input.until);
@@ -194,11 +208,7 @@ export class WebhookService {
     if (until.getTime() - since.getTime() > WEBHOOK_RECOVER_MAX_WINDOW_MS) throw validationError("since", "The window from since to until is at most 14 days");
     // Nothing would be sent to an inactive webhook: say so rather than fail every delivery again.
     if (!webhook.isActive) throw errors.deliveryNotRetryable();
-    const ids = await this.deps.deliveries.requestRecovery(webhook.businessId, webhook.id, { since, until }, at);
-    // Durable from here (each record is due now); sent in bounded batches without holding the request,
-    // and whatever this process does not get to (a restart) the retry cycle sends.
-    void sendInBatches(this.deps.executor, ids);
-    return ids.length;
+    return this.deps.deliveries.requestRecovery(webhook.businessId, webhook.id, { since, until }, at, WEBHOOK_RECOVER_MAX_PER_CALL);
   }
 
   private async change(current: Webhook, changes: WebhookChanges): Promise<Webhook> {
@@ -210,13 +220,6 @@ export class WebhookService {
 
 /** How often a manual retry whose attempt another claim is making looks for its outcome. */
 const MANUAL_RETRY_POLL_MS = 25;
-
-/** Claims a bounded number of recovered deliveries at a time: a large recovery never floods memory or slots. */
-const RECOVERY_BATCH = 20;
-
-async function sendInBatches(executor: AttemptExecutor, ids: readonly string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += RECOVERY_BATCH) await executor.sendNow(ids.slice(i, i + RECOVERY_BATCH));
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

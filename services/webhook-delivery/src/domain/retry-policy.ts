@@ -1,4 +1,4 @@
-/** Delivery statuses an attempt can leave a record in (PENDING exists only before the first attempt). */
+/** Delivery statuses an attempt can leave a record in (PENDING: waiting for a first attempt, or one a recovery queued). */
 export type AttemptStatus = "SUCCESS" | "RETRYING" | "FAILED";
 
 /** Production schedule (WEBHOOK_RETRY_DELAYS_MS): wait 60 s before the 1st retry, 300 s before the 2nd. */

@@ -70,8 +70,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.recover, async (req, res) => {
     const webhook = await webhookOf(webhooks, req);
-    const recovered = await webhooks.recover(webhook, requestBody(webhookRoutes.recover, req));
-    res.status(202).json(ok({ recovered }));
+    res.status(202).json(ok(await webhooks.recover(webhook, requestBody(webhookRoutes.recover, req))));
   });
 
   return router;

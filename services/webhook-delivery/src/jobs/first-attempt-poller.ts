@@ -20,8 +20,8 @@ export interface FirstAttemptPollerOptions {
  * what it has room for. This poller lets every instance take the rest while it has room: with two
  * instances, one business's deliveries are sent by both, not only by the owner of its partition, and
  * after a crash the survivors pick up what was left at once instead of at the next retry cycle.
- * Unlike the retry cycle it takes only never-attempted (PENDING) deliveries, so retries keep their
- * schedule and batch size. While a backlog lasts (the last poll claimed something, or had to leave a
+ * Unlike the retry cycle it takes only PENDING deliveries (never attempted, or queued by a recovery,
+ * which only it takes), so retries keep their schedule and batch size. While a backlog lasts (the last poll claimed something, or had to leave a
  * business out because this process already held all it may of it), it claims again as soon as there
  * is room for a batch; once a poll with room finds nothing and leaves nothing out, it is back to its
  * interval.

@@ -437,7 +437,8 @@ export class DeliveryRepository {
     const [which, name] = ids
       ? [Prisma.sql`status IN ('PENDING', 'RETRYING') AND id = ANY(${ids}::uuid[])`, "delivery_claim_ids"]
       : options.firstAttemptsOf === undefined
-        ? [Prisma.sql`status IN ('PENDING', 'RETRYING')`, "delivery_claim_due"]
+        ? // Not recovered deliveries (PENDING and manual): their business's room decides when they go (requestRecovery).
+          [Prisma.sql`status IN ('PENDING', 'RETRYING') AND (status = 'RETRYING' OR NOT "manualRetry")`, "delivery_claim_due"]
         : [Prisma.sql`${FIRST_ATTEMPT} AND "businessId" = ${options.firstAttemptsOf}`, "delivery_claim_first_of"];
     const rows = await this.query<ClaimRow>(
       Prisma.sql`
@@ -647,18 +648,38 @@ export class DeliveryRepository {
   }
 
   /**
-   * Bulk manual retry (extensions §E1.2): every FAILED delivery of this webhook (and business: never
-   * another tenant's, whatever the ids) created in [since, until) becomes due now, marked manual, in
-   * one statement. Returns their ids, oldest first.
+   * Bulk manual retry (extensions §E1.2), bounded (issue 35 item 8): the `limit` oldest FAILED deliveries
+   * of this webhook (and business: never another tenant's) created in [since, until) are queued for one
+   * manual attempt now, in one statement; how many FAILED ones of the window it left is `remaining`.
+   * Queued as PENDING, like first attempts, so they are claimed as first attempts are: by each
+   * instance's poller within the business's room (claimFirstAttempts), never by the retry cycle (see
+   * claimDue), which knows no business. Both reads walk the partial index of FAILED deliveries by
+   * webhook (migration 20261128120000_failed_by_webhook): `limit` rows and the window's FAILED entries,
+   * however many deliveries the webhook has. The count is of the webhook alone: the caller found it
+   * in the business.
    */
-  async requestRecovery(businessId: string, webhookId: string, window: { since: Date; until: Date }, now: Date): Promise<string[]> {
-    if (!isUuid(webhookId)) return [];
-    const rows = await this.prisma.$queryRaw<Array<{ id: string }>>`
-      UPDATE ${DELIVERY} SET status = 'RETRYING', "manualRetry" = true, "nextRetryAt" = ${now}, "updatedAt" = ${now}
-      WHERE "webhookId" = ${webhookId}::uuid AND "businessId" = ${businessId} AND status = 'FAILED'
-        AND "createdAt" >= ${window.since} AND "createdAt" < ${window.until}
-      RETURNING id::text AS id`;
-    return rows.map((row) => row.id).sort();
+  async requestRecovery(businessId: string, webhookId: string, window: { since: Date; until: Date }, now: Date, limit: number): Promise<{ recovered: number; remaining: number }> {
+    if (!isUuid(webhookId)) return { recovered: 0, remaining: 0 };
+    const inWindow = Prisma.sql`"webhookId" = ${webhookId}::uuid AND status = 'FAILED' AND "createdAt" >= ${window.since}::timestamptz AND "createdAt" < ${window.until}::timestamptz`;
+    const [row] = await this.query<{ recovered: number; remaining: number }>(
+      Prisma.sql`
+      WITH picked AS (
+        SELECT id FROM ${DELIVERY}
+        WHERE ${inWindow} AND "businessId" = ${businessId}
+        ORDER BY "createdAt", id
+        LIMIT ${limit}::int
+        FOR UPDATE SKIP LOCKED
+      ), queued AS (
+        UPDATE ${DELIVERY} AS d SET status = 'PENDING', "manualRetry" = true, "nextRetryAt" = ${now}::timestamptz, "updatedAt" = ${now}::timestamptz
+        FROM picked WHERE d.id = picked.id
+        RETURNING d.id
+      )
+      -- Both counts see the rows as they were before this statement: the window's FAILED ones include those queued.
+      SELECT (SELECT count(*) FROM queued)::int AS recovered,
+             ((SELECT count(*) FROM ${DELIVERY} WHERE ${inWindow}) - (SELECT count(*) FROM queued))::int AS remaining`,
+      "delivery_request_recovery",
+    );
+    return { recovered: row?.recovered ?? 0, remaining: Math.max(0, row?.remaining ?? 0) };
   }
 
   attempts(deliveryId: string) {
