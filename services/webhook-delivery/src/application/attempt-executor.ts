@@ -456,6 +456,14 @@ export class AttemptExecutor {
         })
       : undefined;
     const outcome = await dispatcher.send({ url: started.url, headers, body });
+    // What the delivery log words generically (the address a refused name resolved to, the resolver's
+    // code) is for operators: logged here, never stored.
+    if (outcome.detail !== undefined) {
+      logger[outcome.failure === "refused" ? "warn" : "info"](
+        { deliveryId: started.id, webhookId: started.webhookId, businessId: started.businessId, detail: outcome.detail },
+        "webhook target refused or not resolved",
+      );
+    }
     const outcomeLabel = outcome.ok ? "success" : outcome.responseStatus > 0 ? "http_error" : (outcome.failure ?? "network_error");
     const metrics = this.metricsFor(outcomeLabel);
     metrics.attempts.inc();

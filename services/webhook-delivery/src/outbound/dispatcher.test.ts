@@ -6,7 +6,7 @@ import { Webhook } from "standardwebhooks";
 import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret } from "../domain/secret";
 import { buildDeliveryHeaders } from "../domain/signature";
-import { createDispatcher, type Dispatcher, type HostResolver } from "./dispatcher";
+import { createDispatcher, TARGET_UNREACHABLE_MESSAGE, type Dispatcher, type HostResolver } from "./dispatcher";
 
 interface ReceivedRequest {
   method: string | undefined;
@@ -245,10 +245,14 @@ describe("dispatcher against loopback receivers", () => {
   it("reports DNS failures without throwing", async () => {
     const resolveHost: HostResolver = (hostname) => Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }));
     const outcome = await dispatcher({ resolveHost }).send(simpleDelivery("http://nowhere.test/hook"));
-    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: "DNS lookup failed for nowhere.test (ENOTFOUND)" });
+    // The delivery log says neither whether the name exists nor what the resolver said; operators get it (issue 35 item 12).
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: TARGET_UNREACHABLE_MESSAGE, detail: "DNS lookup failed for nowhere.test (ENOTFOUND)" });
 
     const empty: HostResolver = () => Promise.resolve([]);
-    expect((await dispatcher({ resolveHost: empty }).send(simpleDelivery("http://nowhere.test/hook"))).responseBody).toBe("DNS lookup failed for nowhere.test (ENOTFOUND)");
+    expect(await dispatcher({ resolveHost: empty }).send(simpleDelivery("http://nowhere.test/hook"))).toMatchObject({
+      responseBody: TARGET_UNREACHABLE_MESSAGE,
+      detail: "DNS lookup failed for nowhere.test (ENOTFOUND)",
+    });
   });
 
   it("bounds a DNS look-up that never answers by the same time-out", async () => {
@@ -379,7 +383,7 @@ describe("dispatcher SSRF protection (allowPrivateTargets: false)", () => {
   ])("refuses loopback spelled %s without connecting", async (template, address) => {
     const receiver = await startReceiver((_req, res) => res.end());
     const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(template.replace("PORT", String(receiver.port))));
-    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${address}` });
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: TARGET_UNREACHABLE_MESSAGE, detail: `Target address is not allowed: ${address}` });
     expect(receiver.connections).toBe(0);
   });
 
@@ -388,7 +392,8 @@ describe("dispatcher SSRF protection (allowPrivateTargets: false)", () => {
     const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(`http://localhost:${receiver.port}/`));
     expect(outcome.ok).toBe(false);
     expect(outcome.responseStatus).toBe(0);
-    expect(outcome.responseBody).toMatch(/^Target address is not allowed: (127\.0\.0\.1|::1)$/);
+    expect(outcome.responseBody).toBe(TARGET_UNREACHABLE_MESSAGE);
+    expect(outcome.detail).toMatch(/^Target address is not allowed: (127\.0\.0\.1|::1)$/);
     expect(receiver.connections).toBe(0);
   });
 
@@ -412,7 +417,7 @@ describe("dispatcher SSRF protection (allowPrivateTargets: false)", () => {
   ])("refuses %s", async (url, address) => {
     const started = Date.now();
     const outcome = await dispatcher({ allowPrivateTargets: false }).send(simpleDelivery(url));
-    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${address}` });
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: TARGET_UNREACHABLE_MESSAGE, detail: `Target address is not allowed: ${address}` });
     // Refused before any connect attempt, so no network time-out is involved.
     expect(Date.now() - started).toBeLessThan(1500); // well under the 2 s time-out, with room for a loaded machine
   });
@@ -425,6 +430,7 @@ describe("dispatcher SSRF protection (allowPrivateTargets: false)", () => {
   ])("refuses a host name resolving to %j", async (addresses, forbidden) => {
     const resolveHost: HostResolver = () => Promise.resolve(addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })));
     const outcome = await dispatcher({ allowPrivateTargets: false, resolveHost }).send(simpleDelivery("https://hooks.example.test/crm"));
-    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: `Target address is not allowed: ${forbidden}` });
+    // The same text as a name that does not exist: the delivery log neither shows the internal address nor tells the two apart.
+    expect(outcome).toMatchObject({ ok: false, responseStatus: 0, responseBody: TARGET_UNREACHABLE_MESSAGE, detail: `Target address is not allowed: ${forbidden}` });
   });
 });

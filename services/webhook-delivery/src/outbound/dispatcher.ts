@@ -18,7 +18,20 @@ export interface AttemptOutcome {
   durationMs: number;
   /** Why no HTTP answer came (responseStatus 0), for metrics: a time-out, the SSRF guard, or anything else. */
   failure?: "timeout" | "refused" | "network_error";
+  /**
+   * For operators only (logs, never the delivery log): what `responseBody` words generically, such as the
+   * internal address a refused name resolved to or the resolver's code (TARGET_UNREACHABLE_MESSAGE).
+   */
+  detail?: string;
 }
+
+/**
+ * responseBody of an attempt whose host did not resolve, or resolved to (or is) an address deliveries may
+ * not reach (issue 35 item 12). One text for both, with neither the address nor the resolver's code: the
+ * delivery log is the tenant's, and telling "no such name" from "a name of the internal network"
+ * would let a tenant map that network through webhook URLs. The detail goes to the logs.
+ */
+export const TARGET_UNREACHABLE_MESSAGE = "Target address is not allowed or could not be resolved";
 
 export interface DeliveryRequest {
   url: string;
@@ -175,7 +188,14 @@ const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEO
 const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
 const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "ECONNABORTED"]);
 
-/** A short, stable text for the delivery log; receivers' owners read it to fix their endpoint. */
+/** Whether `err` says the target's name did not resolve or its address is refused (TARGET_UNREACHABLE_MESSAGE). */
+function isUnreachableTarget(err: unknown): boolean {
+  if (err instanceof TargetNotAllowedError) return true;
+  const code = errorCode(err);
+  return code === "ERR_WEBHOOK_TARGET_NOT_ALLOWED" || (code !== undefined && DNS_CODES.has(code));
+}
+
+/** A short, stable text for operators; receivers' owners read it (or its generic form) to fix their endpoint. */
 function describeFailure(err: unknown, hostname: string, timeoutMs: number): string {
   if (err instanceof TargetNotAllowedError) return err.message;
   if (err instanceof DeliveryTimeoutError) return err.message;
@@ -381,12 +401,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   function send(delivery: DeliveryRequest): Promise<AttemptOutcome> {
     const started = performance.now();
-    const failure = (text: string, kind: AttemptOutcome["failure"] = "network_error"): AttemptOutcome => ({
+    const failure = (text: string, kind: AttemptOutcome["failure"] = "network_error", detail?: string): AttemptOutcome => ({
       ok: false,
       responseStatus: 0,
       responseBody: clip(text, MAX_ERROR_TEXT_CHARS),
       durationMs: Math.round(performance.now() - started),
       failure: kind,
+      ...(detail === undefined ? {} : { detail: clip(detail, MAX_ERROR_TEXT_CHARS) }),
     });
 
     const target = targetOf(delivery.url);
@@ -412,6 +433,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }
         const reason = err ?? new Error("No response");
         const description = describeFailure(reason, target.hostname, timeoutMs);
+        if (isUnreachableTarget(reason)) {
+          resolve(failure(TARGET_UNREACHABLE_MESSAGE, failureKind(reason), description));
+          return;
+        }
         // An answer cut off mid-body is not an answer within the time-out (interface §3), so it is
         // recorded as "no HTTP answer" with the status kept in the text for whoever debugs it.
         resolve(failure(status === undefined ? description : `${description} while reading the response body (HTTP ${status})`, failureKind(reason)));
