@@ -105,6 +105,25 @@ describe.each(databaseModes)("delivery retention on %s", (mode) => {
     expect(log.body.meta.total).toBe(kept.length - 1);
     expect(await setup.service.retention.runNow()).toEqual({ deliveries: 0, payloads: 0 });
   });
+
+  it("deletes test deliveries (PENDING webhook.test, never sent) and their payloads after the window too (issue 35 item 13)", async () => {
+    const hook = await newWebhook(setup.service);
+    const owner = api(setup.service, principal(hook.businessId));
+    const old = (await owner.post(`/api/v1/webhook/${hook.id}/test`).expect(201)).body.data;
+    const recent = (await owner.post(`/api/v1/webhook/${hook.id}/test`).expect(201)).body.data;
+    const at = new Date(Date.now() - 31 * DAY);
+    await setup.service.prisma.$executeRaw`UPDATE "webhooks"."Delivery" SET "createdAt" = ${at}, "updatedAt" = ${at} WHERE id = ${old.id}::uuid`;
+    const { payloadId } = (await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: old.id }, select: { payloadId: true } })) as { payloadId: string };
+    await setup.service.prisma.payload.update({ where: { id: payloadId }, data: { createdAt: at } });
+    // A real first attempt as old (it cannot happen, but if it did it must wait for its send, not go).
+    const pending = await seedDelivery(setup.service, hook.id, hook.businessId, "PENDING", 31 * DAY);
+
+    await setup.service.retention.runNow();
+    await setup.service.retention.runNow();
+    const left = await setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id }, select: { id: true } });
+    expect(left.map((d) => d.id).sort()).toEqual([recent.id, pending].sort());
+    expect(await setup.service.prisma.payload.count({ where: { id: payloadId } })).toBe(0);
+  });
 });
 
 describePostgres("delivery retention with two instances on one PostgreSQL database", () => {

@@ -1,3 +1,4 @@
+import { WEBHOOK_TEST_EVENT } from "@crm/contracts";
 import type { RetentionRule } from "@crm/service-kit";
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 
@@ -11,9 +12,11 @@ const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
  *
  * - Deliveries in a final state (SUCCESS or FAILED) whose last activity (updatedAt: the last attempt,
  *   cancellation or manual retry) is older than the window, with their attempts (deleted by the
- *   trigger on Delivery, migration 20261126200000_attempts_without_foreign_key).
- *   PENDING and RETRYING deliveries are never deleted, however old. A delivery a manual retry is
- *   turning back into RETRYING right now is skipped, or re-checked against its new status.
+ *   trigger on Delivery, migration 20261126200000_attempts_without_foreign_key); and test deliveries
+ *   (`webhook.test`: PENDING, never due, never attempted, decisions §6) older than the window, whose
+ *   state is as final as it gets from the moment they are made (issue 35 item 13). Other PENDING and
+ *   RETRYING deliveries are never deleted, however old. A delivery a manual retry or a recovery is
+ *   turning back into a due one right now is skipped, or re-checked against its new status.
  * - Payloads (one per event, shared by its deliveries) that no delivery refers to any more. Only those
  *   older than the window: a payload being created for a new event right now is never a candidate.
  *   A re-delivered event's create holds its payload's row lock (skipped here); one that committed after
@@ -37,7 +40,8 @@ export const retentionStatements = {
     WITH expired AS (
       SELECT e.id FROM ${WEBHOOK} AS w CROSS JOIN LATERAL (
         SELECT id FROM ${DELIVERY}
-        WHERE "webhookId" = w.id AND "createdAt" < ${cutoff} AND status IN ('SUCCESS', 'FAILED') AND "updatedAt" < ${cutoff}
+        WHERE "webhookId" = w.id AND "createdAt" < ${cutoff} AND "updatedAt" < ${cutoff}
+          AND (status IN ('SUCCESS', 'FAILED') OR (status = 'PENDING' AND event = ${WEBHOOK_TEST_EVENT} AND "nextRetryAt" IS NULL))
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
       ) AS e
