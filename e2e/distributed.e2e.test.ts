@@ -4,6 +4,7 @@ import { runCoreFlow } from "./flow";
 import { runApiKeyFlow } from "./api-keys.flow";
 import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
+import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
 
 jest.setTimeout(240_000);
@@ -40,5 +41,9 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {
     await runWebhookExtensionsFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("issue 35: include and webhook subscriptions obey scopes, recoveries are bounded, cursors and the delivery log give nothing away", async () => {
+    await runRecordsAndWebhooksSecurityFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 });

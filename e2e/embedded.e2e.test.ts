@@ -4,6 +4,7 @@ import { runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
 import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
 import { runCoreFlow } from "./flow";
+import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
 import { startEmbedded } from "./harness";
 
@@ -41,6 +42,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {
     await runWebhookExtensionsFlow(product.baseUrl, "embedded");
+  });
+
+  it("issue 35: include and webhook subscriptions obey scopes, recoveries are bounded, cursors and the delivery log give nothing away", async () => {
+    await runRecordsAndWebhooksSecurityFlow(product.baseUrl, "embedded");
   });
 
   it("answers unknown routes, malformed JSON and oversized bodies with the envelope", async () => {
