@@ -2040,7 +2040,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -2254,7 +2254,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -2881,7 +2881,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -3095,7 +3095,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -3710,7 +3710,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -3924,7 +3924,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -4539,7 +4539,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -4753,7 +4753,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -5368,7 +5368,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -5582,7 +5582,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -6197,7 +6197,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -6411,7 +6411,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -7026,7 +7026,7 @@ export interface paths {
                     where?: string;
                     /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
                     orderBy?: string;
-                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                     /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                     cursor?: string;
@@ -7240,7 +7240,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. */
+                    /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                     include?: string;
                 };
                 header?: {
@@ -7926,7 +7926,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a webhook (permission webhooks.create); the secret is shown only here */
+        /**
+         * Create a webhook (permission webhooks.create); the secret is shown only here
+         * @description Deliveries carry whole records: subscribing to {entity}.* needs that entity's {resource}.read too, else 401014 (extensions §E10).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8130,7 +8133,10 @@ export interface paths {
                 };
             };
         };
-        /** Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update) */
+        /**
+         * Update any of url, events, description, isActive, filter, autoDisableAfter; isActive true also resets the health (permission webhooks.update)
+         * @description A change of events, url or filter needs {resource}.read of every entity the webhook then subscribes to, else 401014 (extensions §E10): whoever decides what is sent, or where, must be able to read it.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -8796,7 +8802,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Give every FAILED delivery of this webhook created in [since, until) one new attempt now, like a manual retry (same record and X-Service-Delivery-Id, no automatic retries after it); an inactive webhook answers 409004 (permission webhooks.update) */
+        /**
+         * Give every FAILED delivery of this webhook created in [since, until) one new attempt now, like a manual retry (same record and X-Service-Delivery-Id, no automatic retries after it); an inactive webhook answers 409004 (permission webhooks.update)
+         * @description At most 1000 deliveries per call, the oldest first; data.remaining counts the FAILED ones of the window left, so call again until it is 0. Recovered deliveries show PENDING until their attempt, which is made within the business's own share of the delivery workers, like its first attempts.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -9784,8 +9793,10 @@ export interface components {
             gracePeriodSeconds?: number;
         };
         WebhookRecoverResult: {
-            /** @description FAILED deliveries given one new attempt now */
+            /** @description FAILED deliveries given one new attempt, the oldest first, at most 1000 per call */
             recovered: number;
+            /** @description FAILED deliveries of the window this call left for the next one: call again until it is 0 */
+            remaining: number;
         };
         WebhookRecover: {
             /**
