@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler } from "express";
 import { bodyReadError, errors } from "@crm/errors";
 import { readDeclaredLengthBody } from "./declared-length-body";
-import { nulTextDetails } from "./nul-text";
+import { unstorableTextDetails } from "./unstorable-text";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -18,7 +18,7 @@ const typeOf = (req: { headers: Request["headers"] }) =>
 /**
  * JSON bodies only: a body with another media type is 415000, malformed JSON 400002, over 1 MiB
  * 413000, a body that cannot be read or decompressed 400001 (bodyReadError), a NUL character in any string or key
- * 400001 naming each field (see nul-text.ts). Bodiless requests pass through.
+ * 400001 naming each field (see unstorable-text.ts). Bodiless requests pass through.
  *
  * The common body (a JSON type in UTF-8, a Content-Length within the limit, not compressed, not
  * chunked) is read straight off the stream and parsed once: body-parser's general path (charset and
@@ -28,7 +28,7 @@ const typeOf = (req: { headers: Request["headers"] }) =>
 export function jsonBody(): RequestHandler[] {
   const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(typeOf(req)) });
   const general = (req: Request, res: Parameters<RequestHandler>[1], next: NextFunction) =>
-    parse(req, res, (err?: unknown) => (err === undefined ? checkNulText(req, next) : next(bodyReadError(err))));
+    parse(req, res, (err?: unknown) => (err === undefined ? checkUnstorableText(req, next) : next(bodyReadError(err))));
   const read: RequestHandler = (req, res, next) => {
     const length = req.headers["content-length"];
     if (req.headers["transfer-encoding"] === undefined && length === undefined) {
@@ -52,8 +52,8 @@ function isPlainJsonBody(req: Request): boolean {
   return length > 0 && length <= BODY_LIMIT_BYTES;
 }
 
-function checkNulText(req: Request, next: NextFunction): void {
-  const details = req.body === undefined ? [] : nulTextDetails(req.body);
+function checkUnstorableText(req: Request, next: NextFunction): void {
+  const details = req.body === undefined ? [] : unstorableTextDetails(req.body);
   next(details.length > 0 ? errors.validationFailed(details) : undefined);
 }
 
@@ -71,6 +71,6 @@ function readPlain(req: Request, next: NextFunction): void {
     } catch {
       return next(errors.malformedJson());
     }
-    checkNulText(req, next);
+    checkUnstorableText(req, next);
   });
 }

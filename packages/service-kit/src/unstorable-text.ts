@@ -25,7 +25,7 @@ function pathOf(step: Step | undefined, lastKey?: string): string {
  * reads, covers every field of every schema, present and future, without any schema opting in.
  * The walk uses an explicit stack: a 1 MiB body may nest hundreds of thousands of levels deep.
  */
-export function nulTextDetails(value: unknown): ErrorDetail[] {
+export function unstorableTextDetails(value: unknown): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   const stack: Step[] = [{ value, key: undefined, parent: undefined }];
   while (stack.length > 0 && details.length < MAX_REPORTED) {
