@@ -65,6 +65,11 @@ describe("jsonBody", () => {
     }
   });
 
+  it("names a lone UTF-16 surrogate in a field 400001, as sent raw (issue 35 item 5)", async () => {
+    const res = await request(app()).post("/").set("content-type", "application/json").send('{"firstName":"a","lastName":"\\udc00"}');
+    expect([res.status, res.body.error.code, res.body.error.details]).toEqual([400, 400001, [{ path: "lastName", message: "Must not contain a lone UTF-16 surrogate" }]]);
+  });
+
   it("answers a body over 1 MiB 413000", async () => {
     const res = await request(app())
       .post("/")

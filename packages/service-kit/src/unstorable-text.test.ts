@@ -1,4 +1,4 @@
-import { unstorableTextDetails, NUL_MESSAGE } from "./unstorable-text";
+import { LONE_SURROGATE_MESSAGE, NUL_MESSAGE, unstorableTextDetails } from "./unstorable-text";
 
 describe("unstorableTextDetails", () => {
   it("finds nothing in text without NUL", () => {
@@ -15,6 +15,19 @@ describe("unstorableTextDetails", () => {
       { path: "tags.1", message: NUL_MESSAGE },
     ]);
     expect(unstorableTextDetails("top\u0000")).toEqual([{ path: "", message: NUL_MESSAGE }]);
+  });
+
+  it("names every string or key holding a lone UTF-16 surrogate, and passes paired ones", () => {
+    // As JSON.parse makes them from "\\udc00" escapes: the raw body of issue 35 item 5.
+    const body = JSON.parse('{"firstName":"a","lastName":"\\udc00","notes":["\\ud83d\\ude00 ok","x\\ud800","\\ud800\\ud800\\udc00"],"k\\udfff":1}');
+    // An object's keys are checked as the object is reached, before the values under them.
+    expect(unstorableTextDetails(body)).toEqual([
+      { path: "k\udfff", message: LONE_SURROGATE_MESSAGE },
+      { path: "lastName", message: LONE_SURROGATE_MESSAGE },
+      { path: "notes.1", message: LONE_SURROGATE_MESSAGE },
+      { path: "notes.2", message: LONE_SURROGATE_MESSAGE },
+    ]);
+    expect(unstorableTextDetails({ emoji: "😀", cjk: "漢字", bmpEdge: "\uffff\ue000" })).toEqual([]);
   });
 
   it("names a key holding NUL", () => {
