@@ -226,7 +226,7 @@ function forwardToService({ idempotency }: GatewayDeps, call: CallService): Requ
     const principal = res.locals.principal;
     const early = res.locals.early;
     if (early && early.principal === principal) return send(res, await early.answer);
-    const idempotent = req.method === "POST" && principal ? await idempotency.begin(req, principal.businessId) : undefined;
+    const idempotent = req.method === "POST" && principal ? await idempotency.begin(req, principal) : undefined;
     if (idempotent && "replay" in idempotent) {
       metrics.idempotentReplays.inc();
       return send(res, idempotent.replay);

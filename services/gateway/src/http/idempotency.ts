@@ -1,12 +1,16 @@
 // Idempotency-Key on POST (decisions §7): the first response for a key is kept 24 h per business and
-// replayed for the same request; the same key with a different request is 409002. Only completed
-// answers below 500 are kept, so a failed attempt can be retried with the same key.
+// replayed for the same request by the same caller; the same key with a different request, or from
+// another user or API key of the business (extensions §E10), is 409002. Only completed answers below
+// 500 are kept, so a failed attempt can be retried with the same key. A kept entry this gateway cannot
+// read (another IDEMPOTENCY_ENCRYPTION_KEY, or altered in the store) is 409002 too, never a second run.
 //
 // Kept answers include one-time secrets (a new API key's `svc_...`, a webhook's `whsec_...`), so they
 // are never at rest in clear: each is sealed with AES-256-GCM under IDEMPOTENCY_ENCRYPTION_KEY, bound
-// to its business, key and request as associated data, and request fingerprints are keyed digests.
+// to its business, key, caller and request as associated data, and request fingerprints and callers
+// are stored as keyed digests.
 import { createHash } from "node:crypto";
 import type { Request } from "express";
+import type { Principal } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { UpstreamResponse } from "./forwarder";
@@ -25,7 +29,9 @@ type Unkept = "too-large" | "not-saved";
 interface Stored {
   /** Keyed digest of method, URL and body. */
   fingerprint: string;
-  /** Which encryption key wrote this entry; an entry of another key is forgotten. */
+  /** Keyed digest of the caller (its API key, else its user): only that caller replays the answer. */
+  caller: string;
+  /** Which encryption key wrote this entry: an entry of another key cannot be read here. */
   keyId: string;
   /** The sealed answer, once there is one. */
   sealed?: string;
@@ -42,6 +48,12 @@ const UNKEPT_MESSAGES: Record<Unkept, string> = {
   "too-large": `The first request with this key completed, but its answer was over ${MAX_KEPT_RESPONSE_BYTES} bytes and was not kept`,
   "not-saved": "The first request with this key completed, but its answer could not be saved",
 };
+
+const ANOTHER_CALLER = "This key was already used by another user or API key of the business; use a new key";
+const UNREADABLE = "A request with this key was already made, but what was kept of it cannot be read; use a new key";
+
+/** Who may replay an entry: the key of a request made with an API key, else the signed-in user. */
+export type IdempotencyCaller = Pick<Principal, "businessId" | "userId" | "apiKeyId">;
 
 export type IdempotentOutcome = { replay: UpstreamResponse } | { proceed: (response: UpstreamResponse) => Promise<void>; abandon: () => Promise<void> };
 
@@ -71,19 +83,20 @@ export class IdempotencyStore {
     this.box = new SealedBox(encryptionSecret, "crm idempotency v1");
   }
 
-  /** For a POST with an Idempotency-Key by a known business; undefined when the header is absent. */
-  async begin(req: Request, businessId: string): Promise<IdempotentOutcome | undefined> {
+  /** For a POST with an Idempotency-Key by a known caller; undefined when the header is absent. */
+  async begin(req: Request, principal: IdempotencyCaller): Promise<IdempotentOutcome | undefined> {
     const key = req.get("idempotency-key");
     if (key === undefined) return undefined;
     if (!KEY_SHAPE.test(key)) {
       throw errors.validationFailed([{ path: "Idempotency-Key", message: "Must be 1 to 255 printable ASCII characters" }]);
     }
-    const kvKey = `idempotency:${businessId}:${createHash("sha256").update(key).digest("hex")}`;
+    const kvKey = `idempotency:${principal.businessId}:${createHash("sha256").update(key).digest("hex")}`;
     const fingerprint = this.box.mac(req.method, req.originalUrl, req.rawBody ?? Buffer.alloc(0));
+    const caller = this.box.mac(principal.apiKeyId !== null ? "apiKey" : "user", principal.apiKeyId ?? principal.userId ?? "");
     const keyId = this.box.keyId;
-    // The answer only opens under this business, this key and this exact request.
-    const associatedData = `${kvKey}\n${fingerprint}`;
-    const record = (fields: Partial<Stored> = {}) => JSON.stringify({ fingerprint, keyId, ...fields } satisfies Stored);
+    // The answer only opens under this business, this key, this caller and this exact request.
+    const associatedData = `${kvKey}\n${caller}\n${fingerprint}`;
+    const record = (fields: Partial<Stored> = {}) => JSON.stringify({ fingerprint, caller, keyId, ...fields } satisfies Stored);
 
     const deadline = Date.now() + (this.options.waitForInFlightMs ?? WAIT_FOR_IN_FLIGHT_MS);
     for (;;) {
@@ -119,18 +132,18 @@ export class IdempotencyStore {
       }
       const raw = await kvOr503(this.kv.get(kvKey));
       if (raw === null) continue; // expired or abandoned between the two calls: try to take it
-      const stored = JSON.parse(raw) as Stored;
-      if (stored.keyId !== keyId) {
-        // Written under another IDEMPOTENCY_ENCRYPTION_KEY: unreadable, so forgotten like an expired entry.
-        await kvOr503(this.kv.del(kvKey));
-        continue;
-      }
+      const stored = parseStored(raw);
+      // Another IDEMPOTENCY_ENCRYPTION_KEY (gateways sharing a Redis with different keys), or not an
+      // entry at all: whether the request ran cannot be told, so it must not run (again).
+      if (stored?.keyId !== keyId) throw this.unreadable(kvKey, stored ? "written under another IDEMPOTENCY_ENCRYPTION_KEY" : "not an entry");
+      // Before anything else of the entry: another caller learns nothing of the first request or answer.
+      if (stored.caller !== caller) throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: ANOTHER_CALLER }]);
       if (stored.fingerprint !== fingerprint) throw errors.idempotencyKeyReused();
       if (stored.unkept) throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: UNKEPT_MESSAGES[stored.unkept] }]);
       if (stored.sealed !== undefined) {
         const opened = this.box.open(stored.sealed, associatedData);
         // Only someone writing to the store itself can cause this: the store is not to be trusted.
-        if (!opened) throw errors.unavailable(undefined, { cause: new Error(`idempotency entry ${kvKey} failed authentication`) });
+        if (!opened) throw this.unreadable(kvKey, "failed authentication");
         const { status, headers, body } = JSON.parse(opened.toString("utf8")) as KeptResponse;
         return { replay: { status, headers: { ...headers, "idempotent-replayed": "true" }, body: Buffer.from(body, "base64") } };
       }
@@ -142,8 +155,24 @@ export class IdempotencyStore {
     }
   }
 
+  /** 409002 for an entry that exists but cannot be read; the operator learns why from the log. */
+  private unreadable(kvKey: string, why: string) {
+    this.options.logger?.error({ entry: kvKey, why }, "idempotency: an entry cannot be read; its request is refused, not run again");
+    return errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: UNREADABLE }]);
+  }
+
   /** Frees the key after a 5xx or a failed forward; if the store fails, the marker expires on its own. */
   private async release(kvKey: string): Promise<void> {
     await this.kv.del(kvKey).catch((err: unknown) => this.options.logger?.error({ err }, "idempotency: could not release a key"));
+  }
+}
+
+/** A stored entry, or undefined when the value is not one (written by something else, or corrupted). */
+function parseStored(raw: string): Stored | undefined {
+  try {
+    const value = JSON.parse(raw) as Partial<Stored> | null;
+    return typeof value?.keyId === "string" && typeof value.caller === "string" && typeof value.fingerprint === "string" ? (value as Stored) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -3,6 +3,7 @@
 import type { Express } from "express";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
+import type { ReadinessCheck } from "@crm/service-kit";
 import { createApp } from "../../src/app";
 import { Forwarder, type ForwarderOptions } from "../../src/http/forwarder";
 import { IdempotencyStore } from "../../src/http/idempotency";
@@ -18,6 +19,10 @@ export interface GatewayAppOptions {
   /** Names the idempotency store's key. */
   name: string;
   trustProxyHops: number;
+  /** IDEMPOTENCY_ENCRYPTION_KEY; derived from `name` when omitted. */
+  idempotencyKey?: string;
+  /** What /readyz checks; none when omitted. */
+  readiness?: ReadinessCheck[];
 }
 
 /** The app and its forwarder (close it after the tests). */
@@ -33,9 +38,9 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     logger,
     security: options.security,
     forwarder,
-    idempotency: new IdempotencyStore(options.kv, `${options.name}-test-idempotency-key-0123456789`, { logger }),
+    idempotency: new IdempotencyStore(options.kv, options.idempotencyKey ?? `${options.name}-test-idempotency-key-0123456789`, { logger }),
     documents: { capabilities: async () => ({ version: "test" }), openapi: () => ({ openapi: "3.0.3" }), docsHtml: "<html></html>" },
-    readiness: [],
+    readiness: options.readiness ?? [],
     trustProxyHops: options.trustProxyHops,
   });
   return { app, forwarder };
