@@ -45,6 +45,8 @@ describe("docker-compose.yml", () => {
       expect(services[s].build.args.SERVICE).toBe(s);
     }
     expect(services.gateway.environment).toMatchObject({
+      // Required with REDIS_URL (issue 35 item 10): every replica must read the others' idempotency entries.
+      IDEMPOTENCY_ENCRYPTION_KEY: expect.stringContaining("IDEMPOTENCY_ENCRYPTION_KEY"),
       IDENTITY_URL: "http://identity:4001",
       CRM_RECORDS_URL: "http://crm-records:4002",
       WEBHOOK_DELIVERY_URL: "http://webhook-delivery:4003",

@@ -148,6 +148,7 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
     KAFKA_BROKERS: privateKafka?.brokers ?? testInfra.kafkaBrokers,
     JWT_SECRET: randomBytes(32).toString("hex"),
     INTERNAL_TOKEN_SECRET: randomBytes(32).toString("hex"),
+    IDEMPOTENCY_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crm-e2e-dist-")),
     ...extra,
   };

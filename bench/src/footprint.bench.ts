@@ -226,6 +226,7 @@ async function distributed(figures: Figures): Promise<void> {
     KAFKA_BROKERS: testInfra.kafkaBrokers!,
     JWT_SECRET: randomBytes(32).toString("hex"),
     INTERNAL_TOKEN_SECRET: randomBytes(32).toString("hex"),
+    IDEMPOTENCY_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crm-footprint-dist-")),
   };
   const started: Started[] = [];

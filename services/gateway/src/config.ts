@@ -2,34 +2,45 @@ import { env, parseEnv, z } from "@crm/config";
 import { baseConfigFields } from "@crm/service-kit";
 
 /** Everything the gateway reads from the environment (decisions §1). */
-export const configSchema = z.object({
-  ...baseConfigFields,
-  PORT: env.port(3000),
-  /** The gateway is the one process meant to be reached from outside. */
-  HOST: z.string().default("0.0.0.0"),
-  IDENTITY_URL: env.url().default("http://127.0.0.1:4001"),
-  CRM_RECORDS_URL: env.url().default("http://127.0.0.1:4002"),
-  WEBHOOK_DELIVERY_URL: env.url().default("http://127.0.0.1:4003"),
-  /** Shared with identity; generated under DATA_DIR when unset (single machine). */
-  JWT_SECRET: env.secret().optional(),
-  /** Seals stored idempotent answers (they hold one-time secrets); generated under DATA_DIR when unset. */
-  IDEMPOTENCY_ENCRYPTION_KEY: env.secret().optional(),
-  RATE_LIMIT_MAX: env.int(50, 1),
-  RATE_LIMIT_WINDOW_MS: env.int(60000, 1),
-  CORS_ALLOWED_ORIGINS: env.csv().default([]),
-  /** Number of proxy hops in front of the gateway whose X-Forwarded-For is trusted (0 = none). */
-  TRUST_PROXY_HOPS: env.int(0),
-  /** Time a forwarded request may take before the gateway answers 503000. */
-  UPSTREAM_TIMEOUT_MS: env.int(30000, 1),
-  /** Largest answer body the gateway buffers from a service; beyond it the caller gets 500000. */
-  UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
-  /** How often each gateway reports API-key use to identity (`lastUsedAt`); at most this stale. */
-  API_KEY_USAGE_FLUSH_MS: env.int(15_000, 100),
-  /** Port of the gateway's own GET /metrics listener; unset: none (never on the public port). */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  /** Address of that listener: loopback unless an operator opens it to a scraper's network. */
-  METRICS_HOST: z.string().default("127.0.0.1"),
-});
+export const configSchema = z
+  .object({
+    ...baseConfigFields,
+    PORT: env.port(3000),
+    /** The gateway is the one process meant to be reached from outside. */
+    HOST: z.string().default("0.0.0.0"),
+    IDENTITY_URL: env.url().default("http://127.0.0.1:4001"),
+    CRM_RECORDS_URL: env.url().default("http://127.0.0.1:4002"),
+    WEBHOOK_DELIVERY_URL: env.url().default("http://127.0.0.1:4003"),
+    /** Shared with identity; generated under DATA_DIR when unset (single machine). */
+    JWT_SECRET: env.secret().optional(),
+    /**
+     * Seals stored idempotent answers (they hold one-time secrets). Generated under DATA_DIR when unset on
+     * a single machine; required with REDIS_URL (below).
+     */
+    IDEMPOTENCY_ENCRYPTION_KEY: env.secret().optional(),
+    RATE_LIMIT_MAX: env.int(50, 1),
+    RATE_LIMIT_WINDOW_MS: env.int(60000, 1),
+    CORS_ALLOWED_ORIGINS: env.csv().default([]),
+    /** Number of proxy hops in front of the gateway whose X-Forwarded-For is trusted (0 = none). */
+    TRUST_PROXY_HOPS: env.int(0),
+    /** Time a forwarded request may take before the gateway answers 503000. */
+    UPSTREAM_TIMEOUT_MS: env.int(30000, 1),
+    /** Largest answer body the gateway buffers from a service; beyond it the caller gets 500000. */
+    UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
+    /** How often each gateway reports API-key use to identity (`lastUsedAt`); at most this stale. */
+    API_KEY_USAGE_FLUSH_MS: env.int(15_000, 100),
+    /** Port of the gateway's own GET /metrics listener; unset: none (never on the public port). */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    /** Address of that listener: loopback unless an operator opens it to a scraper's network. */
+    METRICS_HOST: z.string().default("127.0.0.1"),
+  })
+  .superRefine((config, ctx) => {
+    // Gateways sharing a Redis share its idempotency entries; one with a key of its own (generated in
+    // its own DATA_DIR) could read none of the others' and refuse their keys' retries (docs/security.md, rule 10).
+    if (config.REDIS_URL !== undefined && config.IDEMPOTENCY_ENCRYPTION_KEY === undefined) {
+      ctx.addIssue({ code: "custom", path: ["IDEMPOTENCY_ENCRYPTION_KEY"], message: "required with REDIS_URL: the same value on every gateway sharing that Redis" });
+    }
+  });
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 
