@@ -14,6 +14,12 @@ function app(ready = true) {
   api.get("/thing", requirePermission("clients.read"), (req, res) => void res.json({ business: principalOf(req).businessId }));
   api.post("/thing", requirePermission("clients.create"), (_req, res) => void res.json({}));
   api.post("/echo", requirePermission("clients.read"), (req, res) => void res.json(req.body));
+  api.get("/tagged", (req, res) => {
+    // As crm-records answers one record (extensions §E2.3): its own strong ETag and its own 304.
+    res.setHeader("ETag", '"v1"');
+    if (req.get("if-none-match") === '"v1"') return void res.status(304).end();
+    res.json({ id: "r1" });
+  });
   api.get("/boom", () => {
     throw new Error("secret internals");
   });
@@ -99,6 +105,17 @@ describe("createServiceApp", () => {
     expect(missing.body).toEqual({ success: false, error: { code: 404000, message: "Route not found" } });
     const boom = await request(app()).get("/api/v1/boom").set("x-internal-token", token).expect(500);
     expect(boom.body).toEqual({ success: false, error: { code: 500000, message: "Internal server error" } });
+  });
+
+  it("adds no weak ETag of its own to any answer; a route's strong ETag and its 304 stay (issue 35 item 6)", async () => {
+    const listed = await request(app()).get("/api/v1/thing").set("x-internal-token", token).expect(200);
+    expect(listed.headers.etag).toBeUndefined();
+    const echoed = await request(app()).post("/api/v1/echo").set("x-internal-token", token).send({ a: 1 }).expect(200);
+    expect(echoed.headers.etag).toBeUndefined();
+    expect((await request(app()).get("/healthz")).headers.etag).toBeUndefined();
+    const tagged = await request(app()).get("/api/v1/tagged").set("x-internal-token", token).expect(200);
+    expect(tagged.headers.etag).toBe('"v1"');
+    await request(app()).get("/api/v1/tagged").set("x-internal-token", token).set("if-none-match", '"v1"').expect(304);
   });
 
   it("echoes a sane X-Request-Id and generates one otherwise", async () => {

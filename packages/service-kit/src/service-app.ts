@@ -37,6 +37,10 @@ export interface ServiceAppOptions {
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
+  // Express's own weak ETags (a hash of every JSON answer, lists included) are off: the only entity
+  // tags are the strong ones a route sets itself (crm-records' records, extensions §E2.3), which
+  // answer If-None-Match themselves.
+  app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestContext(options.logger));
 

@@ -57,6 +57,7 @@ export function createApp(deps: GatewayDeps): Express {
     (req, res, next) => {
       const route = routeOf(req);
       if (route) res.locals.route = route;
+      if (!isPublicDocument(req, route)) res.setHeader("Cache-Control", NO_STORE);
       next();
     },
     forwardEarly(deps.security, upstream),
@@ -72,6 +73,18 @@ export function createApp(deps: GatewayDeps): Express {
   app.use(onError);
   forwardWithoutRouter(app, inOrder([context, stages]), onError);
   return app;
+}
+
+/**
+ * Extensions §E10: no shared cache may keep what a caller's credentials show, nor the tokens sign-in
+ * and refresh hand out; every answer of the API carries this but the public documents' (capabilities,
+ * openapi.json, event types, docs), which say their own caching. Set before the guard, so refusals
+ * carry it too; a service's own Cache-Control never replaces it (send).
+ */
+const NO_STORE = "no-store";
+
+function isPublicDocument(req: Request, route: RouteMatch | undefined): boolean {
+  return route?.public === true && (req.method === "GET" || req.method === "HEAD");
 }
 
 function routeOf(req: Request): RouteMatch | undefined {
@@ -262,7 +275,7 @@ function passedTraceHeaders(req: express.Request): Record<string, string> | unde
 function send(res: express.Response, upstream: UpstreamResponse): void {
   res.status(upstream.status);
   const { headers } = upstream;
-  for (const name in headers) res.setHeader(name, headers[name]!);
+  for (const name in headers) if (name !== "cache-control" || !res.hasHeader(name)) res.setHeader(name, headers[name]!);
   if (upstream.body.length === 0) res.end();
   else res.end(upstream.body);
 }
