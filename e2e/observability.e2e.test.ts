@@ -1,7 +1,8 @@
 // Issue 14, from outside: after real traffic (a sign-up, a list, a write, a webhook delivered and one
 // failing) the counters of every service moved as they should, in both run modes; and one trace,
-// started by the client's own `traceparent`, spans gateway -> crm-records -> relay -> consumer ->
-// attempt, received by an OTLP/HTTP receiver of the test's own.
+// started by the client's own `traceparent` (continued because TRUST_TRACEPARENT is set; without it the
+// edge starts a trace of its own, services/gateway/test/edge-headers.test.ts), spans gateway ->
+// crm-records -> relay -> consumer -> attempt, received by an OTLP/HTTP receiver of the test's own.
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -188,6 +189,7 @@ describe("metrics and traces, embedded (one process, one metrics endpoint)", () 
       METRICS_PORT: String(metricsPort),
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: "100",
+      TRUST_TRACEPARENT: "true",
       LOG_LEVEL: "info",
     });
     try {
@@ -227,7 +229,12 @@ describeDistributed("metrics and traces, distributed (a process per service, Kaf
     const good = await startReceiver(204);
     const bad = await startReceiver(500);
     const metricsPort = await freePort();
-    const product = await startDistributed({ METRICS_PORT: String(metricsPort), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: "100" });
+    const product = await startDistributed({
+      METRICS_PORT: String(metricsPort),
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      TRUST_TRACEPARENT: "true",
+    });
     try {
       const gatewayMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
       expect((await fetch(`${product.baseUrl}/metrics`)).status).toBe(404);

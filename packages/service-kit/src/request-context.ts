@@ -96,16 +96,29 @@ function lazyLogOn(proto: object | null): boolean {
 export interface RequestContextOptions {
   /** Label and span name of a request; Express's matched route by default. */
   routeOf?: RouteTemplateOf;
+  /**
+   * Whether the caller's `traceparent` continues its trace here (default: yes, for services, whose only
+   * caller is the gateway). The gateway trusts a client's only with TRUST_TRACEPARENT: otherwise a
+   * client could choose the trace its requests are filed under (docs/security.md, rule 12).
+   */
+  trustTraceparent?: boolean;
 }
+
+/** What a span is started from when the caller's trace is not continued: no traceparent, so a new trace. */
+const NO_PARENT: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * Request id in, request id out, a per-request logger, one log line per finished request, the HTTP
  * metrics (by route template, method and status class) and, when tracing is on, a server span that is
- * the child of the caller's `traceparent`. The service's name is the logger's `service` field.
+ * the child of the caller's `traceparent` (when trusted; else the root of a new trace). The service's
+ * name is the logger's `service` field. A caller's X-Request-Id is kept only when it is 1 to 128 of
+ * `A-Z a-z 0-9 . _ : -`; anything else (longer, spaces, control or non-ASCII characters) is replaced
+ * by a new UUID, so a request id is always safe to log, to put in a header and to search for.
  */
 export function requestContext(logger: Logger, options: RequestContextOptions = {}): RequestHandler {
   const service = String((logger.bindings() as { service?: unknown }).service ?? "unknown");
   const routeOf = options.routeOf ?? expressRouteTemplate;
+  const trustTraceparent = options.trustTraceparent ?? true;
   const metrics = httpMetrics();
   const inFlight = metrics.inFlight.labels(service);
   // One pair of label children per (route, method, status class): found, not hashed, per request.
@@ -125,8 +138,8 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
   return (req, res, next) => {
     const incoming = req.headers[REQUEST_ID_HEADER];
     req.requestId = typeof incoming === "string" && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const span = startSpan(service, req.method, { kind: "server", parent: req.headers, attributes: { "http.request.method": req.method } });
-    const traceparent = req.headers.traceparent;
+    const span = startSpan(service, req.method, { kind: "server", parent: trustTraceparent ? req.headers : NO_PARENT, attributes: { "http.request.method": req.method } });
+    const traceparent = trustTraceparent ? req.headers.traceparent : undefined;
     const traceId = span?.traceId ?? (typeof traceparent === "string" ? traceIdOf(traceparent) : undefined);
     if (lazyLogOn(Object.getPrototypeOf(req))) {
       const lazy = req as LazyLogRequest;

@@ -75,22 +75,48 @@ export function metricsHandler(): RequestHandler {
   };
 }
 
-/** `GET /readyz`: 200 when every dependency answers within 2 s, else 503 naming the ones that did not. */
-export function readinessHandler(checks: readonly ReadinessCheck[]): RequestHandler {
-  return async (req, res) => {
-    const results = await Promise.all(
+export interface ReadinessOptions {
+  /**
+   * Whether the answer names each dependency and its state (`checks`); default yes (a service's port is
+   * private). The gateway's public port answers with the bare status: its dependencies are its operator's business.
+   */
+  detail?: boolean;
+  /** Where failed checks are logged when the request has no logger of its own (an app without requestContext). */
+  logger?: Logger;
+  /** A check round is reused this long (ms), by every request meanwhile: probes cost one round per period, whatever their rate. */
+  reuseMs?: number;
+}
+
+type ReadinessRound = ReadonlyArray<readonly [string, "ok" | "unavailable"]>;
+
+/**
+ * `GET /readyz`: 200 when every dependency answers within 2 s, else 503 (`{status}`, and with `detail`
+ * the state of each dependency by name). Concurrent requests share one round of checks, and a round
+ * is reused for `reuseMs` (default 1 s), so a flood of probes cannot multiply the dependencies' work.
+ */
+export function readinessHandler(checks: readonly ReadinessCheck[], options: ReadinessOptions = {}): RequestHandler {
+  const reuseMs = options.reuseMs ?? 1000;
+  let latest: { startedAt: number; round: Promise<ReadinessRound> } | undefined;
+  const runRound = (log: Logger | undefined): Promise<ReadinessRound> =>
+    Promise.all(
       checks.map(async ({ name, check }) => {
         try {
           await withTimeout(check(), 2000);
           return [name, "ok"] as const;
         } catch (err) {
-          req.log.warn({ err, dependency: name }, "readiness check failed");
+          log?.warn({ err, dependency: name }, "readiness check failed");
           return [name, "unavailable"] as const;
         }
       }),
     );
+  return async (req, res) => {
+    const now = Date.now();
+    if (!latest || now - latest.startedAt >= reuseMs) latest = { startedAt: now, round: runRound(req.log ?? options.logger) };
+    const results = await latest.round;
     const ready = results.every(([, state]) => state === "ok");
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: Object.fromEntries(results) });
+    const status = ready ? "ready" : "not ready";
+    res.setHeader("Cache-Control", "no-store");
+    res.status(ready ? 200 : 503).json(options.detail === false ? { status } : { status, checks: Object.fromEntries(results) });
   };
 }
 

@@ -18,8 +18,11 @@ export interface GatewayDeps {
   forwarder: Forwarder;
   idempotency: IdempotencyStore;
   documents: PublicDocuments;
+  /** What /readyz checks; the public port answers only the overall status (the metrics port names each). */
   readiness: ReadinessCheck[];
   trustProxyHops: number;
+  /** TRUST_TRACEPARENT: continue a client's `traceparent` rather than start a new trace. */
+  trustTraceparent: boolean;
 }
 
 declare global {
@@ -43,14 +46,15 @@ export function createApp(deps: GatewayDeps): Express {
   app.set("query parser", "simple");
   app.set("trust proxy", deps.trustProxyHops);
 
-  const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate });
+  const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent });
   app.use(context);
+  // Probes: bare status, not rate limited, not counted (docs/security.md, rule 12).
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
-  app.get("/readyz", readinessHandler(deps.readiness));
+  app.get("/readyz", readinessHandler(deps.readiness, { detail: false }));
 
   // The stages every request passes, in order, as one Express layer: the router's own work per layer
   // (path match, prefix trim, its next()) was ~5% of the gateway's CPU under load with a layer each.
-  const upstream = callService(deps.forwarder);
+  const upstream = callService(deps.forwarder, deps.trustTraceparent);
   const forward = inOrder([...rawJsonBody, forwardToService(deps, upstream)]);
   const stages = inOrder([
     ...deps.security.edge,
@@ -179,14 +183,14 @@ const gatewayRouteTemplate: RouteTemplateOf = (req, res) => {
 type CallService = (service: Exclude<RouteMatch["service"], "gateway">, req: Request, principal: Principal | undefined) => Promise<UpstreamResponse>;
 
 /** One call of a service, traced and measured; its failures are counted and passed on. */
-function callService(forwarder: Forwarder): CallService {
+function callService(forwarder: Forwarder, trustTraceparent: boolean): CallService {
   const metrics = gatewayMetrics();
   return async (service, req, principal) => {
     const span: TraceSpan | undefined = startSpan("gateway", `forward ${service}`, { kind: "client", attributes: { "crm.upstream": service } });
     const started = performance.now();
     let upstream: UpstreamResponse;
     try {
-      upstream = await forwarder.forward(service, req, principal, span ? span.headers() : passedTraceHeaders(req));
+      upstream = await forwarder.forward(service, req, principal, span ? span.headers() : trustTraceparent ? passedTraceHeaders(req) : undefined);
     } catch (err) {
       metrics.upstreamErrors.labels(service, upstreamErrorReason(err)).inc();
       span?.fail();
@@ -263,8 +267,8 @@ function upstreamErrorReason(err: unknown): string {
 }
 
 /**
- * Tracing off: the caller's own W3C headers are passed on as they came, so a trace started upstream
- * of the gateway still reaches the services' logs.
+ * Tracing off, TRUST_TRACEPARENT on: the caller's own W3C headers are passed on as they came, so a
+ * trace started upstream of the gateway still reaches the services' logs.
  */
 function passedTraceHeaders(req: express.Request): Record<string, string> | undefined {
   const { traceparent, tracestate } = req.headers;

@@ -29,7 +29,12 @@ export const configSchema = z
     UPSTREAM_MAX_RESPONSE_BYTES: env.int(32 * 1024 * 1024, 1024),
     /** How often each gateway reports API-key use to identity (`lastUsedAt`); at most this stale. */
     API_KEY_USAGE_FLUSH_MS: env.int(15_000, 100),
-    /** Port of the gateway's own GET /metrics listener; unset: none (never on the public port). */
+    /**
+     * Continue a client's W3C `traceparent` (its trace id in the spans and logs of the request) instead of
+     * starting a new trace at the edge: only behind a proxy that sets or vets it.
+     */
+    TRUST_TRACEPARENT: env.bool(false),
+    /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** Address of that listener: loopback unless an operator opens it to a scraper's network. */
     METRICS_HOST: z.string().default("127.0.0.1"),

@@ -2,7 +2,8 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import express from "express";
-import { listen, metricsHandler, startService, startServiceTracing, type ListeningServer, type RunningService } from "@crm/service-kit";
+import type { Logger } from "@crm/logger";
+import { listen, metricsHandler, readinessHandler, startService, startServiceTracing, type ListeningServer, type ReadinessCheck, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
 import { Forwarder, type ForwarderOptions } from "./http/forwarder";
@@ -56,6 +57,10 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       webhookDeliveryUrl: config.WEBHOOK_DELIVERY_URL,
       internalTokenSecret,
     });
+    const readiness: ReadinessCheck[] = [
+      { name: "kv", check: () => kv.ping() },
+      ...(Object.keys(services) as Array<keyof typeof services>).map((name) => ({ name, check: () => forwarder.checkHealth(name) })),
+    ];
     const app = createApp({
       logger,
       security,
@@ -63,13 +68,12 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       idempotency: new IdempotencyStore(kv, idempotencyKey, { logger }),
       documents: { capabilities: () => capabilities.get(), openapi: () => buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
       trustProxyHops: config.TRUST_PROXY_HOPS,
-      readiness: [
-        { name: "kv", check: () => kv.ping() },
-        ...(Object.keys(services) as Array<keyof typeof services>).map((name) => ({ name, check: () => forwarder.checkHealth(name) })),
-      ],
+      trustTraceparent: config.TRUST_TRACEPARENT,
+      readiness,
     });
     const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
-    const metricsServer = config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST), (s) => s.close());
+    const metricsServer =
+      config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST, readiness, logger), (s) => s.close());
     const metricsUrl = metricsServer ? `${metricsServer.url}/metrics` : undefined;
     logger.info({ url: server.url, ...(metricsUrl ? { metricsUrl } : {}) }, "gateway listening");
     return { url: server.url, port: server.port, ...(metricsUrl ? { metricsUrl } : {}) };
@@ -78,12 +82,16 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
 
 /**
  * GET /metrics on a port of its own, never the public one: what the process counts is for the
- * operator's scraper, not for API clients. In the single process it covers all four services.
+ * operator's scraper, not for API clients. In the single process it covers all four services. Beside
+ * it the probes with their detail: /readyz names each dependency and its state, which the public
+ * port's /readyz does not tell.
  */
-async function listenForMetrics(port: number, host: string): Promise<ListeningServer> {
+async function listenForMetrics(port: number, host: string, readiness: readonly ReadinessCheck[], logger: Logger): Promise<ListeningServer> {
   const app = express();
   app.disable("x-powered-by");
   app.get("/metrics", metricsHandler());
+  app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
+  app.get("/readyz", readinessHandler(readiness, { detail: true, logger }));
   app.use((_req, res) => void res.status(404).end());
   return listen(app, port, host);
 }

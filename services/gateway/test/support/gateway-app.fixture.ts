@@ -23,6 +23,8 @@ export interface GatewayAppOptions {
   idempotencyKey?: string;
   /** What /readyz checks; none when omitted. */
   readiness?: ReadinessCheck[];
+  /** TRUST_TRACEPARENT; off (its default) when omitted. */
+  trustTraceparent?: boolean;
 }
 
 /** The app and its forwarder (close it after the tests). */
@@ -42,6 +44,7 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     documents: { capabilities: async () => ({ version: "test" }), openapi: () => ({ openapi: "3.0.3" }), docsHtml: "<html></html>" },
     readiness: options.readiness ?? [],
     trustProxyHops: options.trustProxyHops,
+    trustTraceparent: options.trustTraceparent ?? false,
   });
   return { app, forwarder };
 }
