@@ -11,21 +11,30 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
 }
 
+export interface AppErrorOptions {
+  /** Internal; only ever logged. */
+  cause?: unknown;
+  /** Seconds after which the request may succeed: the answer's `Retry-After` (429, 503). */
+  retryAfterS?: number;
+}
+
 /**
- * The error domain code throws. The client sees the catalogue message and `details`; `cause` is
- * internal and only ever logged.
+ * The error domain code throws. The client sees the catalogue message and `details` (and
+ * `Retry-After` when the error says when to try again); `cause` is internal and only ever logged.
  */
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details?: ErrorDetail[];
+  readonly retryAfterS?: number;
 
-  constructor(code: ErrorCode, details?: ErrorDetail[], options?: { cause?: unknown }) {
-    super(errorCatalogue[code].message, options);
+  constructor(code: ErrorCode, details?: ErrorDetail[], options?: AppErrorOptions) {
+    super(errorCatalogue[code].message, options && "cause" in options ? { cause: options.cause } : undefined);
     this.name = "AppError";
     this.code = code;
     this.status = errorCatalogue[code].status;
     if (details && details.length > 0) this.details = details;
+    if (options?.retryAfterS !== undefined) this.retryAfterS = Math.max(1, Math.ceil(options.retryAfterS));
   }
 
   toBody(): ErrorBody {

@@ -2,7 +2,7 @@
 // This keeps a number from creeping back in at a call site, where nothing says what it means.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { AppError, ErrorCodes, errorCatalogue, errors, type ErrorCode } from "./index";
+import { AppError, ErrorCodes, errorCatalogue, errorMiddleware, errors, type ErrorCode } from "./index";
 
 const ROOT = join(__dirname, "../../..");
 const SKIP = new Set(["node_modules", "generated", "dist", ".git"]);
@@ -44,5 +44,34 @@ describe("error call sites", () => {
       expect(error).toBeInstanceOf(AppError);
       expect(error).toMatchObject({ code, status: errorCatalogue[code].status, message: errorCatalogue[code].message, details: [{ path: "p", message: "m" }], cause: "c" });
     }
+  });
+});
+
+describe("errorMiddleware", () => {
+  /** What the middleware sets on an answer. */
+  function answer(err: unknown) {
+    const sent: { status?: number; headers: Record<string, string>; body?: unknown } = { headers: {} };
+    const res = {
+      headersSent: false,
+      setHeader: (name: string, value: string) => void (sent.headers[name.toLowerCase()] = value),
+      status(code: number) {
+        sent.status = code;
+        return this;
+      },
+      json: (body: unknown) => void (sent.body = body),
+    };
+    const log = { error: () => undefined, info: () => undefined };
+    errorMiddleware(() => log)(err, {} as never, res as never, () => undefined);
+    return sent;
+  }
+
+  it("says when to try again (Retry-After, whole seconds, at least 1) when the error knows", () => {
+    expect(answer(errors.unavailable(undefined, { retryAfterS: 0.2 }))).toEqual({
+      status: 503,
+      headers: { "retry-after": "1" },
+      body: { success: false, error: { code: 503000, message: "Service unavailable" } },
+    });
+    expect(answer(errors.tooManyRequests(undefined, { retryAfterS: 12.5 })).headers).toEqual({ "retry-after": "13" });
+    expect(answer(errors.unavailable()).headers).toEqual({});
   });
 });

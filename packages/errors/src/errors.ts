@@ -1,8 +1,8 @@
-import { AppError, type ErrorDetail } from "./app-error";
+import { AppError, type AppErrorOptions, type ErrorDetail } from "./app-error";
 import { errorCatalogue, type ErrorCode, type ErrorName } from "./catalogue";
 
 /** Builds the AppError of one catalogue entry; `cause` is internal and only ever logged. */
-export type ErrorConstructor = (details?: ErrorDetail[], options?: { cause?: unknown }) => AppError;
+export type ErrorConstructor = (details?: ErrorDetail[], options?: AppErrorOptions) => AppError;
 
 /**
  * One constructor per catalogue entry, named by the catalogue: `throw errors.notFound()`. Derived, so

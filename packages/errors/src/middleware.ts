@@ -51,6 +51,7 @@ export function errorMiddleware(getLogger: (req: Parameters<RequestHandler>[0]) 
     const log = getLogger(req);
     if (known) {
       log.info({ code: known.code, status: known.status }, known.message);
+      if (known.retryAfterS !== undefined) res.setHeader("Retry-After", String(known.retryAfterS));
       res.status(known.status).json(known.toBody());
       return;
     }
