@@ -1,26 +1,36 @@
 // A service mounts its routes from their declarations in @crm/contracts: the path and the permission
 // the gateway checks are the ones the service checks again, never a second copy of them.
 import type { Request, RequestHandler, Router } from "express";
-import { expressPath, type Route } from "@crm/contracts";
+import { expressPath, mayCallRoute, type Route } from "@crm/contracts";
 import { errors, parseOrThrow } from "@crm/errors";
 import type { ZodType } from "zod";
-import { hasPermission, principalOf, requirePermission } from "./auth";
+import { principalOf } from "./auth";
 
-/** Mounts `handlers` on `router` at the declared method and path, behind the declared permission. */
+/**
+ * Mounts `handlers` on `router` at the declared method and path, behind the declared permission (or,
+ * on a route open to self, the signed-in user its `{id}` names: mayCallRoute).
+ */
 export function mountRoute(router: Router, route: Route, ...handlers: RequestHandler[]): void {
   const method = route.method.toLowerCase() as Lowercase<Route["method"]>;
-  const permission = route.permission;
   const [only] = handlers;
-  if (permission && only && handlers.length === 1) {
+  const allowed = (req: Request) =>
+    mayCallRoute(route, principalOf(req), () => {
+      const id = req.params.id;
+      return typeof id === "string" ? id : undefined;
+    });
+  if (route.permission && only && handlers.length === 1) {
     // The check and the handler as one layer: one pass through Express's route dispatch less per request.
     router[method](expressPath(route.path), (req, res, next) => {
-      if (!hasPermission(principalOf(req), permission)) throw errors.insufficientPermissions();
+      if (!allowed(req)) throw errors.insufficientPermissions();
       return only(req, res, next);
     });
     return;
   }
-  const guards = permission ? [requirePermission(permission)] : [];
-  router[method](expressPath(route.path), ...guards, ...handlers);
+  const guard: RequestHandler = (req, _res, next) => {
+    if (!allowed(req)) throw errors.insufficientPermissions();
+    next();
+  };
+  router[method](expressPath(route.path), ...(route.permission ? [guard] : []), ...handlers);
 }
 
 /** The JSON body schema a route declares, as its type. */

@@ -6,7 +6,7 @@ import { recordRoutes } from "./records.routes";
 import type { Route } from "./route";
 import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
 
-export { API_PREFIX, defineRoute, expressPath, httpMethods, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
+export { API_PREFIX, defineRoute, expressPath, httpMethods, mayCallRoute, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
 export { openApiOperation, registerRoutesOpenApi } from "./openapi";
 export { gatewayRoutes } from "./gateway.routes";
 export { identityRoutes } from "./identity.routes";

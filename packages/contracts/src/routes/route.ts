@@ -5,6 +5,7 @@ import type { RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { ErrorCode } from "@crm/errors";
 import type { ZodType } from "zod";
 import type { Permission } from "../permissions";
+import type { Principal } from "../principal";
 
 /** Every public path starts with this; declarations name the rest. */
 export const API_PREFIX = "/api/v1";
@@ -30,6 +31,11 @@ export interface Route {
   /** Refused to API keys (401014): actions only a signed-in user may take. */
   jwtOnly?: boolean;
   /**
+   * A signed-in user (JWT) whose own user id is the path's `{id}` may call it without `permission`;
+   * the service decides what they may change there (extensions §E10: one's own name, email and password).
+   */
+  openToSelf?: boolean;
+  /**
    * The route's own error codes. The document adds those the gateway can answer on any route of its
    * kind (public or authenticated); none at all when undefined (the gateway's documents describe
    * their few answers in `docs.responses`).
@@ -48,6 +54,21 @@ export interface Route {
 /** Declares a route; the literal type is kept, so a service mounts exactly what was declared. */
 export function defineRoute<const R extends Route>(route: R): R {
   return route;
+}
+
+/**
+ * Whether `principal` may call `route` as far as its `permission` goes (jwtOnly is checked apart):
+ * holding the permission, or, on a route open to self, being the signed-in user the path names.
+ * `pathId` gives the path's `{id}`; it is asked only when the permission is missing. The gateway and
+ * the service both decide with this.
+ */
+export function mayCallRoute(
+  route: Pick<Route, "permission" | "openToSelf">,
+  principal: Pick<Principal, "authType" | "userId" | "permissions">,
+  pathId: () => string | undefined,
+): boolean {
+  if (route.permission === undefined || principal.permissions.includes(route.permission)) return true;
+  return route.openToSelf === true && principal.authType === "jwt" && principal.userId !== null && pathId() === principal.userId;
 }
 
 /** "/webhook/{id}" -> "/webhook/:id": the form Express and the gateway's matcher read. */

@@ -13,6 +13,10 @@ export interface RouteMatch {
   public: boolean;
   /** Refused to API keys (401014): actions only a signed-in user may take. */
   jwtOnly?: boolean;
+  /** Open to the signed-in user the path's `{id}` names, without `permission` (Route.openToSelf). */
+  openToSelf?: boolean;
+  /** Where that `{id}` is among the path's segments under API_PREFIX. */
+  idSegment?: number;
   /** A stable name for logs and metrics, e.g. "GET /client/:id". */
   name: string;
 }
@@ -23,17 +27,21 @@ interface Compiled {
   match: RouteMatch;
 }
 
-const compiledRoutes: Compiled[] = apiRoutes.map((route) => ({
-  method: route.method,
-  segments: expressPath(route.path).split("/").filter(Boolean),
-  match: {
-    service: route.service,
-    public: route.public ?? false,
-    ...(route.permission ? { permission: route.permission } : {}),
-    ...(route.jwtOnly ? { jwtOnly: true } : {}),
-    name: routeName(route),
-  },
-}));
+const compiledRoutes: Compiled[] = apiRoutes.map((route) => {
+  const segments = expressPath(route.path).split("/").filter(Boolean);
+  return {
+    method: route.method,
+    segments,
+    match: {
+      service: route.service,
+      public: route.public ?? false,
+      ...(route.permission ? { permission: route.permission } : {}),
+      ...(route.jwtOnly ? { jwtOnly: true } : {}),
+      ...(route.openToSelf ? { openToSelf: true, idSegment: segments.indexOf(":id") } : {}),
+      name: routeName(route),
+    },
+  };
+});
 
 /**
  * The routes by method and segment count, in declaration order: a request (every request passes
@@ -64,6 +72,11 @@ export function matchRoute(method: string, path: string): RouteMatch | undefined
     if (i === declared.length) return match;
   }
   return undefined;
+}
+
+/** The path's segment at `index` under API_PREFIX (as matchRoute counts them), or undefined. */
+export function pathSegment(path: string, index: number): string | undefined {
+  return path.slice(API_PREFIX.length).split("/").filter(Boolean)[index];
 }
 
 /** Whether any method serves this path (for CORS preflights, which name the method separately). */

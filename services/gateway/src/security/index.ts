@@ -1,7 +1,7 @@
 // The gateway's security stages: `edge` (CORS, preflights, `Origin: null`) runs before routing;
 // `guard` (authentication, rate limit, permission) runs after the route is in `res.locals.route`.
 import type { Request, RequestHandler } from "express";
-import type { Principal } from "@crm/contracts";
+import { mayCallRoute, type Permission, type Principal } from "@crm/contracts";
 import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
 import { type AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
 import { type KvStore, RedisKvStore } from "@crm/kv-store";
@@ -13,6 +13,7 @@ import { readCredential, type Credential } from "./credentials";
 import { IdentityClient } from "./identity-client";
 import { ApiKeyUsage } from "./api-key-usage";
 import { addressKey, createRateLimiter } from "./rate-limiter";
+import { pathSegment } from "../http/route-table";
 import { RecentSet } from "@crm/service-kit";
 
 export interface SecurityConfig {
@@ -64,8 +65,10 @@ const CREDENTIAL_KIND_LABELS: Record<Credential["kind"], string> = { apiKey: "ap
 
 interface RouteLike {
   public: boolean;
-  permission?: string;
+  permission?: Permission;
   jwtOnly?: boolean;
+  openToSelf?: boolean;
+  idSegment?: number;
 }
 
 const userKey = (userId: string) => `user:${userId}`;
@@ -169,7 +172,11 @@ export function createSecurity(deps: SecurityDeps): Security {
     const principal = res.locals.principal as Principal | undefined;
     if (!principal) return next(errors.authenticationRequired());
     if (route.jwtOnly && principal.authType !== "jwt") return next(errors.insufficientPermissions());
-    if (route.permission && !principal.permissions.includes(route.permission)) return next(errors.insufficientPermissions());
+    // A route open to self (PATCH /user/{own id}) lets a signed-in user through without the permission;
+    // the service decides what they may change.
+    if (!mayCallRoute(route, principal, () => (route.idSegment === undefined ? undefined : pathSegment(req.path, route.idSegment)))) {
+      return next(errors.insufficientPermissions());
+    }
     next();
   };
 
