@@ -85,6 +85,12 @@ export const userUpdateSchema = z
   .object({
     email: email.optional(),
     password: password.optional(),
+    currentPassword: z
+      .string()
+      .min(1)
+      .max(PASSWORD_MAX_LENGTH)
+      .optional()
+      .openapi({ format: "password", description: "The caller's password now: required to change one's own password or email" }),
     firstName: personName.nullable().optional(),
     lastName: personName.nullable().optional(),
     role: role.optional(),

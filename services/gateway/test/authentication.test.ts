@@ -206,6 +206,60 @@ describe("gateway authentication", () => {
     expect((await supertest(gw.app).post("/api/v1/api-key").set("authorization", `Bearer ${memberToken}`)).body.error.code).toBe(401014);
   });
 
+  it("lets every signed-in user through to PATCH or PUT their own user, and only them (extensions §E10)", async () => {
+    const owner = await identity.addUser("OWNER");
+    const member = await identity.addUser("MEMBER", { businessId: owner.businessId });
+    const viewer = await identity.addUser("VIEWER", { businessId: owner.businessId });
+    const { key } = await identity.createKey(owner);
+    const memberKey = (await identity.createKey(member)).key;
+    const bearer = async (user: typeof owner) => ({ authorization: `Bearer ${(await identity.signIn(user)).token}` });
+    const asked: Array<[string, number, unknown]> = [];
+    const ask = async (name: string, method: "patch" | "put", id: string, credential: Record<string, string>) => {
+      const res = await supertest(gw.app)[method](`/api/v1/user/${id}`).set(credential);
+      asked.push([name, res.status, res.status === 200 ? res.body.data.route : res.body.error.code]);
+    };
+    for (const [name, user] of [
+      ["member", member],
+      ["viewer", viewer],
+    ] as const) {
+      await ask(`${name}, own user`, "patch", user.userId, await bearer(user));
+      await ask(`${name}, own user (PUT)`, "put", `${user.userId}/`, await bearer(user));
+      await ask(`${name}, the owner`, "patch", owner.userId, await bearer(user));
+    }
+    await ask("the member's key, the member", "patch", member.userId, { "x-api-key": memberKey });
+    await ask("the owner, anyone", "patch", viewer.userId, await bearer(owner));
+    await ask("the owner's key, anyone", "patch", viewer.userId, { "x-api-key": key });
+    expect(asked).toEqual([
+      ["member, own user", 200, "PATCH /user/:id"],
+      ["member, own user (PUT)", 200, "PUT /user/:id"],
+      ["member, the owner", 401, 401014],
+      ["viewer, own user", 200, "PATCH /user/:id"],
+      ["viewer, own user (PUT)", 200, "PUT /user/:id"],
+      ["viewer, the owner", 401, 401014],
+      ["the member's key, the member", 401, 401014],
+      ["the owner, anyone", 200, "PATCH /user/:id"],
+      ["the owner's key, anyone", 200, "PATCH /user/:id"],
+    ]);
+    // Reading, deleting and creating users still need their permissions.
+    expect((await get(`/api/v1/user/${member.userId}`).set(await bearer(member))).body.error.code).toBe(401014);
+    expect(
+      (
+        await supertest(gw.app)
+          .delete(`/api/v1/user/${member.userId}`)
+          .set(await bearer(member))
+      ).body.error.code,
+    ).toBe(401014);
+    // A new user always gets an email and a password: JWT only.
+    expect((await supertest(gw.app).post("/api/v1/user").set("x-api-key", key)).body.error.code).toBe(401014);
+    expect(
+      (
+        await supertest(gw.app)
+          .post("/api/v1/user")
+          .set(await bearer(owner))
+      ).status,
+    ).toBe(200);
+  });
+
   it("unknown routes answer 404000 without authentication", async () => {
     const res = await get("/api/v1/nope");
     expect(res.status).toBe(404);

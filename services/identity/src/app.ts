@@ -64,7 +64,7 @@ export function createApp(deps: AppDeps): Express {
 
   const api = Router();
   api.use(authRouter(authDeps));
-  api.use(userRouter(new UserService(prisma, hasher, sessions, authState)));
+  api.use(userRouter(new UserService(prisma, hasher, sessions, authState, throttle)));
   const apiKeys = new ApiKeyService(prisma, authState);
   api.use(apiKeyRouter(apiKeys));
 

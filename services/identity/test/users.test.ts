@@ -2,7 +2,7 @@
 import { digestApiKey } from "@crm/auth-cache";
 import { rolePermissions, type Principal } from "@crm/contracts";
 import { describeEachMode } from "@crm/testing";
-import { accountHelpers, sharedHarness, PASSWORD, uniqueEmail } from "./harness";
+import { accountHelpers, sharedHarness, PASSWORD, SUITE_ENV, uniqueEmail } from "./harness";
 
 describeEachMode("identity: users on %s", (mode) => {
   const h = sharedHarness(mode);
@@ -98,6 +98,108 @@ describeEachMode("identity: users on %s", (mode) => {
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe(400001);
       expect((await h.as(owner, "patch", `/api/v1/user/${owner.userId}`).send({ role: "ADMIN" })).body.error.code).toBe(400001);
+    });
+  });
+
+  // Extensions §E10 (issue 35 items 2 and 3).
+  describe("credentials: only a signed-in user sets them, and one's own need the current password", () => {
+    const signIn = async (email: string, password = PASSWORD) => (await h.pub("/api/v1/auth/sign-in").send({ email, password })).status;
+    /** Whether the session of `principal` is still signed in (its access token accepted). */
+    const live = (principal: Principal) =>
+      h.principalOf(h.codec.sign({ sub: principal.userId!, businessId: principal.businessId, jti: principal.jti!, sid: principal.sessionId! }, 60)).then(
+        () => true,
+        () => false,
+      );
+
+    it("an API key never creates a user, whatever its permissions (401014), so it cannot become one", async () => {
+      const { principal: owner } = await signUp();
+      const fullKey: Principal = { ...owner, authType: "apiKey", userId: null, apiKeyId: "k", sessionId: null, jti: null, permissions: [...rolePermissions.OWNER] };
+      const email = uniqueEmail("planted");
+      const res = await h.as(fullKey, "post", "/api/v1/user").send({ email, password: PASSWORD, role: "OWNER" });
+      expect([res.status, res.body.error]).toEqual([401, { code: 401014, message: "Insufficient permissions for this action" }]);
+      expect(await signIn(email)).toBe(401);
+    });
+
+    it("every signed-in user changes their own name without users.update; not their role, nor anyone else", async () => {
+      const { principal: owner } = await signUp();
+      for (const role of ["MEMBER", "VIEWER"]) {
+        const { user, principal } = await addUser(owner, role);
+        const renamed = await h.as(principal, "patch", `/api/v1/user/${user.id}`).send({ firstName: "Ada", lastName: "Byron" });
+        expect([renamed.status, renamed.body.data?.firstName, renamed.body.data?.lastName]).toEqual([200, "Ada", "Byron"]);
+        expect((await h.as(principal, "put", `/api/v1/user/${user.id}`).send({ lastName: null })).body.data.lastName).toBeNull();
+        for (const body of [{ role }, { role: "OWNER" }, { firstName: "X", role: "VIEWER" }]) {
+          expect((await h.as(principal, "patch", `/api/v1/user/${user.id}`).send(body)).body.error.code).toBe(401014);
+        }
+        expect((await h.as(principal, "patch", `/api/v1/user/${owner.userId}`).send({ firstName: "X" })).body.error.code).toBe(401014);
+        expect((await h.as(owner, "get", `/api/v1/user/${user.id}`)).body.data).toMatchObject({ role, firstName: "Ada", lastName: null });
+      }
+    });
+
+    it("one's own password needs currentPassword (missing 400001, wrong 401001) and ends every other session, not the caller's", async () => {
+      const { principal: owner } = await signUp();
+      const { user, principal: here } = await addUser(owner, "VIEWER");
+      const elsewhere = await h.principalOf((await h.pub("/api/v1/auth/sign-in").send({ email: user.email, password: PASSWORD })).body.data.accessToken);
+      const change = (body: object) => h.as(here, "patch", `/api/v1/user/${user.id}`).send(body);
+
+      const missing = await change({ password: "a brand new password" });
+      expect([missing.status, missing.body.error]).toEqual([
+        400,
+        { code: 400001, message: "Validation failed", details: [{ path: "currentPassword", message: "Required to change your own password or email" }] },
+      ]);
+      const wrong = await change({ password: "a brand new password", currentPassword: "not my password" });
+      expect([wrong.status, wrong.body.error]).toEqual([401, { code: 401001, message: "Invalid credentials" }]);
+      expect(await signIn(user.email, "a brand new password")).toBe(401);
+      expect([await live(here), await live(elsewhere)]).toEqual([true, true]);
+
+      const changed = await change({ password: "a brand new password", currentPassword: PASSWORD });
+      expect(changed.status).toBe(200);
+      expect([await live(here), await live(elsewhere)]).toEqual([true, false]);
+      expect([await signIn(user.email), await signIn(user.email, "a brand new password")]).toEqual([401, 200]);
+    });
+
+    it("one's own email needs currentPassword too and ends the other sessions; the same email is no change", async () => {
+      const { principal: owner, email: ownerEmail } = await signUp();
+      const elsewhere = await h.principalOf((await h.pub("/api/v1/auth/sign-in").send({ email: ownerEmail, password: PASSWORD })).body.data.accessToken);
+      const self = `/api/v1/user/${owner.userId}`;
+      const current = (await h.as(owner, "get", self)).body.data.email as string;
+      expect((await h.as(owner, "patch", self).send({ email: current, firstName: "Same" })).status).toBe(200);
+      const moved = uniqueEmail("moved");
+      expect((await h.as(owner, "patch", self).send({ email: moved })).body.error.details).toEqual([{ path: "currentPassword", message: expect.any(String) }]);
+      expect((await h.as(owner, "patch", self).send({ email: moved, currentPassword: "wrong password" })).body.error.code).toBe(401001);
+      expect([await live(owner), await live(elsewhere)]).toEqual([true, true]);
+      expect((await h.as(owner, "patch", self).send({ email: moved, currentPassword: PASSWORD })).body.data.email).toBe(moved);
+      expect([await live(owner), await live(elsewhere)]).toEqual([true, false]);
+      expect([await signIn(ownerEmail), await signIn(moved)]).toEqual([401, 200]);
+    });
+
+    it("an administrator sets another user's password without theirs, ending all of that user's sessions", async () => {
+      const { principal: owner } = await signUp();
+      const { user, principal: member } = await addUser(owner, "MEMBER");
+      const res = await h.as(owner, "patch", `/api/v1/user/${user.id}`).send({ password: "reset by the owner" });
+      expect(res.status).toBe(200);
+      expect([await live(member), await live(owner)]).toEqual([false, true]);
+      expect(await signIn(user.email, "reset by the owner")).toBe(200);
+      // Another user's email: no password needed, and their sessions are left alone.
+      const { principal: viewer, user: viewerUser } = await addUser(owner, "VIEWER");
+      expect((await h.as(owner, "patch", `/api/v1/user/${viewerUser.id}`).send({ email: uniqueEmail("renamed") })).status).toBe(200);
+      expect(await live(viewer)).toBe(true);
+    });
+
+    it("wrong current passwords count as failed sign-ins: the (email, address) pair locks (429000 with Retry-After)", async () => {
+      const { principal: owner } = await signUp();
+      const { user, principal } = await addUser(owner, "MEMBER");
+      const attempt = () =>
+        h.as(principal, "patch", `/api/v1/user/${user.id}`).set("x-forwarded-for", "198.51.100.7").send({ password: "a brand new password", currentPassword: "guess" });
+      const codes: number[] = [];
+      for (let i = 0; i < Number(SUITE_ENV.SIGN_IN_MAX_FAILURES) + 1; i++) codes.push((await attempt()).body.error.code);
+      expect(codes).toEqual([401001, 401001, 401001, 429000]);
+      const locked = await h
+        .as(principal, "patch", `/api/v1/user/${user.id}`)
+        .set("x-forwarded-for", "198.51.100.7")
+        .send({ password: "a brand new password", currentPassword: PASSWORD });
+      expect([locked.status, locked.headers["retry-after"]]).toEqual([429, expect.stringMatching(/^\d+$/)]);
+      expect((await h.pub("/api/v1/auth/sign-in", { address: "198.51.100.7" }).send({ email: user.email, password: PASSWORD })).status).toBe(429);
+      expect(await signIn(user.email)).toBe(200);
     });
   });
 });

@@ -376,7 +376,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -504,7 +504,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -610,7 +610,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -832,7 +832,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a user to the caller's business; role defaults to MEMBER (permission users.create) */
+        /** Add a user to the caller's business; role defaults to MEMBER (JWT only; permission users.create) */
         post: {
             parameters: {
                 query?: never;
@@ -1037,8 +1037,8 @@ export interface paths {
             };
         };
         /**
-         * Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)
-         * @description The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).
+         * Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update, or one's own user with an access token)
+         * @description Any signed-in user may change their own email, password, firstName and lastName (access token, no permission needed); their role, and any other user, need users.update. The caller must hold every permission of the user's current role and of the role it assigns. Setting a password or an email needs an access token, never an API key (else 401014). Changing one's own password or email needs currentPassword (missing: 400001; wrong: 401001; repeated failures lock like sign-in: 429000 with Retry-After) and ends every other session of the user; an administrator changing another user's password ends all of that user's sessions.
          */
         put: {
             parameters: {
@@ -1077,7 +1077,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+                /** @description 401001 Invalid credentials; 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1254,8 +1254,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)
-         * @description The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).
+         * Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update, or one's own user with an access token)
+         * @description Any signed-in user may change their own email, password, firstName and lastName (access token, no permission needed); their role, and any other user, need users.update. The caller must hold every permission of the user's current role and of the role it assigns. Setting a password or an email needs an access token, never an API key (else 401014). Changing one's own password or email needs currentPassword (missing: 400001; wrong: 401001; repeated failures lock like sign-in: 429000 with Retry-After) and ends every other session of the user; an administrator changing another user's password ends all of that user's sessions.
          */
         patch: {
             parameters: {
@@ -1294,7 +1294,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+                /** @description 401001 Invalid credentials; 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1526,7 +1526,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2181,7 +2181,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2797,7 +2797,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3022,7 +3022,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3626,7 +3626,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3851,7 +3851,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4455,7 +4455,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4680,7 +4680,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5284,7 +5284,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5509,7 +5509,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6113,7 +6113,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6338,7 +6338,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6942,7 +6942,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7167,7 +7167,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7771,7 +7771,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7983,7 +7983,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8396,7 +8396,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8514,7 +8514,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorEnvelope"];
                     };
                 };
-                /** @description Idempotency-Key reused with a different request (409002) */
+                /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9077,6 +9077,11 @@ export interface components {
              * @example correct horse battery
              */
             password?: string;
+            /**
+             * Format: password
+             * @description The caller's password now: required to change one's own password or email
+             */
+            currentPassword?: string;
             firstName?: string | null;
             lastName?: string | null;
             /** @enum {string} */

@@ -39,13 +39,20 @@ const userUpdate = {
   service,
   path: "/user/{id}",
   permission: "users.update",
-  errors: [400001, 400002, 404001, 409001, 413000, 415000, 503000],
+  // Extensions §E10: every signed-in user may change their own name, email and password here.
+  openToSelf: true,
+  errors: [400001, 400002, 401001, 404001, 409001, 413000, 415000, 429000, 503000],
   body: { schema: userUpdateSchema, required: true },
   docs: () => ({
     tags: ["Users"],
-    summary: "Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update)",
+    summary:
+      "Update any of email, password, firstName, lastName, role; a role change applies to the user's tokens and keys at once (permission users.update, or one's own user with an access token)",
     description:
-      "The caller must hold every permission of the user's current role and of the role it assigns; another user's password or email can be changed only with an access token, never an API key (else 401014).",
+      "Any signed-in user may change their own email, password, firstName and lastName (access token, no permission needed); their role, and any other user, need users.update. " +
+      "The caller must hold every permission of the user's current role and of the role it assigns. " +
+      "Setting a password or an email needs an access token, never an API key (else 401014). " +
+      "Changing one's own password or email needs currentPassword (missing: 400001; wrong: 401001; repeated failures lock like sign-in: 429000 with Retry-After) and ends every other session of the user; " +
+      "an administrator changing another user's password ends all of that user's sessions.",
     request: { params: idParams },
     responses: { 200: { description: "The updated user", ...jsonContent(oneUser()) } },
   }),
@@ -141,11 +148,13 @@ export const identityRoutes = {
     path: "/user",
     service,
     permission: "users.create",
+    // A new user always gets an email and a password, which only a signed-in user may set (extensions §E10).
+    jwtOnly: true,
     errors: [400001, 400002, 409001, 413000, 415000, 503000],
     body: { schema: userCreateSchema, required: true },
     docs: () => ({
       tags: ["Users"],
-      summary: "Add a user to the caller's business; role defaults to MEMBER (permission users.create)",
+      summary: "Add a user to the caller's business; role defaults to MEMBER (JWT only; permission users.create)",
       responses: { 201: { description: "Created", ...jsonContent(oneUser()) } },
     }),
   }),

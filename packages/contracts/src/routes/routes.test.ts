@@ -1,4 +1,4 @@
-import { apiRoutes, routeName } from "./index";
+import { apiRoutes, mayCallRoute, routeName } from "./index";
 import type { Route } from "./route";
 
 /** Whether one request could match both (same method, same length, each segment equal or a parameter in either). */
@@ -32,5 +32,32 @@ describe("route declarations", () => {
       )
       .map(routeName);
     expect(unsaid).toEqual([]);
+  });
+
+  it("open a route to self only where its path has an {id} and a permission to fall back on", () => {
+    expect(apiRoutes.filter((route) => route.openToSelf && (!route.path.includes("{id}") || !route.permission || route.public)).map(routeName)).toEqual([]);
+    expect(apiRoutes.filter((route) => route.openToSelf).map(routeName)).toEqual(["PATCH /user/:id", "PUT /user/:id"]);
+  });
+});
+
+describe("mayCallRoute", () => {
+  const route = { permission: "users.update", openToSelf: true } as const;
+  const user = (userId: string, permissions: string[] = []) => ({ authType: "jwt" as const, userId, permissions });
+  const askedFor = (id: string) => () => id;
+
+  it("lets through who holds the permission, without asking for the path's id", () => {
+    const notAsked = () => {
+      throw new Error("the path's id was asked for");
+    };
+    expect(mayCallRoute(route, user("u1", ["users.update"]), notAsked)).toBe(true);
+    expect(mayCallRoute({}, user("u1"), askedFor("u2"))).toBe(true);
+  });
+
+  it("on a route open to self, lets through the signed-in user the path names, and nobody else", () => {
+    expect(mayCallRoute(route, user("u1"), askedFor("u1"))).toBe(true);
+    expect(mayCallRoute(route, user("u1"), askedFor("u2"))).toBe(false);
+    expect(mayCallRoute(route, { authType: "apiKey", userId: null, permissions: [] }, askedFor("u1"))).toBe(false);
+    expect(mayCallRoute(route, { authType: "apiKey", userId: "u1", permissions: [] }, askedFor("u1"))).toBe(false);
+    expect(mayCallRoute({ permission: "users.update" }, user("u1"), askedFor("u1"))).toBe(false);
   });
 });

@@ -56,7 +56,8 @@ function withEdgeResponses<T extends { paths?: Record<string, Record<string, any
         add("413", "Request body larger than 1 MiB (413000)");
         add("415", "Request body is not JSON (415000)");
       }
-      if (method === "post") add("409", "Idempotency-Key reused with a different request (409002)");
+      if (method === "post")
+        add("409", "Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002)");
     }
   }
   return doc;

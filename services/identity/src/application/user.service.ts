@@ -4,11 +4,12 @@ import { isUuid, uuidv7, type Principal, type UserCreate, type UserUpdate } from
 import { errors, validationError } from "@crm/errors";
 import { newestFirstPage, type Pagination } from "@crm/query-language";
 import type { PasswordHasher } from "../domain/password-hasher";
-import { mayManageUser, type UserChange } from "../domain/user-management-policy";
+import { isSelf, mayManageUser, type UserChange } from "../domain/user-management-policy";
 import type { PrismaClient, User } from "../persistence/prisma";
 import { conflictOnUnique, emailKey } from "./account.service";
 import type { AuthStateService } from "./auth-state.service";
 import type { SessionService } from "./session.service";
+import type { SignInThrottle } from "./sign-in-throttle";
 
 export class UserService {
   constructor(
@@ -16,6 +17,7 @@ export class UserService {
     private readonly hasher: PasswordHasher,
     private readonly sessions: SessionService,
     private readonly authState: AuthStateService,
+    private readonly throttle: SignInThrottle,
   ) {}
 
   async list(principal: Principal, page: Pagination): Promise<{ rows: User[]; total: number }> {
@@ -57,10 +59,18 @@ export class UserService {
     return user;
   }
 
-  async update(principal: Principal, id: string, input: UserUpdate): Promise<User> {
+  /**
+   * `clientAddress`: the caller's, for the sign-in throttle that a wrong `currentPassword` counts on.
+   * Extensions §E10: one's own password or email changes only with the current password, and ends
+   * every other session of the user; another user's new password ends all of theirs.
+   */
+  async update(principal: Principal, id: string, input: UserUpdate, clientAddress: string): Promise<User> {
     const current = await this.get(principal, id);
-    const changesCredentials = input.password !== undefined || (input.email !== undefined && input.email.trim() !== current.email);
+    const changesEmail = input.email !== undefined && input.email.trim() !== current.email;
+    const changesCredentials = input.password !== undefined || changesEmail;
     assertMayManage(principal, { action: "update", target: current, role: input.role, changesCredentials });
+    const own = isSelf(principal, current.id);
+    if (own && changesCredentials) await this.confirmPassword(current, input.currentPassword, clientAddress);
     if (input.role !== undefined && input.role !== current.role && current.role === "OWNER") await this.assertAnotherOwner(current, "role");
     const data: Partial<User> = {};
     if (input.email !== undefined) {
@@ -73,10 +83,25 @@ export class UserService {
     if (input.role !== undefined) data.role = input.role;
     const user = await this.prisma.user.update({ where: { id: current.id }, data }).catch(conflictOnUnique);
     await this.authState.publishUser(user);
-    // A new password ends every other session of that user, as a careful user expects; the caller's
-    // own session survives when they change their own password.
-    if (input.password !== undefined) await this.revokeSessionsExcept(user.id, principal.sessionId);
+    // Whoever changed them, a session opened with the old credentials ends; the caller's own session
+    // survives their own change. An administrator's new email for someone else leaves their sessions be.
+    if (input.password !== undefined || (own && changesEmail)) await this.revokeSessionsExcept(user.id, own ? principal.sessionId : null);
     return user;
+  }
+
+  /**
+   * The caller proves they are the user, not only someone holding their access token: a missing
+   * `currentPassword` is 400001, a wrong one 401001 and a failed sign-in for the (email, address) pair,
+   * which locks like sign-in does (429000 with Retry-After, without checking anything).
+   */
+  private async confirmPassword(user: User, currentPassword: string | undefined, clientAddress: string): Promise<void> {
+    if (currentPassword === undefined) throw validationError("currentPassword", "Required to change your own password or email");
+    const lockedForMs = await this.throttle.lockedFor(user.emailKey, clientAddress);
+    if (lockedForMs > 0) throw errors.tooManyRequests(undefined, { retryAfterS: lockedForMs / 1000 });
+    if (!(await this.hasher.verify(currentPassword, user.passwordHash))) {
+      await this.throttle.recordFailure(user.emailKey, clientAddress);
+      throw errors.invalidCredentials();
+    }
   }
 
   /** Deletes a user: their sessions end and the keys they created are revoked, effective at once. */

@@ -23,6 +23,23 @@ describe("mayManageUser", () => {
     expect(mayManageUser(full, { action: "update", target: target("VIEWER"), role: "MEMBER", changesCredentials: false })).toBe(true);
   });
 
+  it("an API key never creates a user: a new user always gets an email and a password (extensions §E10)", () => {
+    for (const role of roles) expect(mayManageUser(key(rolePermissions.OWNER), { action: "create", role })).toBe(false);
+  });
+
+  it("every signed-in user may change their own name and credentials without users.update, but not their role nor anyone else (extensions §E10)", () => {
+    for (const role of ["MEMBER", "VIEWER"] as const) {
+      const self = target(role, SELF);
+      expect(mayManageUser(jwt(role), { action: "update", target: self, changesCredentials: true })).toBe(true);
+      expect(mayManageUser(jwt(role), { action: "update", target: self, changesCredentials: false })).toBe(true);
+      expect(mayManageUser(jwt(role), { action: "update", target: self, role, changesCredentials: false })).toBe(false);
+      expect(mayManageUser(jwt(role), { action: "update", target: self, role: "VIEWER", changesCredentials: false })).toBe(false);
+      expect(mayManageUser(jwt(role), { action: "update", target: target("VIEWER"), changesCredentials: false })).toBe(false);
+    }
+    // A key is never "self", whatever user created it.
+    expect(mayManageUser({ ...key(rolePermissions.MEMBER), userId: SELF }, { action: "update", target: target("MEMBER", SELF), changesCredentials: false })).toBe(false);
+  });
+
   it("a JWT caller may change credentials of its own user and of users whose role it holds", () => {
     expect(mayManageUser(jwt("VIEWER"), { action: "update", target: target("VIEWER", SELF), changesCredentials: true })).toBe(true);
     expect(mayManageUser(jwt("ADMIN"), { action: "update", target: target("MEMBER"), changesCredentials: true })).toBe(true);

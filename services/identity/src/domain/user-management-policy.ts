@@ -18,25 +18,33 @@ export type UserChange =
 
 export type UserManager = Pick<Principal, "authType" | "userId" | "permissions">;
 
+/** Whether the actor is the signed-in user `userId` (an API key never is a user). */
+export function isSelf(actor: UserManager, userId: string): boolean {
+  return actor.authType === "jwt" && actor.userId !== null && actor.userId === userId;
+}
+
 /**
  * A principal may create, change or delete a user, or assign a role, only when its own effective
  * permissions include every permission of the target's current role and of any role it assigns:
- * nobody acts on, or hands out, more than they hold. Changing *another* user's password or email
- * is for JWT callers only; an API key is not a user, so for a key every user is another.
+ * nobody acts on, or hands out, more than they hold. Setting a password or an email (on create or
+ * update) is for signed-in users only (extensions §E10): an API key is not a user. Every signed-in
+ * user may change their own name, email and password without `users.update`; their role, and any
+ * other user, need it.
  */
 export function mayManageUser(actor: UserManager, change: UserChange): boolean {
   const held = new Set<string>(actor.permissions);
   const holdsRole = (role: Role) => rolePermissions[role].every((p) => held.has(p));
   switch (change.action) {
     case "create":
-      return holdsRole(change.role);
+      // A new user always gets an email and a password.
+      return actor.authType === "jwt" && holdsRole(change.role);
     case "delete":
       return holdsRole(change.target.role);
     case "update": {
+      const managesUsers = held.has("users.update");
+      if (!managesUsers && (!isSelf(actor, change.target.id) || change.role !== undefined)) return false;
       if (!holdsRole(change.target.role)) return false;
       if (change.role !== undefined && !holdsRole(change.role)) return false;
-      // A JWT caller who passed the role check may set any target's credentials, its own included;
-      // a key never may: it is not a user, so every target is "another" user.
       return !change.changesCredentials || actor.authType === "jwt";
     }
   }

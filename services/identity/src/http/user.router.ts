@@ -3,6 +3,7 @@ import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { userView } from "./identity.presenter";
+import { clientAddress } from "./request-meta";
 import type { UserService } from "../application/user.service";
 
 /** /api/v1/user: the users of the caller's business. */
@@ -29,7 +30,7 @@ export function userRouter(users: UserService): Router {
     (route: typeof identityRoutes.patchUser | typeof identityRoutes.putUser): RequestHandler =>
     async (req, res) => {
       const input = requestBody(route, req);
-      res.json(ok(userView(await users.update(principalOf(req), String(req.params.id), input))));
+      res.json(ok(userView(await users.update(principalOf(req), String(req.params.id), input, clientAddress(req)))));
     };
   mountRoute(router, identityRoutes.patchUser, update(identityRoutes.patchUser));
   mountRoute(router, identityRoutes.putUser, update(identityRoutes.putUser));
