@@ -25,6 +25,8 @@ export interface AppDeps {
     | "REFRESH_TOKEN_TTL_S"
     | "ALLOW_SIGN_UP"
     | "PASSWORD_HASH_COST"
+    | "PASSWORD_HASH_CONCURRENCY"
+    | "PASSWORD_HASH_QUEUE"
     | "SIGN_IN_MAX_FAILURES"
     | "SIGN_IN_FAILURE_WINDOW_MS"
     | "SIGN_IN_LOCK_BASE_MS"
@@ -41,7 +43,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const { config, prisma, kv, logger, internalTokenSecret } = deps;
   const cache = new AuthCache(kv);
-  const hasher = new PasswordHasher(config.PASSWORD_HASH_COST);
+  const hasher = new PasswordHasher(config.PASSWORD_HASH_COST, { concurrency: config.PASSWORD_HASH_CONCURRENCY, queue: config.PASSWORD_HASH_QUEUE });
   const authState = new AuthStateService(prisma, cache);
   const sessions = new SessionService(prisma, cache, deps.jwtSecret, {
     accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,

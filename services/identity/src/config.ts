@@ -15,6 +15,14 @@ export const configSchema = z.object({
   ALLOW_SIGN_UP: env.bool(true),
   /** log2 of scrypt's N. 17 is OWASP's recommendation; tests lower it to stay fast. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),
+  /**
+   * Password hashes run at once: each holds one of libuv's threads (4 by default, shared with DNS
+   * lookups, file reads and zlib; in the single process also the webhook deliveries' lookups) and
+   * 128 MiB at cost 17. Keep it below UV_THREADPOOL_SIZE.
+   */
+  PASSWORD_HASH_CONCURRENCY: env.int(2, 1),
+  /** Hashes that may wait for a slot; one more is answered 503000 with Retry-After at once. */
+  PASSWORD_HASH_QUEUE: env.int(16, 0),
   /** Failed sign-ins for one email from one address, within SIGN_IN_FAILURE_WINDOW_MS, before a lock. */
   SIGN_IN_MAX_FAILURES: env.int(10, 1),
   SIGN_IN_FAILURE_WINDOW_MS: env.int(15 * 60_000, 1000),

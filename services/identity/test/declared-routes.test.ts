@@ -11,6 +11,8 @@ it("serves every declared identity route, and only those", async () => {
       REFRESH_TOKEN_TTL_S: 3600,
       ALLOW_SIGN_UP: false,
       PASSWORD_HASH_COST: 1,
+      PASSWORD_HASH_CONCURRENCY: 1,
+      PASSWORD_HASH_QUEUE: 0,
       SIGN_IN_MAX_FAILURES: 5,
       SIGN_IN_FAILURE_WINDOW_MS: 60_000,
       SIGN_IN_LOCK_BASE_MS: 1000,

@@ -49,7 +49,7 @@ describe("identity with short token lifetimes and closed sign-up", () => {
 
 describe("password hashing", () => {
   it("hashes at OWASP strength (scrypt N=2^17, r=8, p=1) without hitting scrypt's memory limit", async () => {
-    const hasher = new PasswordHasher(17);
+    const hasher = new PasswordHasher(17, { concurrency: 2, queue: 16 });
     const hash = await hasher.hash(PASSWORD);
     expect(hash).toMatch(/^scrypt\$17\$8\$1\$/);
     expect(await hasher.verify(PASSWORD, hash)).toBe(true);
@@ -59,7 +59,7 @@ describe("password hashing", () => {
   // Not a timed assert (a loaded machine makes those flaky): the time of a check is the scrypt it
   // runs, so both paths must run exactly one scrypt at the same cost.
   it("does the same scrypt work for an unknown user as for a wrong password", async () => {
-    const hasher = new PasswordHasher(14);
+    const hasher = new PasswordHasher(14, { concurrency: 2, queue: 16 });
     const stored = await hasher.hash(PASSWORD);
     await hasher.verifyAgainstDummy("warm up");
     const scrypt = jest.spyOn(crypto, "scrypt");
