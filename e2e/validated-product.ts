@@ -16,13 +16,14 @@ export interface ValidatedProduct {
   owner(): Promise<ApiClient & { businessId: string }>;
 }
 
-export function validatedEmbeddedProduct(env: Record<string, string>): ValidatedProduct {
+/** `env`: the product's settings, or a function making them when the product starts (free ports, say). */
+export function validatedEmbeddedProduct(env: Record<string, string> | (() => Promise<Record<string, string>>)): ValidatedProduct {
   let product: Awaited<ReturnType<typeof startEmbedded>> | undefined;
   let validator: OpenApiResponseValidator;
   const clients: ApiClient[] = [];
 
   beforeAll(async () => {
-    product = await startEmbedded(env);
+    product = await startEmbedded(typeof env === "function" ? await env() : env);
     const doc = await (await fetch(`${product.baseUrl}/api/v1/openapi.json`)).json();
     validator = new OpenApiResponseValidator(doc as Record<string, unknown>);
   });
