@@ -2,7 +2,7 @@
 // This keeps a number from creeping back in at a call site, where nothing says what it means.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { AppError, ErrorCodes, errorCatalogue, errorMiddleware, errors, type ErrorCode } from "./index";
+import { AppError, DependencyUnavailableError, ErrorCodes, errorCatalogue, errorMiddleware, errors, type ErrorCode } from "./index";
 
 const ROOT = join(__dirname, "../../..");
 const SKIP = new Set(["node_modules", "generated", "dist", ".git"]);
@@ -48,9 +48,9 @@ describe("error call sites", () => {
 });
 
 describe("errorMiddleware", () => {
-  /** What the middleware sets on an answer. */
+  /** What the middleware sets on an answer, and what it logs at which level. */
   function answer(err: unknown) {
-    const sent: { status?: number; headers: Record<string, string>; body?: unknown } = { headers: {} };
+    const sent: { status?: number; headers: Record<string, string>; body?: unknown; logged: Array<{ level: string; obj: object }> } = { headers: {}, logged: [] };
     const res = {
       headersSent: false,
       setHeader: (name: string, value: string) => void (sent.headers[name.toLowerCase()] = value),
@@ -60,18 +60,36 @@ describe("errorMiddleware", () => {
       },
       json: (body: unknown) => void (sent.body = body),
     };
-    const log = { error: () => undefined, info: () => undefined };
+    const log = { error: (obj: object) => void sent.logged.push({ level: "error", obj }), info: (obj: object) => void sent.logged.push({ level: "info", obj }) };
     errorMiddleware(() => log)(err, {} as never, res as never, () => undefined);
     return sent;
   }
 
   it("says when to try again (Retry-After, whole seconds, at least 1) when the error knows", () => {
-    expect(answer(errors.unavailable(undefined, { retryAfterS: 0.2 }))).toEqual({
+    expect(answer(errors.unavailable(undefined, { retryAfterS: 0.2 }))).toMatchObject({
       status: 503,
       headers: { "retry-after": "1" },
       body: { success: false, error: { code: 503000, message: "Service unavailable" } },
     });
     expect(answer(errors.tooManyRequests(undefined, { retryAfterS: 12.5 })).headers).toEqual({ "retry-after": "13" });
-    expect(answer(errors.unavailable()).headers).toEqual({});
+    expect(answer(errors.unavailable(undefined, { retryAfterS: 7 })).headers).toEqual({ "retry-after": "7" });
+    expect(answer(errors.tooManyRequests()).headers).toEqual({});
+  });
+
+  it("answers every 503000 with Retry-After: one second unless the error says (issue 42)", () => {
+    expect(answer(errors.unavailable()).headers).toEqual({ "retry-after": "1" });
+  });
+
+  it("a dependency that failed is 503000 (never 500000), logged at error level with its cause", () => {
+    const cause = new Error("terminating connection due to administrator command");
+    const res = answer(new DependencyUnavailableError("database", "the connection was lost", { cause }));
+    expect(res).toMatchObject({ status: 503, headers: { "retry-after": "1" }, body: { success: false, error: { code: 503000, message: "Service unavailable" } } });
+    expect(res.logged).toEqual([{ level: "error", obj: expect.objectContaining({ dependency: "database" }) }]);
+    expect(JSON.stringify(res.body)).not.toContain("terminating");
+  });
+
+  it("anything else unknown is still 500000, without Retry-After", () => {
+    const res = answer(new Error("boom"));
+    expect(res).toMatchObject({ status: 500, headers: {}, body: { success: false, error: { code: 500000 } } });
   });
 });

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { type AppError, errorBody, isAppError } from "./app-error";
 import { ErrorCodes } from "./catalogue";
+import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_S } from "./dependency";
 import { errors } from "./errors";
 
 export interface ErrorLogger {
@@ -41,23 +42,34 @@ export function bodyReadError(err: unknown): AppError {
 }
 
 /**
- * The one error middleware: AppError -> its envelope; anything else -> 500000 with nothing
- * internal in the body, the cause logged at error level. Client errors are logged at info.
+ * The one error middleware: AppError -> its envelope; a dependency that failed -> 503000, logged at
+ * error level with its cause; anything else -> 500000 with nothing internal in the body, the cause
+ * logged at error level. Client errors are logged at info. Every 503000 carries `Retry-After`.
  */
 export function errorMiddleware(getLogger: (req: Parameters<RequestHandler>[0]) => ErrorLogger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const known = isAppError(err) ? err : typeof err === "object" && err !== null ? fromBodyParser(err) : undefined;
     const log = getLogger(req);
+    if (isDependencyUnavailable(err)) {
+      log.error({ err, dependency: err.dependency }, "dependency unavailable");
+      return void sendError(res, errors.unavailable(undefined, { cause: err }));
+    }
+    const known = isAppError(err) ? err : typeof err === "object" && err !== null ? fromBodyParser(err) : undefined;
     if (known) {
       log.info({ code: known.code, status: known.status }, known.message);
-      if (known.retryAfterS !== undefined) res.setHeader("Retry-After", String(known.retryAfterS));
-      res.status(known.status).json(known.toBody());
+      sendError(res, known);
       return;
     }
     log.error({ err }, "unhandled error");
     res.status(500).json(errorBody(ErrorCodes.internal));
   };
+}
+
+/** The envelope, with `Retry-After` when the error says when to try again; a 503000 always does (1 s unless it says). */
+function sendError(res: Parameters<ErrorRequestHandler>[2], error: AppError): void {
+  const retryAfterS = error.retryAfterS ?? (error.code === ErrorCodes.unavailable ? UNAVAILABLE_RETRY_AFTER_S : undefined);
+  if (retryAfterS !== undefined) res.setHeader("Retry-After", String(retryAfterS));
+  res.status(error.status).json(error.toBody());
 }
 
 /** Final handler for unmatched routes. */
