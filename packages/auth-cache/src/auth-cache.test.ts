@@ -1,6 +1,17 @@
 import { MemoryKvStore } from "@crm/kv-store";
 import { rolePermissions, uuidv7 } from "@crm/contracts";
-import { AccessTokenCodec, AuthCache, digestApiKey, effectivePermissions, generateApiKey, parseApiKeyAuthState, parseUserAuthState, API_KEY_PATTERN } from "./index";
+import {
+  AccessTokenCodec,
+  AuthCache,
+  digestApiKey,
+  effectivePermissions,
+  generateApiKey,
+  parseAccessTokenVerdicts,
+  parseApiKeyAuthState,
+  parseUserAuthState,
+  API_KEY_PATTERN,
+  REVOKED,
+} from "./index";
 
 describe("AccessTokenCodec", () => {
   const codec = new AccessTokenCodec("a-secret-that-is-long-enough-for-hs256-000000");
@@ -40,6 +51,25 @@ describe("auth state", () => {
     expect(parseUserAuthState("not json")).toBeUndefined();
     expect(parseApiKeyAuthState('{"v":1,"unknown":true}')).toEqual({ v: 1, unknown: true });
     expect(parseApiKeyAuthState('{"v":1,"unknown":false,"id":"k","businessId":"b","createdByUserId":"u","scopes":["nope"],"expiresAt":null,"revoked":false}')).toBeUndefined();
+    const user = { v: 1, userId: "u", deleted: false, businessId: "b", role: "ADMIN" };
+    expect(
+      parseAccessTokenVerdicts(
+        JSON.stringify({
+          verdicts: [
+            { jti: "a", live: true, user },
+            { jti: "b", live: false },
+          ],
+        }),
+      ),
+    ).toEqual(
+      new Map([
+        ["a", { jti: "a", live: true, user }],
+        ["b", { jti: "b", live: false }],
+      ]),
+    );
+    expect(parseAccessTokenVerdicts(JSON.stringify({ verdicts: [{ jti: "a", live: true }] }))).toBeUndefined();
+    expect(parseAccessTokenVerdicts(JSON.stringify({ verdicts: [{ jti: "a", live: "yes" }] }))).toBeUndefined();
+    expect(parseAccessTokenVerdicts("[]")).toBeUndefined();
   });
 
   it("empty scopes = the creator's permissions; given scopes are cut to them", () => {
@@ -47,15 +77,16 @@ describe("auth state", () => {
     expect(effectivePermissions("VIEWER", ["clients.read", "clients.create"])).toEqual(["clients.read"]);
   });
 
-  it("revoking a session removes all its access tokens from the allow-list", async () => {
+  it("revoking a session refuses all its access tokens, with tombstones", async () => {
     const kv = new MemoryKvStore();
     const cache = new AuthCache(kv);
     await cache.allowAccessToken("j1", "s", 60_000);
     await cache.allowAccessToken("j2", "s", 60_000);
     await cache.allowAccessToken("j3", "other", 60_000);
-    await cache.revokeSessionAccessTokens("s");
+    await cache.revokeSession("s", 60_000);
     expect(await cache.allowedAccessToken("j1")).toBeNull();
     expect(await cache.allowedAccessToken("j2")).toBeNull();
+    expect((await cache.readAccessTokenAndUser("j1", "u")).entry).toBe(REVOKED);
     expect(await cache.allowedAccessToken("j3")).toBe("other");
     await kv.close();
   });
@@ -65,10 +96,28 @@ describe("auth state", () => {
     const cache = new AuthCache(kv);
     await cache.allowAccessToken("j1", "s", 60_000);
     await cache.allowAccessToken("j2", "s", 60_000);
-    await cache.withdrawAccessToken("j2", "s");
+    await cache.withdrawAccessToken("j2", "s", 60_000);
     expect(await cache.allowedAccessToken("j1")).toBe("s");
-    expect(await cache.allowedAccessToken("j2")).toBeNull();
+    expect((await cache.readAccessTokenAndUser("j2", "u")).entry).toBe(REVOKED);
     expect(await kv.members("auth:sat:s")).toEqual(["j1"]);
+    await kv.close();
+  });
+
+  it("a fill allows a token the cache does not know, and never one that was refused", async () => {
+    const kv = new MemoryKvStore();
+    const cache = new AuthCache(kv);
+    expect((await cache.readAccessTokenAndUser("j1", "u")).entry).toBeNull();
+    expect(await cache.fillAccessToken("j1", "s", 60_000)).toBe(true);
+    expect(await cache.allowedAccessToken("j1")).toBe("s");
+    // A second fill of the same token (another gateway's miss) agrees.
+    expect(await cache.fillAccessToken("j1", "s", 60_000)).toBe(true);
+    await cache.withdrawAccessToken("j2", "s", 60_000);
+    expect(await cache.fillAccessToken("j2", "s", 60_000)).toBe(false);
+    expect(await cache.allowedAccessToken("j2")).toBeNull();
+    // A session revoked before a token of it was ever cached: the session's tombstone refuses the fill.
+    await cache.revokeSession("s2", 60_000);
+    expect(await cache.fillAccessToken("j3", "s2", 60_000)).toBe(false);
+    expect(await cache.allowedAccessToken("j3")).toBeNull();
     await kv.close();
   });
 

@@ -1,5 +1,8 @@
 // The one definition of the auth keys in the shared key-value store. Identity writes (allow-lists,
 // write-through of user and key state), the gateway reads and, on a miss, asks identity to fill.
+// The store is a cache of identity's database, never the record: an entry that is missing (a Redis
+// restarted empty, a failover, an eviction) costs a lookup in the database, never a session. What
+// must survive a race is a revocation, so revoking writes tombstones, and a fill never overwrites.
 import type { KvStore } from "@crm/kv-store";
 import { parseApiKeyAuthState, parseUserAuthState, type ApiKeyAuthState, type UserAuthState } from "./auth-state";
 
@@ -8,11 +11,16 @@ export const AUTH_STATE_TTL_MS = 10 * 60_000;
 /** Unknown keys are remembered briefly so a flood of bad keys does not reach the database. */
 export const UNKNOWN_API_KEY_TTL_MS = 30_000;
 
+/** The value of a refused access token's entry (a tombstone), and of an ended session's. */
+export const REVOKED = "revoked";
+
 export const authKeys = {
-  /** Access-token allow-list entry; value = session id; TTL = token lifetime. */
+  /** Access-token allow-list entry; value = session id, or REVOKED; TTL = token lifetime. */
   accessToken: (jti: string) => `auth:at:${jti}`,
-  /** The live access-token ids of a session, so revoking the session revokes them all. */
+  /** The access-token ids of a session on the allow-list, so revoking the session revokes them all. */
   sessionAccessTokens: (sessionId: string) => `auth:sat:${sessionId}`,
+  /** REVOKED once the session has ended: a fill racing the revocation reads it and allows nothing. */
+  revokedSession: (sessionId: string) => `auth:srv:${sessionId}`,
   user: (userId: string) => `auth:user:${userId}`,
   apiKey: (digest: string) => `auth:key:${digest}`,
 };
@@ -21,9 +29,14 @@ export const authKeys = {
 export const internalAuthPaths = {
   user: (userId: string) => `/internal/auth/users/${encodeURIComponent(userId)}`,
   apiKey: "/internal/auth/api-keys/resolve",
+  /** Whether access tokens' sessions are live (body `{tokens: AccessTokenQuery[]}`; see SessionVerdict). */
+  accessTokens: "/internal/auth/access-tokens/resolve",
   /** Batched reports of API-key use, for `lastUsedAt` (body `{uses: [{id, at}]}`, 204). */
   apiKeyUse: "/internal/auth/api-keys/used",
 };
+
+/** Most access tokens one resolve request may carry; a gateway with more sends several. */
+export const ACCESS_TOKEN_RESOLVE_MAX = 100;
 
 /** Most uses one report may carry; a gateway with more sends several. */
 export const API_KEY_USE_REPORT_MAX = 1000;
@@ -44,36 +57,64 @@ export class AuthCache {
 
   // Access-token allow-list ----------------------------------------------------------------
 
+  /** At issue: the token is allowed for its lifetime (a new jti, so nothing can be there yet). */
   async allowAccessToken(jti: string, sessionId: string, ttlMs: number): Promise<void> {
     await this.kv.set(authKeys.accessToken(jti), sessionId, ttlMs);
     await this.kv.addToSet(authKeys.sessionAccessTokens(sessionId), jti, ttlMs);
   }
 
-  /** The session id of an allowed token, or null when it is not (or no longer) on the list. */
+  /** The session id of an allowed token; null when it is refused (a tombstone) or not cached. */
   async allowedAccessToken(jti: string): Promise<string | null> {
-    return this.kv.get(authKeys.accessToken(jti));
+    const entry = await this.kv.get(authKeys.accessToken(jti));
+    return entry === REVOKED ? null : entry;
   }
 
-  /** Takes one access token off the allow-list (issued, then found to belong to a revoked session). */
-  async withdrawAccessToken(jti: string, sessionId: string): Promise<void> {
-    await this.kv.del(authKeys.accessToken(jti));
+  /**
+   * Refuses one access token for `ttlMs` (at least its remaining life): a tombstone, so no fill can
+   * put it back (a token issued to a session found revoked since, or one identity answered "not live").
+   */
+  async withdrawAccessToken(jti: string, sessionId: string, ttlMs: number): Promise<void> {
+    await this.kv.set(authKeys.accessToken(jti), REVOKED, ttlMs);
     await this.kv.removeFromSet(authKeys.sessionAccessTokens(sessionId), jti);
   }
 
   /**
-   * Removes every live access token of a session from the allow-list. Not atomic: a token added
-   * while this runs is the adder's to withdraw (identity re-checks the session after publishing).
+   * Ends a session in the cache, after the database: the session's tombstone first, then one on
+   * every access token the cache lists for it. `ttlMs` must cover the longest-lived token of the
+   * session (the access-token lifetime). Not atomic, and need not be: a fill adds its token to the
+   * session's list before it reads the session's tombstone, so it either reads the tombstone and
+   * allows nothing, or was listed before this read the list and gets its tombstone here (see
+   * fillAccessToken); a token issued meanwhile is withdrawn by its issuer (SessionService.refresh).
    */
-  async revokeSessionAccessTokens(sessionId: string): Promise<void> {
+  async revokeSession(sessionId: string, ttlMs: number): Promise<void> {
+    await this.kv.set(authKeys.revokedSession(sessionId), REVOKED, ttlMs);
     const setKey = authKeys.sessionAccessTokens(sessionId);
     const jtis = await this.kv.members(setKey);
-    await this.kv.del(...jtis.map(authKeys.accessToken), setKey);
+    await Promise.all(jtis.map((jti) => this.kv.set(authKeys.accessToken(jti), REVOKED, ttlMs)));
+    await this.kv.del(setKey);
   }
 
-  /** One round trip for a JWT request: the allow-list entry and the user's state. */
-  async readAccessTokenAndUser(jti: string, userId: string): Promise<{ sessionId: string | null; user: UserAuthState | undefined }> {
-    const [sessionId, user] = await this.kv.getMany([authKeys.accessToken(jti), authKeys.user(userId)]);
-    return { sessionId: sessionId ?? null, user: this.parseUser(user ?? null) };
+  /**
+   * Identity's fill after a gateway's miss, for a token whose session the database holds as live:
+   * allows it unless the session was revoked meanwhile. Never overwrites: a tombstone stays. True
+   * when the token is allowed now.
+   */
+  async fillAccessToken(jti: string, sessionId: string, ttlMs: number): Promise<boolean> {
+    // Listed first: a revocation that reads the list after this finds the token and tombstones it.
+    // Never unlisted here, even when refused: the token may be listed by its issuer as well.
+    await this.kv.addToSet(authKeys.sessionAccessTokens(sessionId), jti, ttlMs);
+    if ((await this.kv.get(authKeys.revokedSession(sessionId))) !== null) return false;
+    if (await this.kv.setIfAbsent(authKeys.accessToken(jti), sessionId, ttlMs)) return true;
+    return (await this.kv.get(authKeys.accessToken(jti))) === sessionId;
+  }
+
+  /**
+   * One round trip for a JWT request: the allow-list entry and the user's state. `entry` is the
+   * session id of an allowed token, REVOKED for a refused one, null when the cache does not know.
+   */
+  async readAccessTokenAndUser(jti: string, userId: string): Promise<{ entry: string | null; user: UserAuthState | undefined }> {
+    const [entry, user] = await this.kv.getMany([authKeys.accessToken(jti), authKeys.user(userId)]);
+    return { entry: entry ?? null, user: this.parseUser(user ?? null) };
   }
 
   // User state ------------------------------------------------------------------------------

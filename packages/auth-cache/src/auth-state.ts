@@ -23,10 +23,25 @@ export type ApiKeyAuthState =
     }
   | { v: 1; unknown: true };
 
+/** A gateway's question on a miss: is this verified token's session live? (claims of the token) */
+export interface AccessTokenQuery {
+  jti: string;
+  sessionId: string;
+  userId: string;
+  /** The token's `exp`, in seconds since the epoch: what identity caches lives no longer. */
+  exp: number;
+}
+
+/** Identity's answer, from its database: live (with the user's state), or not (401011 at the gateway). */
+export type AccessTokenVerdict = { jti: string; live: true; user: UserAuthState } | { jti: string; live: false };
+
 const roleSet = new Set<string>(roles);
 
 export function parseUserAuthState(text: string | null): UserAuthState | undefined {
-  const value = parse(text);
+  return userAuthStateOf(parse(text));
+}
+
+function userAuthStateOf(value: Record<string, unknown> | undefined): UserAuthState | undefined {
   if (!value || value.v !== AUTH_STATE_VERSION || typeof value.userId !== "string") return undefined;
   if (value.deleted === true) return { v: 1, userId: value.userId, deleted: true };
   if (value.deleted !== false || typeof value.role !== "string" || !roleSet.has(value.role)) return undefined;
@@ -47,14 +62,38 @@ export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | und
   return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked };
 }
 
+/** Identity's answer to a resolve request, by jti; undefined when it is not well formed. */
+export function parseAccessTokenVerdicts(text: string | null): Map<string, AccessTokenVerdict> | undefined {
+  const value = parse(text);
+  if (!value || !Array.isArray(value.verdicts)) return undefined;
+  const verdicts = new Map<string, AccessTokenVerdict>();
+  for (const item of value.verdicts as unknown[]) {
+    if (!isRecord(item)) return undefined;
+    const { jti, live, user } = item;
+    if (typeof jti !== "string" || typeof live !== "boolean") return undefined;
+    if (!live) {
+      verdicts.set(jti, { jti, live: false });
+      continue;
+    }
+    const state = userAuthStateOf(isRecord(user) ? user : undefined);
+    if (!state) return undefined;
+    verdicts.set(jti, { jti, live: true, user: state });
+  }
+  return verdicts;
+}
+
 function parse(text: string | null): Record<string, unknown> | undefined {
   if (text === null) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

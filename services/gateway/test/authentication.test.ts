@@ -76,7 +76,7 @@ describe("gateway authentication", () => {
     expectError(await get("/api/v1/client").set("authorization", `Bearer ${notListed}`), 401, 401011, "Access token not found in whitelist");
     const { token, sid } = await identity.signIn(user);
     expect((await get("/api/v1/client").set("authorization", `Bearer ${token}`)).status).toBe(200);
-    await identity.cache.revokeSessionAccessTokens(sid);
+    await identity.revokeSession(sid);
     expect((await get("/api/v1/client").set("authorization", `Bearer ${token}`)).body.error.code).toBe(401011);
     secrets.push(token, notListed);
   });

@@ -18,7 +18,7 @@ async function revokedJwtCountsPerAddress(gw: Gateway, identity: FakeIdentity): 
   const user = await identity.addUser("OWNER");
   const revoked = await identity.signIn(user);
   const live = (await identity.signIn(user)).token;
-  await identity.cache.revokeSessionAccessTokens(revoked.sid);
+  await identity.revokeSession(revoked.sid);
   const list = (token: string) => supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${token}`);
   for (const remaining of ["2", "1", "0"]) {
     const refused = await list(revoked.token);
@@ -235,7 +235,7 @@ describeRedis("gateway rate limit and revocation across instances on one Redis",
     await identity.setRole(owner, "VIEWER");
     expect((await supertest(two.app).get("/api/v1/user").set("x-api-key", key)).body.error.code).toBe(401021);
     expect((await supertest(two.app).get("/api/v1/user").set("authorization", `Bearer ${token}`)).body.error.code).toBe(401014);
-    await identity.cache.revokeSessionAccessTokens(sid);
+    await identity.revokeSession(sid);
     expect((await supertest(one.app).get("/api/v1/client").set("authorization", `Bearer ${token}`)).body.error.code).toBe(401011);
   });
 });

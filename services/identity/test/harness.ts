@@ -70,8 +70,8 @@ export async function openHarness(mode: Mode, env: Record<string, string> = {}, 
     principalOf: async (accessToken) => {
       const claims = codec.verify(accessToken);
       if (!claims) throw new Error("401010");
-      const { sessionId, user } = await cache.readAccessTokenAndUser(claims.jti, claims.sub);
-      if (sessionId !== claims.sid) throw new Error("401011");
+      const { entry, user } = await cache.readAccessTokenAndUser(claims.jti, claims.sub);
+      if (entry !== claims.sid) throw new Error("401011");
       const row = await prisma.user.findUnique({ where: { id: claims.sub } });
       if (!row?.businessId || user?.deleted) throw new Error("401011");
       return {

@@ -5,7 +5,8 @@
 // random 0-2 ms (so the interleavings vary), on PGlite with the in-process store and on PostgreSQL
 // with the in-process store and with Redis (real concurrency, separate connections).
 import { MemoryKvStore, RedisKvStore, type KvStore } from "@crm/kv-store";
-import { testInfra, uniqueName } from "@crm/testing";
+import { authKeys } from "@crm/auth-cache";
+import { internalCaller, testInfra, uniqueName } from "@crm/testing";
 import { FlakyKvStore } from "./flaky-kv-store";
 import { cookieValue, openHarness, PASSWORD, refreshCookie, uniqueEmail, type Harness, type Mode } from "./harness";
 
@@ -96,6 +97,36 @@ for (const setup of setups) {
         const tokens = [accessToken, ...(refreshed.status === 200 ? [refreshed.body.data.accessToken as string] : [])];
         const cookies = refreshed.status === 200 ? [cookieValue(refreshCookie(refreshed))] : [];
         await expectSessionDead(principal.sessionId!, tokens, cookies, i);
+      }
+    });
+
+    /** A gateway's miss as it asks identity: is this token's session live? */
+    const resolve = (accessToken: string) => {
+      const { jti, sid, sub, exp } = h.codec.verify(accessToken)!;
+      return internalCaller(h.app, undefined)
+        .post("/internal/auth/access-tokens/resolve")
+        .send({ tokens: [{ jti, sessionId: sid, userId: sub, exp }] });
+    };
+
+    it(`a gateway's miss (the store lost the token) racing logout: the logout wins (${ITERATIONS} runs)`, async () => {
+      for (let i = 0; i < ITERATIONS; i++) {
+        const { accessToken, principal } = await signIn();
+        await h.kv.del(authKeys.accessToken(principal.jti!), authKeys.sessionAccessTokens(principal.sessionId!));
+        const [resolved, logout] = await Promise.all([
+          (async () => {
+            if (i % 2 === 1) await jitter();
+            return resolve(accessToken);
+          })(),
+          (async () => {
+            if (i % 2 === 0) await jitter();
+            return h.as(principal, "post", "/api/v1/auth/logout");
+          })(),
+        ]);
+        expect(logout.status).toBe(204);
+        expect(resolved.status).toBe(200);
+        // Once the logout has answered, the token is refused from the cache, and the database says so too.
+        expect({ iteration: i, entry: await h.cache.allowedAccessToken(principal.jti!) }).toEqual({ iteration: i, entry: null });
+        expect({ iteration: i, verdicts: (await resolve(accessToken)).body.verdicts }).toEqual({ iteration: i, verdicts: [{ jti: principal.jti, live: false }] });
       }
     });
 

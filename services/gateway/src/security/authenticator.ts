@@ -1,6 +1,7 @@
 // Resolves a credential to a Principal with the caller's permissions as they are now. JWTs are
 // verified locally with a pre-built key; the allow-list and the user's role come from the shared
-// store in one round trip; API keys are looked up by digest. Identity is asked only on a miss.
+// store in one round trip; API keys are looked up by digest. Identity is asked only on a miss: the
+// store caches identity's database, so a missing entry is a question for identity, never a verdict.
 import {
   type AccessTokenClaims,
   AccessTokenCodec,
@@ -93,8 +94,16 @@ export class Authenticator {
 
   private async principalOf(claims: AccessTokenClaims): Promise<Principal> {
     const cached = await guardStore(() => this.cache.readAccessTokenAndUser(claims.jti, claims.sub));
-    if (cached.sessionId !== claims.sid) throw errors.accessTokenNotWhitelisted();
-    const user = cached.user ?? (await this.identity.user(claims.sub));
+    let user = cached.user;
+    if (cached.entry !== claims.sid) {
+      // A tombstone (sign-out, revocation) is a verdict; no entry at all only means the store does
+      // not know (restarted empty, evicted, failed over): identity's database decides, and fills it.
+      if (cached.entry !== null) throw errors.accessTokenNotWhitelisted();
+      const verdict = await this.identity.accessToken(claims);
+      if (!verdict.live) throw errors.accessTokenNotWhitelisted();
+      user ??= verdict.user;
+    }
+    user ??= await this.identity.user(claims.sub);
     if (user.deleted) throw errors.accessTokenNotWhitelisted();
     if (!user.businessId) throw errors.businessRequired();
     const known = this.principals.get(claims);

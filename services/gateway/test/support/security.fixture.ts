@@ -5,7 +5,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express } from "express";
-import { AccessTokenCodec, AuthCache, digestApiKey, generateApiKey, type ApiKeyAuthState, type UserAuthState } from "@crm/auth-cache";
+import { type AccessTokenQuery, AccessTokenCodec, AuthCache, digestApiKey, generateApiKey, type ApiKeyAuthState, type UserAuthState } from "@crm/auth-cache";
 import { uuidv7, type Permission, type Role } from "@crm/contracts";
 import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
@@ -21,8 +21,12 @@ export const INTERNAL_SECRET = "gateway-test-internal-secret-long-enough-012345"
 export class FakeIdentity {
   readonly users = new Map<string, UserAuthState>();
   readonly keys = new Map<string, ApiKeyAuthState>();
+  /** Sessions by id: their user, and whether they were revoked. */
+  readonly sessions = new Map<string, { userId: string; revoked: boolean }>();
   /** Every `lastUsedAt` report a gateway sent, in order. */
   readonly useReports: Array<Array<{ id: string; at: string }>> = [];
+  /** Every access-token resolve request a gateway sent (its `tokens`), in order. */
+  readonly accessTokenQueries: AccessTokenQuery[][] = [];
   calls = 0;
   private server?: http.Server;
   url = "";
@@ -46,6 +50,25 @@ export class FakeIdentity {
       const state = this.users.get(id) ?? { v: 1, userId: id, deleted: true };
       await this.cache.fillUser(state);
       res.json(state);
+    });
+    app.post("/internal/auth/access-tokens/resolve", async (req, res) => {
+      const tokens = req.body.tokens as AccessTokenQuery[];
+      this.accessTokenQueries.push(tokens);
+      const verdicts = await Promise.all(
+        tokens.map(async ({ jti, sessionId, userId, exp }) => {
+          const ttlMs = exp * 1000 - Date.now();
+          const session = this.sessions.get(sessionId);
+          const user = this.users.get(userId);
+          if (!session || session.revoked || session.userId !== userId || !user) {
+            await this.cache.withdrawAccessToken(jti, sessionId, ttlMs);
+            return { jti, live: false };
+          }
+          if (!(await this.cache.fillAccessToken(jti, sessionId, ttlMs))) return { jti, live: false };
+          await this.cache.fillUser(user);
+          return { jti, live: true, user };
+        }),
+      );
+      res.json({ verdicts });
     });
     app.post("/internal/auth/api-keys/resolve", async (req, res) => {
       const digest = String(req.body.digest);
@@ -81,13 +104,21 @@ export class FakeIdentity {
     await this.cache.writeUser(next);
   }
 
-  /** Signs in: an allow-listed access token for a new session. */
-  async signIn(user: UserAuthState & { deleted: false }, ttlS = 1800): Promise<{ token: string; jti: string; sid: string }> {
+  /** Signs in: an allow-listed access token for a new session (only in the "database" unless `cached`). */
+  async signIn(user: UserAuthState & { deleted: false }, ttlS = 1800, opts: { cached?: boolean } = {}): Promise<{ token: string; jti: string; sid: string }> {
     const jti = uuidv7();
     const sid = uuidv7();
+    this.sessions.set(sid, { userId: user.userId, revoked: false });
     const token = new AccessTokenCodec(JWT_SECRET).sign({ sub: user.userId, businessId: user.businessId, jti, sid }, ttlS);
-    await this.cache.allowAccessToken(jti, sid, ttlS * 1000);
+    if (opts.cached ?? true) await this.cache.allowAccessToken(jti, sid, ttlS * 1000);
     return { token, jti, sid };
+  }
+
+  /** Signs out: the session is revoked in the "database", then in the cache (tombstones), as identity does. */
+  async revokeSession(sid: string): Promise<void> {
+    const session = this.sessions.get(sid);
+    if (session) session.revoked = true;
+    await this.cache.revokeSession(sid, 1800_000);
   }
 
   async createKey(

@@ -1,6 +1,8 @@
 // Sessions: sign-in issues an access token (allow-listed in the shared store for its lifetime) and
 // a refresh token (stored as a digest); refresh rotates the refresh token; presenting a rotated-out
-// one revokes the whole session, its live access tokens included (decisions §4, §8).
+// one revokes the whole session, its live access tokens included (decisions §4, §8). The session row
+// is the record; the store's allow-list caches it (AuthStateService.resolveAccessTokens fills a miss)
+// and carries revocations to every gateway at once.
 import { AccessTokenCodec, type AuthCache } from "@crm/auth-cache";
 import { uuidv7 } from "@crm/contracts";
 import { errors } from "@crm/errors";
@@ -88,7 +90,7 @@ export class SessionService {
     // (which follows its commit) finds the jti already published and removes it. Either way the
     // revocation wins, and revoke() itself needs no atomic read-and-delete.
     if (!(await this.isLive(session.id))) {
-      await published(this.cache.withdrawAccessToken(jti, session.id));
+      await published(this.cache.withdrawAccessToken(jti, session.id, this.accessTokenTtlMs()));
       throw errors.refreshTokenNotWhitelisted();
     }
     return { accessToken, refreshToken: next, sessionId: session.id };
@@ -96,13 +98,15 @@ export class SessionService {
 
   /**
    * Ends a session: its refresh token and every live access token stop working at once. The row is
-   * marked first, the allow-list cleaned after: an access token published concurrently is withdrawn
-   * by its publisher (see refresh), so a late add cannot outlive this.
+   * marked first, the cache after, with tombstones: an access token published concurrently is
+   * withdrawn by its publisher (see refresh), and a gateway's fill cannot put one back (see
+   * AuthCache.revokeSession), so neither outlives this. Should the store lose the tombstones later,
+   * the next gateway to miss asks the database, which says revoked.
    */
   async revoke(sessionId: string): Promise<void> {
     await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
     // A retry (of a logout answered 503000) repeats this cleanup: the UPDATE above is then a no-op.
-    await published(this.cache.revokeSessionAccessTokens(sessionId));
+    await published(this.cache.revokeSession(sessionId, this.accessTokenTtlMs()));
   }
 
   /** Every session of a user (deletion, password change). */
@@ -121,6 +125,11 @@ export class SessionService {
   private async isLive(sessionId: string): Promise<boolean> {
     const session = await this.prisma.session.findUnique({ where: { id: sessionId }, select: { revokedAt: true } });
     return session !== null && session.revokedAt === null;
+  }
+
+  /** Tombstones live as long as the longest-lived access token they refuse. */
+  private accessTokenTtlMs(): number {
+    return this.ttls.accessTokenTtlS * 1000;
   }
 
   private refreshExpiry(): Date {

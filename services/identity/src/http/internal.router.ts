@@ -1,6 +1,6 @@
 // Service-to-service: the gateway's cache misses. Mounted under /internal behind the internal token.
 import { Router } from "express";
-import { API_KEY_USE_REPORT_MAX } from "@crm/auth-cache";
+import { ACCESS_TOKEN_RESOLVE_MAX, API_KEY_USE_REPORT_MAX } from "@crm/auth-cache";
 import { z } from "@crm/contracts";
 import { isUuid } from "@crm/contracts";
 import { parseOrThrow } from "@crm/errors";
@@ -8,6 +8,10 @@ import type { ApiKeyService } from "../application/api-key.service";
 import type { AuthStateService } from "../application/auth-state.service";
 
 const resolveKeySchema = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
+const id = z.string().min(1).max(64);
+const resolveAccessTokensSchema = z
+  .object({ tokens: z.array(z.object({ jti: id, sessionId: id, userId: id, exp: z.number().int().positive() }).strict()).max(ACCESS_TOKEN_RESOLVE_MAX) })
+  .strict();
 const keyUseSchema = z.object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }) }).strict()).max(API_KEY_USE_REPORT_MAX) }).strict();
 
 export function internalRouter(authState: AuthStateService, keys: ApiKeyService): Router {
@@ -17,6 +21,11 @@ export function internalRouter(authState: AuthStateService, keys: ApiKeyService)
     const id = String(req.params.id);
     // Not a UUID: no such user, and nothing worth caching.
     res.json(isUuid(id) ? await authState.resolveUser(id) : { v: 1, userId: id, deleted: true });
+  });
+
+  router.post("/auth/access-tokens/resolve", async (req, res) => {
+    const { tokens } = parseOrThrow(resolveAccessTokensSchema, req.body ?? {});
+    res.json({ verdicts: await authState.resolveAccessTokens(tokens) });
   });
 
   router.post("/auth/api-keys/resolve", async (req, res) => {
