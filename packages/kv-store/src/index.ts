@@ -1,9 +1,9 @@
 import type { KvStore } from "./kv-store";
 import { MemoryKvStore } from "./memory-kv-store";
-import { RedisKvStore } from "./redis-kv-store";
+import { RedisKvStore, REDIS_COMMAND_TIMEOUT_MS } from "./redis-kv-store";
 
 export type { KvStore };
-export { MemoryKvStore, RedisKvStore };
+export { MemoryKvStore, RedisKvStore, REDIS_COMMAND_TIMEOUT_MS };
 
 let processStore: { store: MemoryKvStore; users: number } | undefined;
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import net, { type AddressInfo } from "node:net";
 import { MemoryKvStore } from "./memory-kv-store";
-import { RedisKvStore } from "./redis-kv-store";
-import { testInfra } from "@crm/testing";
+import { REDIS_COMMAND_TIMEOUT_MS, RedisKvStore } from "./redis-kv-store";
+import { FaultProxy, testInfra, waitFor } from "@crm/testing";
 import type { KvStore } from "./kv-store";
 
 // The same contract for both adapters; Redis runs when the test infrastructure has one.
@@ -74,4 +74,40 @@ describe("RedisKvStore.close", () => {
       expect(kv.redis.status).toBe("end");
     });
   }
+});
+
+(redisUrl ? describe : describe.skip)("RedisKvStore while Redis is away", () => {
+  it("fails commands within its time-out, then at once, and works again soon after Redis returns", async () => {
+    const target = new URL(redisUrl!);
+    const proxy = await FaultProxy.start({ target: { host: target.hostname, port: Number(target.port || 6379) } });
+    const kv = new RedisKvStore(`redis://${proxy.address}`, `test:${randomUUID()}:`);
+    try {
+      await kv.set("k", "v");
+      proxy.cut();
+      const first = Date.now();
+      await expect(kv.get("k")).rejects.toThrow();
+      expect(Date.now() - first).toBeLessThanOrEqual(REDIS_COMMAND_TIMEOUT_MS + 500);
+      // Known to be away: no wait at all.
+      await waitFor(async () => {
+        const started = Date.now();
+        await kv.get("k").catch(() => undefined);
+        return Date.now() - started < 50;
+      }, 5_000);
+      proxy.restore();
+      const back = Date.now();
+      await waitFor(
+        () =>
+          kv.get("k").then(
+            (v) => v === "v",
+            () => false,
+          ),
+        5_000,
+        10,
+      );
+      expect(Date.now() - back).toBeLessThan(1_000);
+    } finally {
+      await kv.close();
+      await proxy.close();
+    }
+  }, 20_000);
 });

@@ -3,6 +3,17 @@ import type { KvStore } from "./kv-store";
 
 /** How long close() waits for Redis to answer QUIT before dropping the connection. */
 const QUIT_TIMEOUT_MS = 1000;
+/**
+ * Longest a command waits for its answer, queued while the connection is down included: a Redis that
+ * is gone or hangs costs a request this long at most (authentication then answers 503000, the rate
+ * limit fails open), never an open-ended wait.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 1000;
+/**
+ * Longest pause between reconnection attempts (ioredis's default is 2 s): a Redis that comes back is
+ * used again within this long, well inside the 2 s recovery goal (docs/operations.md).
+ */
+const RECONNECT_MAX_DELAY_MS = 250;
 
 /** KvStore on Redis; `prefix` namespaces keys so one Redis can serve several deployments. */
 export class RedisKvStore implements KvStore {
@@ -12,12 +23,26 @@ export class RedisKvStore implements KvStore {
     url: string,
     private readonly prefix = "crm:",
   ) {
-    // Fail fast rather than queueing commands forever while Redis is down: callers decide
-    // whether to fail closed (auth) or open (rate limit).
+    // Commands issued while the connection is being made wait in the offline queue (a start, a short
+    // blip), never beyond the command time-out: callers decide whether to fail closed (auth) or open
+    // (rate limit). A read that Redis answers after a restart finds it empty: a miss, never a verdict.
     // Auto-pipelining: commands issued in the same tick (concurrent requests' reads) share one write.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: true,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      retryStrategy: (attempt) => Math.min(attempt * 50, RECONNECT_MAX_DELAY_MS),
+      lazyConnect: false,
+      enableAutoPipelining: true,
+    });
+    // Queued commands help only while a connection is being made; once an attempt has failed, Redis
+    // is away and a command fails at once (503000 for authentication) instead of waiting its time-out.
+    this.redis.on("ready", () => {
+      this.redis.options.enableOfflineQueue = true;
+    });
     this.redis.on("error", () => {
-      /* surfaced through command failures and readiness checks */
+      // Otherwise surfaced through command failures and readiness checks.
+      if (this.redis.status !== "ready") this.redis.options.enableOfflineQueue = false;
     });
   }
 

@@ -2,10 +2,11 @@
 // instances on one Redis, and failing open when Redis is gone (while authentication fails closed).
 import net, { type AddressInfo } from "node:net";
 import supertest from "supertest";
-import { generateApiKey } from "@crm/auth-cache";
+import { AccessTokenCodec, generateApiKey } from "@crm/auth-cache";
+import { uuidv7 } from "@crm/contracts";
 import { MemoryKvStore, RedisKvStore, type KvStore } from "@crm/kv-store";
 import { testInfra, uniqueName } from "@crm/testing";
-import { buildGateway, FakeIdentity, type Gateway } from "./support/security.fixture";
+import { buildGateway, FakeIdentity, JWT_SECRET, type Gateway } from "./support/security.fixture";
 
 const describeRedis: jest.Describe = testInfra.redisUrl ? describe : describe.skip;
 
@@ -291,18 +292,24 @@ describeRedis("the limiter on the auth-state store's Redis connection", () => {
   });
 });
 
-describe("the limiter's time-out on a shared connection", () => {
-  it("a Redis that accepts and never answers: the limit fails open after its time-out", async () => {
+describe("the time-out of a shared connection", () => {
+  it("a Redis that accepts and never answers: the limit fails open, authentication closed, after the time-out", async () => {
     const silent = net.createServer((socket) => socket.on("data", () => undefined));
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     const kv = new RedisKvStore(url, "silent:");
     const gw = buildGateway(kv, "http://127.0.0.1:1", { RATE_LIMIT_MAX: 1 }, url);
     try {
-      // Public: no auth read (which would wait for Redis), only the count, which gives up and lets it through.
+      // Public: no auth read, only the count, which gives up and lets it through.
       const res = await supertest(gw.app).post("/api/v1/auth/sign-in");
       expect(res.status).toBe(200);
       expect(gw.logs.some((l) => l.includes("rate-limit store unavailable"))).toBe(true);
+      // Protected: the auth read gives up as well, and authentication fails closed (503000), in bounded time.
+      const started = Date.now();
+      const jwt = new AccessTokenCodec(JWT_SECRET).sign({ sub: uuidv7(), businessId: uuidv7(), jti: uuidv7(), sid: uuidv7() }, 60);
+      const refused = await supertest(gw.app).get("/api/v1/client").set("authorization", `Bearer ${jwt}`);
+      expect({ status: refused.status, code: refused.body.error?.code, retryAfter: refused.headers["retry-after"] }).toEqual({ status: 503, code: 503000, retryAfter: "1" });
+      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await gw.security.close();
       kv.redis.disconnect();

@@ -23,7 +23,8 @@ export interface RateLimitOptions {
   /**
    * A Redis connection to count on instead of a client of the limiter's own (`redisUrl` is then
    * unused): the auth-state store's, so a request's auth read and its count leave in one write and
-   * come back in one read. The limiter does not close it.
+   * come back in one read. It must bound its commands' waits (ioredis `commandTimeout`, as the
+   * store's does). The limiter does not close it.
    */
   redis?: Redis;
   logger: Logger;
@@ -171,28 +172,6 @@ const COMMAND_TIMEOUT_MS = 1000;
 
 type SendCommand = (command: string, ...args: string[]) => Promise<unknown>;
 
-/**
- * The limiter's command time-out on a connection it shares: that client has no time-out of its own
- * (a hung Redis must fail an auth read closed, not after a second), so each count gets its own.
- * The late answer is still read by ioredis in order; only this promise has given up on it.
- */
-function withinTimeout(client: Redis, ms: number): SendCommand {
-  return (command, ...args) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("Command timed out")), ms);
-      client.call(command, ...args).then(
-        (reply) => {
-          clearTimeout(timer);
-          resolve(reply);
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      );
-    });
-}
-
 /** rate-limit-redis's fixed window (its Lua scripts, keys `crm:rl:<bucket>`). */
 class RedisCountStore implements CountStore {
   private readonly store: RedisStore;
@@ -300,7 +279,9 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   let store: CountStore;
   let memory: MemoryCountStore | undefined;
   if (options.redis) {
-    store = new RedisCountStore(withinTimeout(options.redis, COMMAND_TIMEOUT_MS), options.windowMs);
+    // A shared connection bounds each of its commands itself (the auth-state store's command time-out).
+    const shared = options.redis;
+    store = new RedisCountStore((command, ...args) => shared.call(command, ...args), options.windowMs);
   } else if (options.redisUrl) {
     // A client of its own: short command time-out so a dead Redis costs a request ~1 s at most.
     // Auto-pipelining: the counts of requests handled in the same tick go out in one write.
