@@ -7,7 +7,8 @@ import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import path from "node:path";
-import { Pool } from "pg";
+import type { Pool } from "pg";
+import { FaultTolerantPool } from "./fault-tolerant-pool";
 import { applyMigrations, type SqlRunner } from "./migrations";
 import { type EmbeddedPglite, PgliteThread } from "./pglite-thread/client";
 
@@ -88,7 +89,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 async function openPostgres(options: DatabaseOptions, url: string): Promise<Database> {
-  const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // Reads retried once on a fresh connection, connection faults 503000 (./fault-tolerant-pool.ts).
+  const pool = new FaultTolerantPool({ connectionString: url, max: options.poolSize ?? 10 });
   // An idle client whose connection dies (server restart, database dropped) emits "error" on the
   // pool; without a listener that would crash the process. The next query reconnects or fails loudly.
   pool.on("error", () => undefined);
