@@ -56,6 +56,19 @@ function spawnLogged(args: string[] | [string, string[]], env: NodeJS.ProcessEnv
   return child;
 }
 
+/** A command run to its end without blocking this process's event loop: its exit status and output. */
+function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; error?: Error; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString("utf8")));
+    child.once("error", (error) => resolve({ status: null, error, stdout, stderr }));
+    child.once("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** SIGTERM, as an orchestrator would; a graceful shutdown exits 0 well within the grace period. */
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -129,8 +142,16 @@ export interface RunningDistributed extends RunningProduct {
   startGateway(serviceDir?: string): Promise<string>;
 }
 
+export interface DistributedOptions {
+  /**
+   * `host:port` every service reaches PostgreSQL through (a fault proxy in front of the test server);
+   * `db:deploy` connects directly. `services[...].databaseUrl` stays the direct address.
+   */
+  databaseVia?: string;
+}
+
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
-export async function startDistributed(extra: Record<string, string> = {}): Promise<RunningDistributed> {
+export async function startDistributed(extra: Record<string, string> = {}, options: DistributedOptions = {}): Promise<RunningDistributed> {
   if (!testInfra.databaseUrl || !testInfra.redisUrl || !testInfra.kafkaBrokers) throw new Error("distributed mode needs PostgreSQL, Redis and Kafka");
   // Every run's webhook-delivery joins the same consumer group on the same topic, so two runs on one cluster
   // (jest runs test files in parallel) would share partitions and take each other's events. On the mock,
@@ -164,16 +185,17 @@ export async function startDistributed(extra: Record<string, string> = {}): Prom
       databases.push(db);
       // The deploy command users run before starting a release.
       const [command, args] = pnpm(["--filter", `@crm/${service.name}`, "db:deploy"]);
-      const deploy = spawnSync(command, args, {
-        cwd: ROOT,
-        env: baseEnv({ DATABASE_URL: db.url }),
-        encoding: "utf8",
-      });
+      // Not spawnSync: a fault proxy in this process must keep passing the started services' bytes.
+      const deploy = await run(command, args, { cwd: ROOT, env: baseEnv({ DATABASE_URL: db.url }) });
       if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed (${deploy.error ?? `exit code ${deploy.status}`}):\n${deploy.stdout}\n${deploy.stderr}`);
       const port = await freePort();
       urls[service.urlVar] = `http://127.0.0.1:${port}`;
       services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
-      children.push(spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1" }), sink, service.name));
+      const serviceDatabaseUrl = new URL(db.url);
+      if (options.databaseVia) serviceDatabaseUrl.host = options.databaseVia;
+      children.push(
+        spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: serviceDatabaseUrl.toString(), PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
+      );
     }
     const gateway = async (label: string, serviceDir = "services/gateway"): Promise<string> => {
       const port = await freePort();

@@ -54,3 +54,20 @@ export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: st
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(5).toString("hex")}`;
 }
+
+/**
+ * Terminates every connection to the given test databases (pg_terminate_backend), as a failover or an
+ * operator would; only these databases: the server is shared. How many were terminated.
+ */
+export async function terminateConnections(databases: readonly string[]): Promise<number> {
+  const admin = testInfra.databaseUrl;
+  if (!admin) throw new Error("no test PostgreSQL (TEST_DATABASE_URL)");
+  const client = new Client({ connectionString: admin });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ANY($1) AND pid <> pg_backend_pid()", [databases]);
+    return rowCount ?? 0;
+  } finally {
+    await client.end();
+  }
+}
