@@ -41,6 +41,12 @@ export const DEFAULT_KAFKA_CONSUMER_SETTINGS: Readonly<KafkaConsumerSettings> = 
 });
 
 /**
+ * Longest pause between kafkajs's attempts to reach a broker (its default is 30 s): a broker that comes
+ * back is used again within about this long, by the producer (the outbox relay) and by consumers.
+ */
+const KAFKA_MAX_RETRY_TIME_MS = 1_000;
+
+/**
  * Events handed to a batch handler at once at most, and taken from fetches and not yet handled at
  * most (beyond that, fetching waits): a fetch can hold thousands after a backlog, and one handler
  * call (one statement) for all of them would hold the partition's offsets back meanwhile.
@@ -72,7 +78,7 @@ export class KafkaBus implements EventBus {
       clientId: options.clientId,
       brokers: options.brokers,
       logLevel: logLevel.WARN,
-      retry: { retries: 5, initialRetryTime: 200 },
+      retry: { retries: 5, initialRetryTime: 200, maxRetryTime: KAFKA_MAX_RETRY_TIME_MS },
       logCreator: () => (entry) => {
         const { message, ...rest } = entry.log;
         if (entry.level <= logLevel.ERROR) log.error(rest, message);
@@ -118,7 +124,7 @@ export class KafkaBus implements EventBus {
       groupId,
       allowAutoTopicCreation: true,
       // A consumer stopped while it was still joining must not be brought back by kafkajs's restart.
-      retry: { retries: 10, initialRetryTime: 300, restartOnFailure: async () => !stopped },
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: KAFKA_MAX_RETRY_TIME_MS, restartOnFailure: async () => !stopped },
       maxWaitTimeInMs: settings.fetchMaxWaitMs,
       sessionTimeout: settings.sessionTimeoutMs,
       heartbeatInterval: settings.heartbeatIntervalMs,

@@ -61,6 +61,13 @@ export interface OutboxRelayOptions {
   lingerRows?: number;
 }
 
+/**
+ * Longest pause between rounds after failures: a bus (or database) that comes back is published to
+ * within about this long, even when no write kicks the relay. A round against a bus that is away
+ * costs a connection attempt or two.
+ */
+const MAX_RETRY_DELAY_MS = 2_000;
+
 /** A linger ends when no write committed for this long: the stream of writes has stopped. */
 const LINGER_QUIET_MS = 5;
 
@@ -302,7 +309,7 @@ export class OutboxRelay {
       } catch (err) {
         this.leaseFreshUntil = 0;
         failures += 1;
-        delay = Math.min(this.intervalMs * 2 ** failures, 30_000);
+        delay = Math.min(this.intervalMs * 2 ** failures, MAX_RETRY_DELAY_MS);
         this.options.logger.warn({ err, failures }, "outbox relay could not publish; will retry");
       }
       if (this.running && !this.kicked) await this.sleep(delay);
