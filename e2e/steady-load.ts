@@ -14,10 +14,11 @@ export interface Answer {
   retryAfter: string | null;
 }
 
-/** A client the writer created: its Idempotency-Key (also its firstName) and its id, in creation order. */
+/** A client the writer created: its Idempotency-Key (also its firstName), its id and when, in creation order. */
 export interface Created {
   key: string;
   id: string;
+  at: number;
 }
 
 export interface SteadyLoad {
@@ -77,7 +78,7 @@ export function startSteadyLoad(baseUrl: string, credentials: { accessToken: str
       while (Date.now() < giveUpAt) {
         const res = await call("create", "POST", "/api/v1/client", { ...jwt, "idempotency-key": key }, { firstName: key, lastName: "Fault" });
         if (res.status === 201) {
-          created.push({ key, id: res.body.data.id });
+          created.push({ key, id: res.body.data.id, at: Date.now() });
           break;
         }
         await pause();
