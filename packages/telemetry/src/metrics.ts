@@ -69,6 +69,11 @@ export const gatewayMetrics = once(() => ({
     labelNames: ["service", "reason"],
   }),
   idempotentReplays: counter({ name: "crm_gateway_idempotent_replays_total", help: "POST requests answered from a kept Idempotency-Key answer" }),
+  authCacheMisses: counter({
+    name: "crm_gateway_auth_cache_misses_total",
+    help: "Requests whose credential state the shared store did not hold, asked of identity instead, by what was missing (access_token, user, api_key) and result (ok, or unavailable: answered 503000)",
+    labelNames: ["kind", "result"],
+  }),
 }));
 
 export const outboxMetrics = once(() => ({

@@ -6,6 +6,7 @@ import supertest from "supertest";
 import { AccessTokenCodec, authKeys, REVOKED } from "@crm/auth-cache";
 import { uuidv7 } from "@crm/contracts";
 import { type KvStore, MemoryKvStore, RedisKvStore } from "@crm/kv-store";
+import { renderMetrics } from "@crm/telemetry";
 import { buildGateway, FakeIdentity, JWT_SECRET, type Gateway } from "./support/security.fixture";
 
 /** A store that can restart empty, as a Redis without persistence does. */
@@ -67,6 +68,10 @@ describe("the store is a cache of identity's database", () => {
     }
     expect((await list({ "x-api-key": key.key })).status).toBe(200);
     expect(identity.accessTokenQueries.length).toBe(asked + 2);
+    // What the operator sees: the misses, by what was missing.
+    const { body } = await renderMetrics();
+    expect(body).toMatch(/crm_gateway_auth_cache_misses_total\{kind="access_token",result="ok"\} [1-9]/);
+    expect(body).toMatch(/crm_gateway_auth_cache_misses_total\{kind="api_key",result="ok"\} [1-9]/);
     // Filled: the next requests are answered from the store alone.
     const calls = identity.calls;
     for (const { token } of sessions) expect((await list(bearer(token))).status).toBe(200);

@@ -15,6 +15,7 @@ import {
 import { INTERNAL_TOKEN_HEADER } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
+import { gatewayMetrics } from "@crm/telemetry";
 import { BatchedLookup } from "./batched-lookup";
 
 const TIMEOUT_MS = 5000;
@@ -42,15 +43,15 @@ export class IdentityClient {
 
   /** Whether a verified token's session is live, as identity's database says (with the user's state). */
   accessToken(claims: AccessTokenClaims): Promise<AccessTokenVerdict> {
-    return this.accessTokens.get(claims.jti, claims);
+    return counted("access_token", this.accessTokens.get(claims.jti, claims));
   }
 
   user(userId: string): Promise<UserAuthState> {
-    return this.users.get(userId, userId);
+    return counted("user", this.users.get(userId, userId));
   }
 
   apiKey(digest: string): Promise<ApiKeyAuthState> {
-    return this.apiKeys.get(digest, digest);
+    return counted("api_key", this.apiKeys.get(digest, digest));
   }
 
   /** Batched `lastUsedAt` reports (see api-key-usage.ts). */
@@ -103,4 +104,19 @@ export class IdentityClient {
     if (!response.ok) throw errors.unavailable(undefined, { cause: new Error(`identity answered ${response.status}`) });
     return text;
   }
+}
+
+/** Each request that missed the store, by what it missed and whether identity answered. */
+function counted<T>(kind: "access_token" | "user" | "api_key", answer: Promise<T>): Promise<T> {
+  const misses = gatewayMetrics().authCacheMisses;
+  return answer.then(
+    (value) => {
+      misses.labels(kind, "ok").inc();
+      return value;
+    },
+    (err: unknown) => {
+      misses.labels(kind, "unavailable").inc();
+      throw err;
+    },
+  );
 }
