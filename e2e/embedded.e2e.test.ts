@@ -1,4 +1,6 @@
 import { rmSync } from "node:fs";
+import net from "node:net";
+import { waitFor } from "@crm/testing";
 import { ApiClient } from "./api-client";
 import { runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
@@ -71,6 +73,29 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
     expect(echoed.headers.get("x-request-id")).toBe("trace-me-123");
   });
 
+  it("listens on loopback only unless HOST says otherwise, and prints what it bound", async () => {
+    // 127.0.0.2 is this machine too (Linux routes all of 127/8 to loopback) but not the address
+    // 127.0.0.1 is bound to: it reaches a wildcard listener and is refused by a loopback one.
+    const port = Number(new URL(product.baseUrl).port);
+    // The banner follows readiness by a moment (the gateway answers /readyz as soon as it listens).
+    await waitFor(() => product.logs().includes("CRM platform API listening on"), 10_000);
+    expect(product.logs()).toContain(`CRM platform API listening on http://127.0.0.1:${port}/api/v1\n`);
+    expect(await connects("127.0.0.2", port)).toBe(false);
+    expect(await connects("127.0.0.1", port)).toBe(true);
+
+    const { startEmbedded: start } = await import("./harness");
+    const open = await start({ HOST: "0.0.0.0" });
+    try {
+      const openPort = Number(new URL(open.baseUrl).port);
+      await waitFor(() => open.logs().includes("CRM platform API listening on"), 10_000);
+      expect(open.logs()).toContain(`CRM platform API listening on every interface (0.0.0.0:${openPort}); from this machine: http://127.0.0.1:${openPort}/api/v1\n`);
+      expect(await connects("127.0.0.2", openPort)).toBe(true);
+    } finally {
+      await open.stop();
+      rmSync(open.dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps data across a restart of the same DATA_DIR", async () => {
     const api = new ApiClient(product.baseUrl);
     const { email, password } = await api.signUp("restart");
@@ -82,3 +107,17 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
     expect(signIn.status).toBe(200);
   });
 });
+
+/** Whether a TCP connection to host:port is accepted (bounded: a refused or silent port is false). */
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (accepted: boolean) => {
+      socket.destroy();
+      resolve(accepted);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}

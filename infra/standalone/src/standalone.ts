@@ -11,9 +11,14 @@ import { startServiceTracing, telemetryConfigFields, type RunningService } from 
 
 export interface Standalone {
   url: string;
+  /** The gateway's bound address (`host:port`): loopback unless HOST says otherwise. */
+  boundTo: string;
   services: RunningService[];
   stop(): Promise<void>;
 }
+
+/** Where the single process's gateway listens when HOST is unset. */
+export const EMBEDDED_DEFAULT_HOST = "127.0.0.1";
 
 /** Starts the product from one environment (process.env in production, a test's own in tests). */
 export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalone> {
@@ -30,12 +35,18 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
     const [id, records, webhooks] = started as [RunningService, RunningService, RunningService];
     // The gateway calls the services' apps directly, without loopback HTTP; their listeners stay for
     // health checks, metrics and the calls services make to each other.
-    const edge = await gateway.start(gateway.loadConfig({ ...env, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }), {
-      inProcess: { identity: id.inProcess, "crm-records": records.inProcess, "webhook-delivery": webhooks.inProcess },
-    });
+    // One machine, one user: the gateway answers this machine only unless HOST opens it wider
+    // (the distributed gateway's default, 0.0.0.0, is for a container behind its own network).
+    const edge = await gateway.start(
+      gateway.loadConfig({ ...env, HOST: env.HOST ?? EMBEDDED_DEFAULT_HOST, IDENTITY_URL: id.url, CRM_RECORDS_URL: records.url, WEBHOOK_DELIVERY_URL: webhooks.url }),
+      {
+        inProcess: { identity: id.inProcess, "crm-records": records.inProcess, "webhook-delivery": webhooks.inProcess },
+      },
+    );
     started.push(edge);
     return {
       url: edge.url,
+      boundTo: edge.boundTo,
       services: started,
       stop: async () => {
         // The edge first, so no new work arrives while the services flush.

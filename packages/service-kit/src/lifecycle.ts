@@ -8,7 +8,10 @@ import { expressServing, type HttpMessageClasses } from "./express-server";
 export interface ListeningServer {
   server: http.Server;
   port: number;
+  /** Where a caller on this machine reaches it (loopback when bound to every interface). */
   url: string;
+  /** The address it is bound to, as `host:port` (`0.0.0.0:3000` when it listens on every interface). */
+  boundTo: string;
   /** Stops accepting, lets in-flight requests finish (up to graceMs), then closes idle connections. */
   close(graceMs?: number): Promise<void>;
 }
@@ -58,6 +61,7 @@ export async function listen(app: Express, port: number, host: string): Promise<
     server,
     port: actual,
     url,
+    boundTo: `${host.includes(":") ? `[${host}]` : host}:${actual}`,
     close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -16,6 +16,8 @@ import { createSecurity } from "./security";
 
 /** A running gateway; `metricsUrl` when METRICS_PORT is set. */
 export interface GatewayService extends RunningService {
+  /** The address it is bound to (`host:port`): `url` says where to call it, this says who can. */
+  boundTo: string;
   metricsUrl?: string;
 }
 
@@ -75,8 +77,8 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
     const metricsServer =
       config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST, readiness, logger), (s) => s.close());
     const metricsUrl = metricsServer ? `${metricsServer.url}/metrics` : undefined;
-    logger.info({ url: server.url, ...(metricsUrl ? { metricsUrl } : {}) }, "gateway listening");
-    return { url: server.url, port: server.port, ...(metricsUrl ? { metricsUrl } : {}) };
+    logger.info({ url: server.url, boundTo: server.boundTo, ...(metricsUrl ? { metricsUrl } : {}) }, "gateway listening");
+    return { url: server.url, port: server.port, boundTo: server.boundTo, ...(metricsUrl ? { metricsUrl } : {}) };
   });
 }
 
