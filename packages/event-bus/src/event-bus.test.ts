@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Writable } from "node:stream";
 import { Kafka, KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, logLevel } from "kafkajs";
 import { createLogger } from "@crm/logger";
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
@@ -544,6 +545,32 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     expect(first).toEqual([1, 2, 3]);
     expect(second).toEqual([4, 5]);
     await next.stop();
+  });
+
+  it("publishes without KafkaJS's warning about its default partitioner", async () => {
+    // KafkaJS warns once per loaded module, so this test loads a module of its own.
+    let FreshBus!: typeof KafkaBus;
+    jest.isolateModules(() => {
+      FreshBus = (require("./kafka-bus") as typeof import("./kafka-bus")).KafkaBus;
+    });
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString("utf8"));
+        done();
+      },
+    });
+    const fresh = new FreshBus({
+      brokers: testInfra.kafkaBrokers!.split(","),
+      clientId: uniqueName("test"),
+      logger: createLogger({ service: "test", level: "info", destination }),
+    });
+    try {
+      await fresh.publish(uniqueName("topic"), numbered(randomUUID(), [1]));
+    } finally {
+      await fresh.close();
+    }
+    expect(lines.filter((line) => /partitioner/i.test(line))).toEqual([]);
   });
 
   it("commits a batch consumer's handled events while it runs, once events stop coming", async () => {

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Producer } from "kafkajs";
 import { consumerMetrics } from "@crm/telemetry";
 import { eventEnvelopeSchema } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
@@ -89,7 +89,9 @@ export class KafkaBus implements EventBus {
 
   private getProducer(): Promise<Producer> {
     if (!this.producerReady) {
-      const producer = this.kafka.producer({ allowAutoTopicCreation: true });
+      // Named although it is KafkaJS 2's default (murmur2, as Java clients place keys): left unnamed,
+      // KafkaJS warns on the first publish that its default changed in 2.0.
+      const producer = this.kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       this.producerReady = producer.connect().then(() => {
         this.producer = producer;
         return producer;
