@@ -6,6 +6,7 @@ import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flo
 import { startDistributed, type RunningDistributed } from "./harness";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
+import { runEventDataOrderFlow } from "./event-data-order.flow";
 
 jest.setTimeout(240_000);
 
@@ -37,6 +38,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {
     await runCursorWalk(product.baseUrl, `dist-cursor-${Date.now()}`);
+  });
+
+  it("delivers each record's data byte for byte as GET shows it, for every entity and action", async () => {
+    await runEventDataOrderFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {

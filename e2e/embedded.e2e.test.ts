@@ -8,6 +8,7 @@ import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flo
 import { runCoreFlow } from "./flow";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
+import { runEventDataOrderFlow } from "./event-data-order.flow";
 import { startEmbedded } from "./harness";
 
 jest.setTimeout(180_000);
@@ -40,6 +41,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {
     await runCursorWalk(product.baseUrl, "embedded");
+  });
+
+  it("delivers each record's data byte for byte as GET shows it, for every entity and action", async () => {
+    await runEventDataOrderFlow(product.baseUrl, "embedded");
   });
 
   it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {

@@ -63,7 +63,7 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const topic = param(RECORDS_TOPIC);
   const first = entries[0]!.traceparent;
   const traceparent = param(first !== undefined ? first : (activeTraceHeaders()?.traceparent ?? null));
-  const events = entries.map(({ event }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${traceparent})`);
+  const events = entries.map(({ event }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::json, ${traceparent})`);
   const businessId = param(entries[0]!.row["businessId"]);
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
@@ -87,7 +87,7 @@ export function insertCoalescedStatement(definition: EntityDefinition, entries: 
   const records = recordValues(definition, entries, param);
   const topic = param(RECORDS_TOPIC);
   const events = entries.map(
-    ({ event, traceparent }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::jsonb, ${param(traceparent ?? null)})`,
+    ({ event, traceparent }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::json, ${param(traceparent ?? null)})`,
   );
   const perBusiness = new Map<string, number>();
   for (const { row } of entries) {
