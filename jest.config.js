@@ -15,6 +15,11 @@ module.exports = {
   transformIgnorePatterns: ["^(?!.*/node_modules/@electric-sql/pglite/).*/node_modules/"],
   testTimeout: 30000,
   maxWorkers: 2,
+  // A worker leaves no handle open: its 'exit' event fires as soon as jest asks it to end. Node's
+  // teardown after that (freeing a heap of 300-400 MB that ran PGlite and Prisma) took 550 ms on a
+  // loaded 2-core machine, past jest's default 500 ms, so jest killed it and printed "A worker
+  // process has failed to exit gracefully". A leak would still be reported, after this longer wait.
+  workerGracefulExitTimeout: 5000,
   globalSetup: "<rootDir>/packages/testing/src/global-setup.ts",
   globalTeardown: "<rootDir>/packages/testing/src/global-teardown.ts",
 };
