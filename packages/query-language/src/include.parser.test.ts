@@ -38,7 +38,15 @@ describe("parseInclude", () => {
     const error = thrownBy(() => parseInclude(input, testSpec));
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe(400019);
+    expect((error as AppError).details).toEqual([{ path: "include", message: String((error as AppError).cause) }]);
     expect(String((error as AppError).cause)).toMatch(reason);
+  });
+
+  it("names the relations there are beside one that is not, and the position of an empty element", () => {
+    expect((thrownBy(() => parseInclude("bogus", testSpec)) as AppError).details).toEqual([
+      { path: "include", message: 'unknown relation "bogus" (relations: contacts, invoices, quotes)' },
+    ]);
+    expect((thrownBy(() => parseInclude("invoices,,quotes", testSpec)) as AppError).details).toEqual([{ path: "include", message: "empty include element at position 2" }]);
   });
 
   it("rejects a repeated parameter (array) with 400019", () => {

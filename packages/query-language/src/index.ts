@@ -31,6 +31,7 @@ export {
   type CastName,
 } from "./limits.constants";
 export { parseWhere } from "./where.parser";
+export { invalidWhere, type QueryParameter } from "./query.errors";
 export { toPrismaWhere, escapeLike, type PrismaWhere } from "./where.compiler";
 export { parseOrderBy, toPrismaOrderBy, DEFAULT_ORDER_BY } from "./order-by.parser";
 export { parseInclude, toPrismaInclude } from "./include.parser";

@@ -4,7 +4,7 @@
 import { parseInclude } from "./include.parser";
 import { parseOrderBy } from "./order-by.parser";
 import { parsePagination } from "./pagination.parser";
-import { invalidOrderBy, invalidQuery } from "./query.errors";
+import { invalidInclude, invalidOrderBy, invalidWhere } from "./query.errors";
 import type { ListQuery, QuerySpec } from "./query.types";
 import { parseWhere } from "./where.parser";
 
@@ -14,11 +14,11 @@ export function parseListQuery(query: Record<string, unknown>, spec: QuerySpec):
   // A repeated parameter arrives as an array (`?where=a&where=b`); which one the client meant is
   // unknowable, so it is refused rather than picking one.
   const where = query["where"];
-  if (where !== undefined && typeof where !== "string") throw invalidQuery("where given more than once or not a string");
+  if (where !== undefined && typeof where !== "string") throw invalidWhere("where must be given once, as one string");
   const orderBy = query["orderBy"];
-  if (orderBy !== undefined && typeof orderBy !== "string") throw invalidOrderBy("orderBy given more than once or not a string");
+  if (orderBy !== undefined && typeof orderBy !== "string") throw invalidOrderBy("orderBy must be given once, as one string");
   const include = query["include"];
-  if (include !== undefined && typeof include !== "string") throw invalidQuery("include given more than once or not a string");
+  if (include !== undefined && typeof include !== "string") throw invalidInclude("include must be given once, as one string");
 
   return {
     ...pagination,

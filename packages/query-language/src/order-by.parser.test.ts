@@ -51,13 +51,26 @@ describe("parseOrderBy", () => {
     const error = thrownBy(() => parseOrderBy(input, testSpec));
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe(400011);
+    expect((error as AppError).details).toEqual([{ path: "orderBy", message: String((error as AppError).cause) }]);
     expect(String((error as AppError).cause)).toMatch(reason);
+  });
+
+  it("names the field and the pair's position", () => {
+    expect((thrownBy(() => parseOrderBy("firstName:asc,nickname:desc", testSpec)) as AppError).details).toEqual([
+      { path: "orderBy", message: 'unknown sort field "nickname" (pair 2)' },
+    ]);
+    expect((thrownBy(() => parseOrderBy("firstName:up", testSpec)) as AppError).details).toEqual([
+      { path: "orderBy", message: 'unknown direction "up" for "firstName": asc or desc (pair 1)' },
+    ]);
   });
 
   it("rejects a repeated parameter (array) with 400011", () => {
     const error = thrownBy(() => parseOrderBy(["firstName:asc", "id:asc"] as unknown as string, testSpec));
     expect((error as AppError).code).toBe(400011);
-    expect((error as AppError).toBody()).toEqual({ success: false, error: { code: 400011, message: "Invalid sorting order" } });
+    expect((error as AppError).toBody()).toEqual({
+      success: false,
+      error: { code: 400011, message: "Invalid sorting order", details: [{ path: "orderBy", message: "orderBy must be given once, as one string" }] },
+    });
   });
 });
 

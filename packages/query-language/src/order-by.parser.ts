@@ -1,6 +1,6 @@
 // `orderBy`: comma-separated `field:direction` pairs (interface §4, decisions §3 and §8). Every
 // order ends with `id` so that pages of a stable data set never overlap or skip records.
-import { hasOwn, invalidOrderBy } from "./query.errors";
+import { hasOwn, invalidOrderBy, quoted } from "./query.errors";
 import type { OrderTerm, QuerySpec, SortDirection } from "./query.types";
 
 export const DEFAULT_ORDER_BY: readonly OrderTerm[] = Object.freeze([
@@ -10,18 +10,19 @@ export const DEFAULT_ORDER_BY: readonly OrderTerm[] = Object.freeze([
 
 export function parseOrderBy(input: string | undefined, spec: QuerySpec): OrderTerm[] {
   if (input === undefined) return DEFAULT_ORDER_BY.map((term) => ({ ...term }));
-  if (typeof input !== "string") throw invalidOrderBy("orderBy must be a single string");
+  if (typeof input !== "string") throw invalidOrderBy("orderBy must be given once, as one string");
   const terms: OrderTerm[] = [];
   const seen = new Set<string>();
-  for (const pair of input.split(",")) {
-    if (pair === "") throw invalidOrderBy("empty orderBy pair");
+  for (const [index, pair] of input.split(",").entries()) {
+    const position = `pair ${index + 1}`;
+    if (pair === "") throw invalidOrderBy(`empty orderBy pair (${position})`);
     const parts = pair.split(":");
-    if (parts.length !== 2) throw invalidOrderBy(`"${pair}" is not field:direction`);
+    if (parts.length !== 2) throw invalidOrderBy(`${quoted(pair)} is not field:direction (${position})`);
     const [field, direction] = parts as [string, string];
-    if (!hasOwn(spec.fields, field)) throw invalidOrderBy(`unknown sort field "${field}"`);
-    if (direction !== "asc" && direction !== "desc") throw invalidOrderBy(`unknown direction "${direction}"`);
+    if (!hasOwn(spec.fields, field)) throw invalidOrderBy(`unknown sort field ${quoted(field)} (${position})`);
+    if (direction !== "asc" && direction !== "desc") throw invalidOrderBy(`unknown direction ${quoted(direction)} for ${quoted(field)}: asc or desc (${position})`);
     // The same field twice is contradictory or redundant; either way the client should know.
-    if (seen.has(field)) throw invalidOrderBy(`field "${field}" is sorted on twice`);
+    if (seen.has(field)) throw invalidOrderBy(`field ${quoted(field)} is sorted on twice (${position})`);
     seen.add(field);
     terms.push({ field, direction: direction satisfies SortDirection });
   }

@@ -1,6 +1,7 @@
 // Robustness properties: whatever a client sends, the parsers either succeed or throw exactly
 // the query language's own AppError (400019, 400011 or 400001), never a TypeError, RangeError
 // (stack overflow) or anything else that would surface as a 500.
+import type { AppError } from "@crm/errors";
 import fc from "fast-check";
 import { parseInclude } from "./include.parser";
 import { CASTS, FILTER_OPERATORS } from "./limits.constants";
@@ -82,9 +83,20 @@ const nearUuid = fc.oneof(
   anyString,
 );
 
+/** The parameter a query error's detail names, by code (400001 names page or perPage). */
+const DETAIL_PATHS: Record<number, readonly string[]> = { 400001: ["page", "perPage"], 400011: ["orderBy"], 400019: ["where", "include"] };
+
 function expectOnly(codes: readonly number[], fn: () => unknown): void {
   const error = thrownBy(fn);
-  if (error !== undefined && !isQueryError(error, codes)) throw error;
+  if (error === undefined) return;
+  if (!isQueryError(error, codes)) throw error;
+  // Every refusal says where: at least one detail, on a parameter its code is about, with a message.
+  const { code, details } = error as AppError;
+  expect(details?.length).toBeGreaterThan(0);
+  for (const detail of details ?? []) {
+    expect(DETAIL_PATHS[code]).toContain(detail.path);
+    expect(detail.message.length).toBeGreaterThan(0);
+  }
 }
 
 describe("parsers never throw anything but their own errors", () => {

@@ -1,7 +1,7 @@
 // Turns the raw text of a `where` value into a value of the field's type, and decides which
 // operator may be used on which field type. Everything here rejects with 400019.
 import { CASTS, type CastName } from "./limits.constants";
-import { invalidQuery } from "./query.errors";
+import { invalidWhere, quoted } from "./query.errors";
 import type { FieldSpec, FilterValue, Operator } from "./query.types";
 
 /** A value as written: `quoted` values are never casts (quoting is how a client writes a literal `int(5)`). */
@@ -31,7 +31,7 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 export function coerceValue(field: string, spec: FieldSpec, operator: Operator, raw: RawValue): FilterValue {
   checkOperator(field, spec, operator);
   // PostgreSQL text cannot hold NUL; letting one through would surface as a database error (500).
-  if (raw.text.includes("\u0000")) throw invalidQuery(`value for "${field}" contains a NUL character`);
+  if (raw.text.includes("\u0000")) throw invalidWhere(`value for "${field}" contains a NUL character`);
   const cast = raw.quoted ? undefined : matchCast(raw.text);
   return cast ? applyCast(field, spec, cast.name, cast.inner) : readPlain(field, spec, raw.text);
 }
@@ -39,13 +39,13 @@ export function coerceValue(field: string, spec: FieldSpec, operator: Operator, 
 function checkOperator(field: string, spec: FieldSpec, operator: Operator): void {
   // Ids compare by identity only: ordering or matching parts of a uuid means nothing to a client.
   if (spec.type === "uuid" && operator !== "equals") {
-    throw invalidQuery(`operator "${operator}" does not apply to uuid field "${field}"`);
+    throw invalidWhere(`operator "${operator}" does not apply to uuid field "${field}"`);
   }
   if (STRING_OPERATORS.has(operator) && spec.type !== "string") {
-    throw invalidQuery(`operator "${operator}" applies to string fields only, "${field}" is ${spec.type}`);
+    throw invalidWhere(`operator "${operator}" applies to string fields only, "${field}" is ${spec.type}`);
   }
   if (RANGE_OPERATORS.has(operator) && (spec.type === "boolean" || spec.type === "enum")) {
-    throw invalidQuery(`operator "${operator}" does not apply to ${spec.type} field "${field}"`);
+    throw invalidWhere(`operator "${operator}" does not apply to ${spec.type} field "${field}"`);
   }
 }
 
@@ -59,27 +59,27 @@ function matchCast(text: string): { name: CastName; inner: string } | undefined 
 }
 
 function applyCast(field: string, spec: FieldSpec, cast: CastName, inner: string): FilterValue {
-  const incompatible = () => invalidQuery(`${cast}() cannot be compared with ${spec.type} field "${field}"`);
+  const incompatible = () => invalidWhere(`${cast}() cannot be compared with ${spec.type} field "${field}"`);
   // No cast produces a uuid; refused before the cast's own argument is even looked at.
   if (spec.type === "uuid") throw incompatible();
   switch (cast) {
     case "int":
-      if (!INTEGER_TEXT.test(inner)) throw invalidQuery(`int(${inner}) is not an integer`);
+      if (!INTEGER_TEXT.test(inner)) throw invalidWhere(`${quoted(`int(${inner})`)} is not an integer (field "${field}")`);
       if (spec.type === "int") return toInt32(field, inner);
       // An integer is an exact decimal; the text keeps its precision.
       if (spec.type === "decimal") return normaliseSign(inner);
       throw incompatible();
     case "float":
-      if (!DECIMAL_TEXT.test(inner)) throw invalidQuery(`float(${inner}) is not a decimal number`);
+      if (!DECIMAL_TEXT.test(inner)) throw invalidWhere(`${quoted(`float(${inner})`)} is not a decimal number (field "${field}")`);
       if (spec.type === "decimal") return normaliseSign(inner);
       throw incompatible();
     case "bool":
-      if (inner !== "true" && inner !== "false") throw invalidQuery(`bool(${inner}) is neither true nor false`);
+      if (inner !== "true" && inner !== "false") throw invalidWhere(`${quoted(`bool(${inner})`)} is neither true nor false (field "${field}")`);
       if (spec.type === "boolean") return inner === "true";
       throw incompatible();
     case "date": {
       const date = parseDate(inner);
-      if (!date) throw invalidQuery(`date(${inner}) is not an ISO 8601 date or date-time`);
+      if (!date) throw invalidWhere(`${quoted(`date(${inner})`)} is not an ISO 8601 date or date-time (field "${field}")`);
       if (spec.type === "datetime") return date;
       throw incompatible();
     }
@@ -88,7 +88,7 @@ function applyCast(field: string, spec: FieldSpec, cast: CastName, inner: string
 
 /** An unwrapped (or quoted) value: a string, accepted on other fields only when it reads unambiguously as their type. */
 function readPlain(field: string, spec: FieldSpec, text: string): FilterValue {
-  const unreadable = () => invalidQuery(`"${text}" is not a valid ${spec.type} for field "${field}"`);
+  const unreadable = () => invalidWhere(`${quoted(text)} is not a valid ${spec.type} for field "${field}"${enumNote(spec)}`);
   switch (spec.type) {
     case "string":
       return text;
@@ -117,10 +117,15 @@ function readPlain(field: string, spec: FieldSpec, text: string): FilterValue {
   }
 }
 
+/** The values an enum field takes, for a message about one it does not. */
+function enumNote(spec: FieldSpec): string {
+  return spec.type === "enum" ? ` (one of ${(spec.enumValues ?? []).join(", ")})` : "";
+}
+
 function toInt32(field: string, text: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < INT32_MIN || value > INT32_MAX) {
-    throw invalidQuery(`${text} is out of range for integer field "${field}"`);
+    throw invalidWhere(`${quoted(text)} is out of range for integer field "${field}"`);
   }
   // `Number("-0")` is -0; the database has no such thing and Jest's equality tells them apart.
   return value === 0 ? 0 : value;

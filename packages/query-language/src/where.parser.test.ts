@@ -271,7 +271,8 @@ describe("parseWhere: rejected input -> 400019", () => {
     const error = thrownBy(() => parseWhere(input, testSpec));
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe(400019);
-    expect((error as AppError).details).toBeUndefined();
+    // Where it went wrong, in the body: one detail on the parameter, the same reason as the logged cause.
+    expect((error as AppError).details).toEqual([{ path: "where", message: String((error as AppError).cause) }]);
     expect(String((error as AppError).cause)).toMatch(reason);
   });
 
@@ -295,9 +296,26 @@ describe("parseWhere: rejected input -> 400019", () => {
     }
   });
 
-  it("answers with the catalogue body only", () => {
+  it("answers with the catalogue's code and message, and a detail saying where", () => {
     const error = thrownBy(() => parseWhere("nickname:x", testSpec)) as AppError;
-    expect(error.toBody()).toEqual({ success: false, error: { code: 400019, message: "Invalid query format" } });
+    expect(error.toBody()).toEqual({
+      success: false,
+      error: { code: 400019, message: "Invalid query format", details: [{ path: "where", message: 'unknown field "nickname" at character 1' }] },
+    });
     expect(error.status).toBe(400);
+  });
+
+  // The message names the field, the cast or the character position (counted from 1), as a reader sees the query.
+  it.each([
+    ["an unknown field", "foo:bar", 'unknown field "foo" at character 1'],
+    ["an unknown field after others", "firstName:A,foo:bar", 'unknown field "foo" at character 13'],
+    ["an unclosed OR", "OR:[status:PAID", "malformed where at character 16: OR:[ is not closed by ]"],
+    ["a value the field cannot take", "isActive:maybe", '"maybe" is not a valid boolean for field "isActive"'],
+    ["a cast that does not parse", "createdAt:gte:date(garbage)", '"date(garbage)" is not an ISO 8601 date or date-time (field "createdAt")'],
+    ["an enum value, with the values there are", "status:paid", '"paid" is not a valid enum for field "status" (one of DRAFT, SENT, PAID, OVERDUE, VOID)'],
+    ["a long value, cut in the message", `quantity:${"9".repeat(100)}`, `"${"9".repeat(60)}…" is out of range for integer field "quantity"`],
+  ])("%s: %s", (_name, input, message) => {
+    const error = thrownBy(() => parseWhere(input, testSpec)) as AppError;
+    expect(error.details).toEqual([{ path: "where", message }]);
   });
 });

@@ -12,7 +12,7 @@
 // Recursion happens only through OR and NOT, and both are counted against the depth limit before
 // descending, so no input can exhaust the stack. The length limit is checked before anything else.
 import { FILTER_OPERATORS, MAX_WHERE_CONDITIONS, MAX_WHERE_DEPTH, MAX_WHERE_LENGTH } from "./limits.constants";
-import { hasOwn, invalidQuery } from "./query.errors";
+import { hasOwn, invalidWhere, quoted } from "./query.errors";
 import type { ConditionNode, Operator, QuerySpec, WhereNode } from "./query.types";
 import { coerceValue, type RawValue } from "./value.coercer";
 
@@ -20,10 +20,10 @@ const OR_OPEN = "OR:[";
 const NOT_PREFIX = "NOT:";
 
 export function parseWhere(input: string, spec: QuerySpec): WhereNode {
-  if (typeof input !== "string") throw invalidQuery("where must be a single string");
+  if (typeof input !== "string") throw invalidWhere("where must be given once, as one string");
   // Counted in code points: a client's "characters" are not UTF-16 halves.
   if (input.length > MAX_WHERE_LENGTH && Array.from(input).length > MAX_WHERE_LENGTH) {
-    throw invalidQuery(`where is longer than ${MAX_WHERE_LENGTH} characters`);
+    throw invalidWhere(`where is longer than ${MAX_WHERE_LENGTH} characters`);
   }
   return new WhereParser(input, spec).parse();
 }
@@ -73,7 +73,7 @@ class WhereParser {
 
   /** Checked before descending, so the depth limit also bounds the parser's own recursion. */
   private enter(depth: number): void {
-    if (depth + 1 > MAX_WHERE_DEPTH) throw invalidQuery(`where nests deeper than ${MAX_WHERE_DEPTH} levels`);
+    if (depth + 1 > MAX_WHERE_DEPTH) throw invalidWhere(`where nests deeper than ${MAX_WHERE_DEPTH} levels`);
   }
 
   private parseLeaf(): ConditionNode {
@@ -90,13 +90,13 @@ class WhereParser {
     }
     const field = this.src.slice(start, this.pos);
     this.pos += 1;
-    if (!hasOwn(this.spec.fields, field)) throw invalidQuery(`unknown field "${field}"`);
+    if (!hasOwn(this.spec.fields, field)) throw invalidWhere(`unknown field ${quoted(field)} at character ${start + 1}`);
     const fieldSpec = this.spec.fields[field]!;
 
     const operator = this.parseOperator();
     const raw = this.parseValue(field);
     this.leaves += 1;
-    if (this.leaves > MAX_WHERE_CONDITIONS) throw invalidQuery(`where has more than ${MAX_WHERE_CONDITIONS} conditions`);
+    if (this.leaves > MAX_WHERE_CONDITIONS) throw invalidWhere(`where has more than ${MAX_WHERE_CONDITIONS} conditions`);
     return { kind: "condition", field, operator, value: coerceValue(field, fieldSpec, operator, raw) };
   }
 
@@ -153,7 +153,8 @@ class WhereParser {
     return { text, quoted: true };
   }
 
+  /** Positions count characters from 1, as a reader of the query string would. */
   private malformed(reason: string) {
-    return invalidQuery(`malformed where at position ${this.pos}: ${reason}`);
+    return invalidWhere(`malformed where at character ${this.pos + 1}: ${reason}`);
   }
 }

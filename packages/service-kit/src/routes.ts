@@ -8,10 +8,12 @@ import { principalOf } from "./auth";
 
 /**
  * Mounts `handlers` on `router` at the declared method and path, behind the declared permission (or,
- * on a route open to self, the signed-in user its `{id}` names: mayCallRoute).
+ * on a route open to self, the signed-in user its `{id}` names: mayCallRoute) and, when the route
+ * declares the query parameters it takes, the refusal of any other.
  */
 export function mountRoute(router: Router, route: Route, ...handlers: RequestHandler[]): void {
   const method = route.method.toLowerCase() as Lowercase<Route["method"]>;
+  const query = route.query;
   const [only] = handlers;
   const allowed = (req: Request) =>
     mayCallRoute(route, principalOf(req), () => {
@@ -19,18 +21,37 @@ export function mountRoute(router: Router, route: Route, ...handlers: RequestHan
       return typeof id === "string" ? id : undefined;
     });
   if (route.permission && only && handlers.length === 1) {
-    // The check and the handler as one layer: one pass through Express's route dispatch less per request.
+    // The checks and the handler as one layer: one pass through Express's route dispatch less per request.
     router[method](expressPath(route.path), (req, res, next) => {
       if (!allowed(req)) throw errors.insufficientPermissions();
+      if (query) refuseUnknownParameters(req, query);
       return only(req, res, next);
     });
     return;
   }
-  const guard: RequestHandler = (req, _res, next) => {
-    if (!allowed(req)) throw errors.insufficientPermissions();
-    next();
-  };
-  router[method](expressPath(route.path), ...(route.permission ? [guard] : []), ...handlers);
+  const guards: RequestHandler[] = [];
+  if (route.permission) {
+    guards.push((req, _res, next) => {
+      if (!allowed(req)) throw errors.insufficientPermissions();
+      next();
+    });
+  }
+  if (query) {
+    guards.push((req, _res, next) => {
+      refuseUnknownParameters(req, query);
+      next();
+    });
+  }
+  router[method](expressPath(route.path), ...guards, ...handlers);
+}
+
+/** 400001 with one detail per query parameter the route does not take, in the order sent. */
+function refuseUnknownParameters(req: Request, known: readonly string[]): void {
+  let unknown: string[] | undefined;
+  for (const name of Object.keys(req.query)) if (!known.includes(name)) (unknown ??= []).push(name);
+  if (!unknown) return;
+  const takes = known.join(", ");
+  throw errors.validationFailed(unknown.map((name) => ({ path: name, message: `Unknown query parameter "${name.slice(0, 60)}"; this endpoint takes ${takes}` })));
 }
 
 /** The JSON body schema a route declares, as its type. */

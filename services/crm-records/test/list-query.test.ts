@@ -104,7 +104,11 @@ function listSuite(mode: Mode) {
         if (res.status === 400) expect(res.body.error.code).toBe(400019);
         continue;
       }
-      expect([bad, res.status, res.body]).toEqual([bad, 400, { success: false, error: { code: 400019, message: "Invalid query format" } }]);
+      expect([bad, res.status, res.body]).toEqual([
+        bad,
+        400,
+        { success: false, error: { code: 400019, message: "Invalid query format", details: [{ path: "where", message: expect.any(String) }] } },
+      ]);
     }
   });
 
@@ -113,7 +117,7 @@ function listSuite(mode: Mode) {
     expect(res.body.data.map((c: { firstName: string; lastName: string }) => `${c.lastName}/${c.firstName}`)).toEqual(["Even/Client23", "Even/Client21", "Even/Client19"]);
     for (const bad of ["firstName", "firstName:up", "nope:asc", "firstName:asc,", "firstName:ASC", "contacts:asc"]) {
       const err = await caller.get(`/client?orderBy=${encodeURIComponent(bad)}`).expect(400);
-      expect(err.body).toEqual({ success: false, error: { code: 400011, message: "Invalid sorting order" } });
+      expect(err.body).toEqual({ success: false, error: { code: 400011, message: "Invalid sorting order", details: [{ path: "orderBy", message: expect.any(String) }] } });
     }
   });
 
@@ -143,8 +147,47 @@ function listSuite(mode: Mode) {
 
     for (const url of [`/client/${clientId}?include=orders`, "/client?include=contact", "/invoice?include=items", "/product?include=client", "/client?include="]) {
       const res = await caller.get(url).expect(400);
-      expect(res.body).toEqual({ success: false, error: { code: 400019, message: "Invalid query format" } });
+      expect(res.body).toEqual({ success: false, error: { code: 400019, message: "Invalid query format", details: [{ path: "include", message: expect.any(String) }] } });
     }
+  });
+
+  it("says where a query went wrong: the parameter, and the field, cast or position", async () => {
+    const detail = async (query: string) => (await caller.get(`/client?${query}`).expect(400)).body.error.details;
+    expect(await detail(`where=${encodeURIComponent("foo:bar")}`)).toEqual([{ path: "where", message: 'unknown field "foo" at character 1' }]);
+    expect(await detail(`where=${encodeURIComponent("OR:[isActive:true")}`)).toEqual([{ path: "where", message: "malformed where at character 18: OR:[ is not closed by ]" }]);
+    expect(await detail("where=isActive:maybe")).toEqual([{ path: "where", message: '"maybe" is not a valid boolean for field "isActive"' }]);
+    expect(await detail(`where=${encodeURIComponent("createdAt:gte:date(garbage)")}`)).toEqual([
+      { path: "where", message: '"date(garbage)" is not an ISO 8601 date or date-time (field "createdAt")' },
+    ]);
+    expect(await detail("include=bogus")).toEqual([{ path: "include", message: 'unknown relation "bogus" (relations: contacts, invoices, quotes)' }]);
+    expect(await detail("orderBy=lastName:asc,nickname:desc")).toEqual([{ path: "orderBy", message: 'unknown sort field "nickname" (pair 2)' }]);
+    expect(await detail("where=a&where=b")).toEqual([{ path: "where", message: "where must be given once, as one string" }]);
+  });
+
+  it("refuses query parameters a list or a read does not take, naming each (400001), and accepts every one it does", async () => {
+    const list = await caller.get("/client?limit=5&perPage=2&sort=x").expect(400);
+    expect(list.body).toEqual({
+      success: false,
+      error: {
+        code: 400001,
+        message: "Validation failed",
+        details: [
+          { path: "limit", message: 'Unknown query parameter "limit"; this endpoint takes page, perPage, where, orderBy, include, cursor' },
+          { path: "sort", message: 'Unknown query parameter "sort"; this endpoint takes page, perPage, where, orderBy, include, cursor' },
+        ],
+      },
+    });
+    const clientId = await createClient(caller, { firstName: "Params" });
+    const one = await caller.get(`/client/${clientId}?include=invoices&perPage=1`).expect(400);
+    expect(one.body.error).toEqual({
+      code: 400001,
+      message: "Validation failed",
+      details: [{ path: "perPage", message: 'Unknown query parameter "perPage"; this endpoint takes include' }],
+    });
+    // Parameter names are case-sensitive, as the interface writes them.
+    expect((await caller.get("/invoice?perpage=5").expect(400)).body.error.details[0].path).toBe("perpage");
+    await caller.get(`/client/${clientId}?include=invoices`).expect(200);
+    await caller.get("/client?page=1&perPage=2&where=isActive:true&orderBy=createdAt:desc&include=invoices").expect(200);
   });
 }
 

@@ -2,7 +2,7 @@
 // error codes) is spelled out here for the document.
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { AUTHENTICATED_ROUTE_ERRORS, errorResponses, jsonContent, PUBLIC_ROUTE_ERRORS } from "../openapi-responses";
-import { API_PREFIX, type Route } from "./route";
+import { API_PREFIX, type Route, type RouteDocs } from "./route";
 
 /** Public routes need nothing; JWT-only ones accept the bearer scheme alone; the rest use the document's default (both schemes). */
 function securityOf(route: Route): RouteConfig["security"] {
@@ -18,6 +18,7 @@ export function openApiOperation(route: Route): RouteConfig | undefined {
   const security = securityOf(route);
   const errors = route.errors ? errorResponses(route.errors, route.public ? PUBLIC_ROUTE_ERRORS : AUTHENTICATED_ROUTE_ERRORS) : {};
   const request = route.body ? { ...docs.request, body: { required: route.body.required, ...jsonContent(route.body.schema) } } : docs.request;
+  if (route.query) checkDocumentedQuery(route, route.query, docs);
   return {
     ...(security ? { security } : {}),
     ...docs,
@@ -26,6 +27,15 @@ export function openApiOperation(route: Route): RouteConfig | undefined {
     path: `${API_PREFIX}${route.path}`,
     responses: { ...docs.responses, ...errors },
   };
+}
+
+/** A route that refuses unknown query parameters documents exactly the ones it takes. */
+function checkDocumentedQuery(route: Route, takes: readonly string[], docs: RouteDocs): void {
+  const query = docs.request?.query;
+  const documented = query && "shape" in query ? Object.keys((query as { shape: object }).shape) : [];
+  if ([...documented].sort().join() !== [...takes].sort().join()) {
+    throw new Error(`${route.method} ${route.path}: takes query parameters ${takes.join(", ")} but documents ${documented.join(", ") || "none"}`);
+  }
 }
 
 /** Registers the documented routes, in order. */

@@ -23,6 +23,15 @@ const includeParam = (relations: RecordContract["relations"]) => {
       "A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out.",
   );
 };
+/**
+ * What a list of records takes; any other parameter is refused (400001 naming it): a misspelt
+ * `perpage` or a `limit` from another API would otherwise be ignored without a word. `cursor` is
+ * extensions §E2.1's.
+ */
+export const RECORD_LIST_PARAMETERS = ["page", "perPage", "where", "orderBy", "include", "cursor"] as const;
+/** What reading one record takes. */
+export const RECORD_GET_PARAMETERS = ["include"] as const;
+
 const listQuery = (relations: RecordContract["relations"]) =>
   paginationQuerySchema.extend({
     where: param(
@@ -112,6 +121,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       method: "GET",
       path: `/${entity}`,
       permission: permission(resource, "read"),
+      query: RECORD_LIST_PARAMETERS,
       errors: [400001, 400011, 400019],
       docs: () => ({
         tags,
@@ -128,7 +138,8 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       method: "GET",
       path: `/${entity}/{id}`,
       permission: permission(resource, "read"),
-      errors: [400019, 404001],
+      query: RECORD_GET_PARAMETERS,
+      errors: [400001, 400019, 404001],
       docs: () => ({
         tags,
         summary: `Get one ${name} (permission ${resource}.read)`,

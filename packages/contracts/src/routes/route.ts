@@ -41,6 +41,12 @@ export interface Route {
    * their few answers in `docs.responses`).
    */
   errors?: readonly ErrorCode[];
+  /**
+   * The query parameters the route takes, when it refuses every other one (400001 naming each
+   * unknown parameter, as Stripe does); undefined: other parameters are ignored. The document's
+   * query parameters for the route must be exactly these (openApiOperation checks it).
+   */
+  query?: readonly string[];
   /** The JSON request body: what the service parses it with (requestBody) and what the document shows. */
   body?: { schema: ZodType; required: boolean };
   /**

@@ -5,7 +5,7 @@
 // as `NOT:` must); ordering comparisons and substring operators need UUID semantics the client
 // cannot express, so they are a bad query (400019).
 import { isUuid } from "@crm/contracts";
-import { errors } from "@crm/errors";
+import { invalidWhere } from "@crm/query-language";
 
 type PrismaWhere = Record<string, unknown>;
 
@@ -27,10 +27,10 @@ export function guardUuidFilters(where: PrismaWhere, uuidFields: ReadonlySet<str
 
 function guardLeaf(field: string, filter: Record<string, unknown>): Record<string, unknown> {
   if ("contains" in filter || "startsWith" in filter || "endsWith" in filter) {
-    throw errors.invalidQuery(undefined, { cause: `substring operators do not apply to id field "${field}"` });
+    throw invalidWhere(`substring operators do not apply to id field "${field}"`);
   }
   const [operator, value] = Object.entries(filter)[0] ?? [];
   if (typeof value !== "string" || isUuid(value)) return filter;
   if (operator === "equals") return { in: [] };
-  throw errors.invalidQuery(undefined, { cause: `"${value}" is not an id, so it cannot be compared with "${field}"` });
+  throw invalidWhere(`"${value}" is not an id, so it cannot be compared with "${field}"`);
 }

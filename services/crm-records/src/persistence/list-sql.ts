@@ -7,8 +7,7 @@
 // two statements (docs/performance.md). Every value is a bound parameter whose type PostgreSQL infers
 // from the column it meets; identifiers come from the entity definition, never from the request.
 import { isUuid } from "@crm/contracts";
-import { errors } from "@crm/errors";
-import { escapeLike, type ConditionNode, type OrderTerm, type WhereNode } from "@crm/query-language";
+import { escapeLike, invalidWhere, type ConditionNode, type OrderTerm, type WhereNode } from "@crm/query-language";
 import type { EntityDefinition } from "../entities";
 
 /** Collects bound parameters; `add` returns the placeholder. */
@@ -72,11 +71,11 @@ function leaf(definition: EntityDefinition, params: SqlParams, node: ConditionNo
     // where-guard.ts: substrings of an id mean nothing; equality with a non-id matches nothing;
     // ordering against a non-id cannot be expressed.
     if (node.operator === "contains" || node.operator === "startsWith" || node.operator === "endsWith") {
-      throw errors.invalidQuery(undefined, { cause: `substring operators do not apply to id field "${node.field}"` });
+      throw invalidWhere(`substring operators do not apply to id field "${node.field}"`);
     }
     if (typeof node.value === "string" && !isUuid(node.value)) {
       if (node.operator === "equals") return "(FALSE)";
-      throw errors.invalidQuery(undefined, { cause: `"${node.value}" is not an id, so it cannot be compared with "${node.field}"` });
+      throw invalidWhere(`"${node.value}" is not an id, so it cannot be compared with "${node.field}"`);
     }
   }
   switch (node.operator) {
