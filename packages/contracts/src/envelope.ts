@@ -47,7 +47,9 @@ export const errorEnvelopeSchema = z
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     }),
   })
-  .openapi("ErrorEnvelope");
+  .openapi("ErrorEnvelope", {
+    example: { success: false, error: { code: 400001, message: "Validation failed", details: [{ path: "items.0.quantity", message: "Too small: expected number to be >0" }] } },
+  });
 
 export function dataEnvelope<T extends ZodType>(data: T) {
   return z.object({ success: z.literal(true), data });

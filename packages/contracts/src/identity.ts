@@ -28,14 +28,14 @@ export const signUpSchema = z
     lastName: personName.optional(),
   })
   .strict()
-  .openapi("SignUp");
+  .openapi("SignUp", { example: { businessName: "Acme Ltd", email: "ada@example.com", password: "correct horse battery", firstName: "Ada", lastName: "Lovelace" } });
 export type SignUp = z.infer<typeof signUpSchema>;
 
 /** Sign-in checks the password, not its policy: any non-empty string may be tried. */
 export const signInSchema = z
   .object({ email: z.string().min(1).max(EMAIL_MAX_LENGTH), password: z.string().min(1).max(PASSWORD_MAX_LENGTH) })
   .strict()
-  .openapi("SignIn");
+  .openapi("SignIn", { example: { email: "ada@example.com", password: "correct horse battery" } });
 export type SignIn = z.infer<typeof signInSchema>;
 
 export const businessSchema = z.object({ id: z.string(), name: z.string(), createdAt: timestamp }).openapi("Business");
@@ -78,7 +78,7 @@ export const userCreateSchema = z
     role: role.optional().openapi({ description: "Default MEMBER" }),
   })
   .strict()
-  .openapi("UserCreate");
+  .openapi("UserCreate", { example: { email: "grace@example.com", password: "a-long-password", firstName: "Grace", lastName: "Hopper", role: "MEMBER" } });
 export type UserCreate = z.infer<typeof userCreateSchema>;
 
 export const userUpdateSchema = z
@@ -96,7 +96,7 @@ export const userUpdateSchema = z
     role: role.optional(),
   })
   .strict()
-  .openapi("UserUpdate");
+  .openapi("UserUpdate", { example: { role: "ADMIN", lastName: "Hopper" } });
 export type UserUpdate = z.infer<typeof userUpdateSchema>;
 
 const scope = z.string().refine(isPermission, { message: "Unknown permission" });
@@ -119,7 +119,7 @@ export const apiKeyCreateSchema = z
       .openapi({ description: "Must be in the future; null or omitted = never expires" }),
   })
   .strict()
-  .openapi("ApiKeyCreate");
+  .openapi("ApiKeyCreate", { example: { name: "Billing sync", scopes: ["clients.read", "invoices.create"], expiresAt: "2027-01-01T00:00:00Z" } });
 export type ApiKeyCreate = z.infer<typeof apiKeyCreateSchema>;
 
 export const apiKeySchema = z
@@ -147,7 +147,10 @@ export const apiKeyWithSecretSchema = apiKeySchema
   .openapi("ApiKeyWithSecret");
 export type ApiKeyWithSecretView = z.infer<typeof apiKeyWithSecretSchema>;
 
-export const apiKeyRevokeSchema = z.object({ id: z.string() }).strict().openapi("ApiKeyRevoke");
+export const apiKeyRevokeSchema = z
+  .object({ id: z.string() })
+  .strict()
+  .openapi("ApiKeyRevoke", { example: { id: "01939d5e-8c2a-7b3e-9f1a-2c4d6e8f0a1b" } });
 
 /** The longest overlap a roll may give the old key: 7 days (extensions §E3). */
 export const API_KEY_ROLL_MAX_OVERLAP_S = 604_800;
@@ -167,5 +170,5 @@ export const apiKeyRollSchema = z
       }),
   })
   .strict()
-  .openapi("ApiKeyRoll");
+  .openapi("ApiKeyRoll", { example: { expiresInSeconds: 3600 } });
 export type ApiKeyRoll = z.infer<typeof apiKeyRollSchema>;

@@ -109,6 +109,30 @@ export type RecordItemInput = z.infer<typeof recordItemSchema>;
 
 const items = z.array(recordItemSchema).min(1, { message: "At least one item is required" }).max(RECORD_LIMITS.itemsPerDocument);
 
+/**
+ * A request body example per entity, shown in the OpenAPI document (create, update, and a batch of
+ * creates); each is checked against its schema by the gateway's OpenAPI test.
+ */
+const CLIENT_ID_EXAMPLE = "01939d5e-8c2a-7b3e-9f1a-2c4d6e8f0a1b";
+export const recordBodyExamples = {
+  client: {
+    create: { firstName: "Grace", lastName: "Hopper", email: "grace@example.com", phone: "+1 202 555 0143", companyName: "Eckert-Mauchly" },
+    update: { notes: "Prefers email", isActive: true },
+  },
+  contact: { create: { clientId: CLIENT_ID_EXAMPLE, type: "EMAIL", value: "billing@example.com", isPrimary: true }, update: { value: "accounts@example.com" } },
+  invoice: {
+    create: { clientId: CLIENT_ID_EXAMPLE, items: [{ description: "Consulting", quantity: 3, unitPrice: 120 }], currency: "EUR", dueDate: "2026-03-31" },
+    update: { status: "SENT" },
+  },
+  quote: {
+    create: { clientId: CLIENT_ID_EXAMPLE, items: [{ description: "Design sprint", quantity: 1, unitPrice: 4800 }], validUntil: "2026-04-30" },
+    update: { status: "ACCEPTED" },
+  },
+  product: { create: { name: "Widget", sku: "W-100", unitPrice: 19.99, currency: "EUR" }, update: { unitPrice: 21.5 } },
+  service: { create: { name: "Support hour", unitPrice: 90, unit: "hour" }, update: { description: "Remote support, business hours" } },
+  employee: { create: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", position: "Analyst" }, update: { position: "Lead analyst" } },
+} as const;
+
 export const clientCreateSchema = z
   .object({
     firstName: text(RECORD_LIMITS.name),
@@ -120,7 +144,7 @@ export const clientCreateSchema = z
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
-  .openapi("ClientCreate");
+  .openapi("ClientCreate", { example: recordBodyExamples.client.create });
 
 export const contactCreateSchema = z
   .object({
@@ -130,10 +154,10 @@ export const contactCreateSchema = z
     isPrimary: z.boolean().optional().openapi({ description: "Default false" }),
   })
   .strict()
-  .openapi("ContactCreate");
+  .openapi("ContactCreate", { example: recordBodyExamples.contact.create });
 
 /** An invoice's or quote's create body: its client, line items, status and currency, its own dates, notes. */
-function documentCreateSchema<Dates extends z.ZodRawShape>(statuses: readonly [string, ...string[]], dates: Dates, name: string) {
+function documentCreateSchema<Dates extends z.ZodRawShape>(statuses: readonly [string, ...string[]], dates: Dates, name: string, example: object) {
   return z
     .object({
       clientId: uuidRef("A client of the caller's business"),
@@ -144,11 +168,16 @@ function documentCreateSchema<Dates extends z.ZodRawShape>(statuses: readonly [s
       notes: optionalText(RECORD_LIMITS.longText),
     })
     .strict()
-    .openapi(name);
+    .openapi(name, { example });
 }
 
-export const invoiceCreateSchema = documentCreateSchema(invoiceStatuses, { issueDate: isoDate.nullable().optional(), dueDate: isoDate.nullable().optional() }, "InvoiceCreate");
-export const quoteCreateSchema = documentCreateSchema(quoteStatuses, { validUntil: isoDate.nullable().optional() }, "QuoteCreate");
+export const invoiceCreateSchema = documentCreateSchema(
+  invoiceStatuses,
+  { issueDate: isoDate.nullable().optional(), dueDate: isoDate.nullable().optional() },
+  "InvoiceCreate",
+  recordBodyExamples.invoice.create,
+);
+export const quoteCreateSchema = documentCreateSchema(quoteStatuses, { validUntil: isoDate.nullable().optional() }, "QuoteCreate", recordBodyExamples.quote.create);
 
 export const productCreateSchema = z
   .object({
@@ -160,7 +189,7 @@ export const productCreateSchema = z
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
-  .openapi("ProductCreate");
+  .openapi("ProductCreate", { example: recordBodyExamples.product.create });
 
 export const serviceCreateSchema = z
   .object({
@@ -171,7 +200,7 @@ export const serviceCreateSchema = z
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
-  .openapi("ServiceCreate");
+  .openapi("ServiceCreate", { example: recordBodyExamples.service.create });
 
 export const employeeCreateSchema = z
   .object({
@@ -183,15 +212,15 @@ export const employeeCreateSchema = z
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
-  .openapi("EmployeeCreate");
+  .openapi("EmployeeCreate", { example: recordBodyExamples.employee.create });
 
-export const clientUpdateSchema = clientCreateSchema.partial().strict().openapi("ClientUpdate");
-export const contactUpdateSchema = contactCreateSchema.partial().strict().openapi("ContactUpdate");
-export const invoiceUpdateSchema = invoiceCreateSchema.partial().strict().openapi("InvoiceUpdate");
-export const quoteUpdateSchema = quoteCreateSchema.partial().strict().openapi("QuoteUpdate");
-export const productUpdateSchema = productCreateSchema.partial().strict().openapi("ProductUpdate");
-export const serviceUpdateSchema = serviceCreateSchema.partial().strict().openapi("ServiceUpdate");
-export const employeeUpdateSchema = employeeCreateSchema.partial().strict().openapi("EmployeeUpdate");
+export const clientUpdateSchema = clientCreateSchema.partial().strict().openapi("ClientUpdate", { example: recordBodyExamples.client.update });
+export const contactUpdateSchema = contactCreateSchema.partial().strict().openapi("ContactUpdate", { example: recordBodyExamples.contact.update });
+export const invoiceUpdateSchema = invoiceCreateSchema.partial().strict().openapi("InvoiceUpdate", { example: recordBodyExamples.invoice.update });
+export const quoteUpdateSchema = quoteCreateSchema.partial().strict().openapi("QuoteUpdate", { example: recordBodyExamples.quote.update });
+export const productUpdateSchema = productCreateSchema.partial().strict().openapi("ProductUpdate", { example: recordBodyExamples.product.update });
+export const serviceUpdateSchema = serviceCreateSchema.partial().strict().openapi("ServiceUpdate", { example: recordBodyExamples.service.update });
+export const employeeUpdateSchema = employeeCreateSchema.partial().strict().openapi("EmployeeUpdate", { example: recordBodyExamples.employee.update });
 
 export type ClientCreate = z.infer<typeof clientCreateSchema>;
 export type ContactCreate = z.infer<typeof contactCreateSchema>;

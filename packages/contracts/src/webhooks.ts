@@ -56,7 +56,9 @@ export const webhookCreateSchema = z
     autoDisableAfter,
   })
   .strict()
-  .openapi("WebhookCreate");
+  .openapi("WebhookCreate", {
+    example: { url: "https://example.com/hooks/crm", events: ["invoice.created", "invoice.updated"], description: "Accounting sync", filter: "status:PAID", autoDisableAfter: 50 },
+  });
 export type WebhookCreate = z.infer<typeof webhookCreateSchema>;
 
 export const webhookUpdateSchema = z
@@ -69,7 +71,7 @@ export const webhookUpdateSchema = z
     autoDisableAfter,
   })
   .strict()
-  .openapi("WebhookUpdate");
+  .openapi("WebhookUpdate", { example: { events: ["invoice.updated"], isActive: true } });
 export type WebhookUpdate = z.infer<typeof webhookUpdateSchema>;
 
 /** Longest grace period of a rotated-away secret: 7 days (extensions §E1.1). */
@@ -84,7 +86,7 @@ export const webhookRotateSecretSchema = z
     }),
   })
   .strict()
-  .openapi("WebhookRotateSecret");
+  .openapi("WebhookRotateSecret", { example: { gracePeriodSeconds: 86400 } });
 export type WebhookRotateSecret = z.infer<typeof webhookRotateSecretSchema>;
 
 /** Widest window `POST /webhook/{id}/recover` accepts: 14 days (extensions §E1.2). */
@@ -105,7 +107,7 @@ export const webhookRecoverSchema = z
       .openapi({ description: "End of the window (exclusive); default now. After since, and at most 14 days after it", example: "2026-01-02T00:00:00Z" }),
   })
   .strict()
-  .openapi("WebhookRecover");
+  .openapi("WebhookRecover", { example: { since: "2026-01-01T00:00:00Z", until: "2026-01-02T00:00:00Z" } });
 export type WebhookRecover = z.infer<typeof webhookRecoverSchema>;
 
 export const webhookRecoverResultSchema = z

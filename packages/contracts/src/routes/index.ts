@@ -7,7 +7,7 @@ import type { Route } from "./route";
 import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
 
 export { API_PREFIX, defineRoute, expressPath, httpMethods, mayCallRoute, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
-export { openApiOperation, registerRoutesOpenApi } from "./openapi";
+export { openApiOperation, operationIdOf, registerRoutesOpenApi, type RouteTable } from "./openapi";
 export { gatewayRoutes } from "./gateway.routes";
 export { identityRoutes } from "./identity.routes";
 export { recordRoutes, type RecordRoutes } from "./records.routes";
@@ -25,20 +25,23 @@ export function routesOf(service: Route["service"]): Route[] {
   return apiRoutes.filter((route) => route.service === service);
 }
 
+// Identity's and the gateway's route names already name what they act on (signUp, listUsers,
+// rollApiKey, eventTypes): their operation ids are the names themselves.
 export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
-  registerRoutesOpenApi(registry, Object.values(identityRoutes));
+  registerRoutesOpenApi(registry, { routes: identityRoutes });
 }
 
+/** Each entity's routes, named after it: listClients, getClient, createClientBatch, ... */
 export function registerRecordsOpenApi(registry: OpenAPIRegistry): void {
-  registerRoutesOpenApi(
-    registry,
-    Object.values(recordRoutes).flatMap((routes) => Object.values(routes)),
-  );
+  for (const [entity, routes] of Object.entries(recordRoutes)) {
+    const one = `${entity[0]!.toUpperCase()}${entity.slice(1)}`;
+    registerRoutesOpenApi(registry, { routes, resource: { one, many: `${one}s` } });
+  }
 }
 
 /** The whole public API: the gateway's documents, then each context's routes (and the schemas they refer to). */
 export function registerApiOpenApi(registry: OpenAPIRegistry): void {
-  registerRoutesOpenApi(registry, Object.values(gatewayRoutes));
+  registerRoutesOpenApi(registry, { routes: gatewayRoutes });
   registerIdentityOpenApi(registry);
   registerRecordsOpenApi(registry);
   registerWebhooksOpenApi(registry);

@@ -12,7 +12,7 @@ function securityOf(route: Route): RouteConfig["security"] {
 }
 
 /** The operation of a declared route, or undefined when it is not documented. */
-export function openApiOperation(route: Route): RouteConfig | undefined {
+export function openApiOperation(route: Route, operationId?: string): RouteConfig | undefined {
   if (!route.docs) return undefined;
   const docs = route.docs();
   const security = securityOf(route);
@@ -20,6 +20,7 @@ export function openApiOperation(route: Route): RouteConfig | undefined {
   const request = route.body ? { ...docs.request, body: { required: route.body.required, ...jsonContent(route.body.schema) } } : docs.request;
   if (route.query) checkDocumentedQuery(route, route.query, docs);
   return {
+    ...(operationId ? { operationId } : {}),
     ...(security ? { security } : {}),
     ...docs,
     ...(request ? { request } : {}),
@@ -38,10 +39,34 @@ function checkDocumentedQuery(route: Route, takes: readonly string[], docs: Rout
   }
 }
 
-/** Registers the documented routes, in order. */
-export function registerRoutesOpenApi(registry: OpenAPIRegistry, routes: Iterable<Route>): void {
-  for (const route of routes) {
-    const operation = openApiOperation(route);
+/**
+ * A table of routes as its module declares them (`{ list: ..., get: ... }`), and the resource it
+ * serves when its names are bare verbs: `{ one: "Webhook", many: "Webhooks" }`.
+ */
+export interface RouteTable {
+  routes: Readonly<Record<string, Route>>;
+  resource?: { one: string; many: string };
+}
+
+/**
+ * The operation id of the route named `name` in its table: the name itself, or, in a table that
+ * serves one resource, the resource inserted after the name's first word, plural after a bare
+ * `list` (list -> listWebhooks, get -> getWebhook, createBatch -> createClientBatch,
+ * rotateSecret -> rotateWebhookSecret, listDeliveries -> listWebhookDeliveries). SDK generators
+ * name their methods after these, so they only ever change with the route's name.
+ */
+export function operationIdOf(name: string, resource?: RouteTable["resource"]): string {
+  if (!resource) return name;
+  const verbEnd = name.search(/[A-Z]/);
+  const verb = verbEnd === -1 ? name : name.slice(0, verbEnd);
+  const rest = verbEnd === -1 ? "" : name.slice(verbEnd);
+  return `${verb}${verb === "list" && rest === "" ? resource.many : resource.one}${rest}`;
+}
+
+/** Registers a table's documented routes, in order, each under its operation id. */
+export function registerRoutesOpenApi(registry: OpenAPIRegistry, table: RouteTable): void {
+  for (const [name, route] of Object.entries(table.routes)) {
+    const operation = openApiOperation(route, operationIdOf(name, table.resource));
     if (operation) registry.registerPath(operation);
   }
 }

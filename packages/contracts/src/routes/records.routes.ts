@@ -5,7 +5,7 @@ import { dataEnvelope, paginationQuerySchema, recordListEnvelope } from "../enve
 import type { RecordEntity } from "../events";
 import { jsonContent } from "../openapi-responses";
 import { permission } from "../permissions";
-import { RECORD_BATCH_MAX_ITEMS, recordContracts, recordResourceOf, type RecordContract } from "../records";
+import { RECORD_BATCH_MAX_ITEMS, recordBodyExamples, recordContracts, recordResourceOf, type RecordContract } from "../records";
 import { z } from "../zod";
 import { defineRoute, type Route } from "./route";
 
@@ -184,7 +184,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
               z
                 .object({ items: z.array(contract.create).min(1).max(RECORD_BATCH_MAX_ITEMS) })
                 .strict()
-                .openapi(`${tags[0]!.slice(0, -1)}BatchCreate`),
+                .openapi(`${tags[0]!.slice(0, -1)}BatchCreate`, { example: { items: [recordBodyExamples[entity].create] } }),
             ),
           },
         },

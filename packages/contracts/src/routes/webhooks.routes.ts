@@ -43,7 +43,9 @@ const deliveryCallback = {
         ],
         requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/WebhookEventPayload" } } } },
         responses: {
-          "200": { description: "Any 2xx within 10 seconds counts as delivered; anything else (or no answer) is retried after about 60 s, then 300 s, then marked FAILED" },
+          "200": { description: "Any 2xx within 10 seconds counts as delivered" },
+          "4XX": { description: "Not delivered: like any other non-2xx answer (or none within 10 s), retried after about 60 s, then 300 s, then marked FAILED" },
+          "5XX": { description: "Not delivered: retried like a 4xx" },
         },
       },
     },
@@ -154,7 +156,7 @@ export const webhookRoutes = {
       responses: { 200: { description: "The webhook with its new secret", ...jsonContent(dataEnvelope(webhookWithSecretSchema)) } },
     }),
   }),
-  deliveries: defineRoute({
+  listDeliveries: defineRoute({
     method: "GET",
     path: "/webhook/{id}/deliveries",
     service,
@@ -203,5 +205,5 @@ export const webhookRoutes = {
 /** The webhooks context in the OpenAPI document: the signed payload its callback refers to, then its routes. */
 export function registerWebhooksOpenApi(registry: OpenAPIRegistry): void {
   registry.register("WebhookEventPayload", webhookEventPayloadSchema);
-  registerRoutesOpenApi(registry, Object.values(webhookRoutes));
+  registerRoutesOpenApi(registry, { routes: webhookRoutes, resource: { one: "Webhook", many: "Webhooks" } });
 }

@@ -1,12 +1,21 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Spectral, Document } from "@stoplight/spectral-core";
 import * as Parsers from "@stoplight/spectral-parsers";
 import { oas } from "@stoplight/spectral-rulesets";
-import { API_PREFIX, apiRoutes } from "@crm/contracts";
+import { API_PREFIX, apiRoutes, errorEnvelopeSchema, type Route } from "@crm/contracts";
 import { buildOpenApiDocument } from "./openapi";
 import { openApiRegistrations } from "./registrations";
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
+
+const run = promisify(execFile);
+const GATEWAY = path.resolve(__dirname, "../..");
+const bin = (name: string) => path.join(GATEWAY, "node_modules/.bin", name);
 
 const document = () => JSON.parse(JSON.stringify(buildOpenApiDocument(openApiRegistrations))) as Record<string, any>;
 
@@ -40,5 +49,101 @@ describe("OpenAPI document", () => {
     const delivery = doc.paths["/api/v1/webhook"].post.callbacks.delivery["{$request.body#/url}"].post;
     expect(delivery.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["X-Service-Signature", "X-Service-Event", "X-Service-Delivery-Id"]));
     expect(doc.components.schemas.WebhookEventPayload.required).toEqual(["event", "data", "businessId", "timestamp"]);
+  });
+
+  it("names every operation with a unique operationId, by the declarations' rule, and summarises it", () => {
+    const doc = document();
+    const operations = Object.values(doc.paths).flatMap((item) => Object.values(item as Record<string, { operationId?: string; summary?: string }>));
+    const ids = operations.map((op) => op.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(operations.length);
+    expect(operations.filter((op) => !op.summary?.trim())).toEqual([]);
+    const byPath = (method: string, p: string) => doc.paths[`${API_PREFIX}${p}`][method].operationId;
+    expect([
+      byPath("get", "/client"),
+      byPath("get", "/client/{id}"),
+      byPath("post", "/invoice/batch"),
+      byPath("put", "/quote/{id}"),
+      byPath("get", "/webhook"),
+      byPath("get", "/webhook/{id}/deliveries"),
+      byPath("post", "/webhook/{id}/rotate-secret"),
+      byPath("post", "/auth/sign-up"),
+      byPath("get", "/capabilities"),
+    ]).toEqual(["listClients", "getClient", "createInvoiceBatch", "putQuote", "listWebhooks", "listWebhookDeliveries", "rotateWebhookSecret", "signUp", "capabilities"]);
+  });
+
+  it("shows an example of every request body that its own schema accepts, and of the error envelope", () => {
+    const doc = document();
+    type Schema = NonNullable<Route["body"]>["schema"];
+    const schemaOf = (route: Route): Schema | undefined => route.body?.schema ?? (route.docs?.().request?.body?.content?.["application/json"]?.schema as Schema | undefined);
+    const checked: string[] = [];
+    for (const route of apiRoutes.filter((r) => r.docs)) {
+      const operation = doc.paths[`${API_PREFIX}${route.path}`][route.method.toLowerCase()];
+      const media = operation.requestBody?.content?.["application/json"];
+      if (!media) continue;
+      const component = media.schema.$ref ? doc.components.schemas[String(media.schema.$ref).split("/").pop()!] : media.schema;
+      const example = media.example ?? component.example;
+      const name = `${route.method} ${route.path}`;
+      expect([name, example === undefined ? "no example" : "example"]).toEqual([name, "example"]);
+      const parsed = schemaOf(route)!.safeParse(example);
+      expect([name, parsed.success ? "accepted" : parsed.error.message]).toEqual([name, "accepted"]);
+      checked.push(name);
+    }
+    expect(checked.length).toBeGreaterThanOrEqual(40);
+    expect(errorEnvelopeSchema.safeParse(doc.components.schemas.ErrorEnvelope.example).success).toBe(true);
+  });
+
+  describe("with other tools", () => {
+    let dir: string;
+    let file: string;
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(os.tmpdir(), "crm-openapi-"));
+      file = path.join(dir, "openapi.json");
+      writeFileSync(file, JSON.stringify(document(), null, 1));
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    // No telemetry, no update check: the lint reads the file and nothing else.
+    const quietEnv = { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" };
+
+    it("lints clean under Redocly's recommended ruleset (redocly.yaml)", async () => {
+      const { stdout } = await run(bin("redocly"), ["lint", "--config", path.join(GATEWAY, "redocly.yaml"), "--format", "json", file], {
+        env: quietEnv,
+        maxBuffer: 64 * 1024 * 1024,
+      }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? "" }));
+      const report = JSON.parse(stdout) as { totals: Record<string, number>; problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }> };
+      expect(report.problems.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    });
+
+    it("drives a second generator: @hey-api/openapi-ts writes an SDK that type-checks and is used as documented", async () => {
+      const out = path.join(dir, "sdk");
+      await run(bin("openapi-ts"), ["-i", file, "-o", out], { env: quietEnv });
+      writeFileSync(
+        path.join(dir, "use.ts"),
+        [
+          'import { createClient } from "./sdk/client";',
+          'import { createInvoiceBatch, listClients, rotateWebhookSecret } from "./sdk";',
+          'const client = createClient({ baseUrl: "http://localhost:3000" });',
+          "export async function sync(): Promise<number> {",
+          '  const page = await listClients({ client, query: { perPage: 50, where: "isActive:true", orderBy: "lastName:asc" } });',
+          "  // @ts-expect-error perPage is a number",
+          '  await listClients({ client, query: { perPage: "50" } });',
+          '  const batch = await createInvoiceBatch({ client, body: { items: [{ clientId: "c", items: [{ description: "Work", quantity: 1, unitPrice: 10 }] }] } });',
+          '  await rotateWebhookSecret({ client, path: { id: "w" }, body: { gracePeriodSeconds: 3600 } });',
+          "  return (page.data?.data.length ?? 0) + (batch.data?.data[0]?.totalAmount ?? 0);",
+          "}",
+        ].join("\n"),
+      );
+      writeFileSync(
+        path.join(dir, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022", "dom", "dom.iterable"], types: [] },
+          include: ["sdk/**/*.ts", "use.ts"],
+        }),
+      );
+      const typeCheck = await run(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", dir], { env: quietEnv }).catch((err: { stdout?: string }) => err);
+      expect("stdout" in typeCheck ? typeCheck.stdout : "").toBe("");
+    });
   });
 });

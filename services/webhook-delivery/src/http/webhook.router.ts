@@ -57,7 +57,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
     res.json(ok(webhookWithSecretView(webhook, secret, at)));
   });
 
-  mountRoute(router, webhookRoutes.deliveries, async (req, res) => {
+  mountRoute(router, webhookRoutes.listDeliveries, async (req, res) => {
     const page = parsePagination(req.query);
     const { rows, total } = await webhooks.deliveries(await webhookOf(webhooks, req), page);
     res.json(okList(rows.map(deliveryView), paginationMeta(total, page.page, page.perPage)));
