@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pnpm build`: compiles every deployable to one CommonJS file with esbuild, so production runs plain
-// `node dist/main.js` (one process per service, no transpiler loaded). `--if-stale` rebuilds only when
+// `node dist/main.js` (one process per service, no transpiler loaded), and runs the `build` script of
+// each package published on its own (packages/client: JavaScript and .d.ts by tsc). `--if-stale` rebuilds only when
 // a bundled source file, the lockfile or this script changed since the last build; `pnpm start`, every
 // service's `start` script and the test run call it, so nobody runs output older than the sources.
 //
@@ -48,6 +49,38 @@ function entryPoints() {
     }
   }
   return entries;
+}
+
+/**
+ * Workspace libraries published as packages of their own (packages/client): each has a `build` script
+ * of its own (tsc, JavaScript and .d.ts into dist/), run here so an install, `pnpm build` and every
+ * start or test run leave it as current as the bundles. Its inputs are its sources and build files.
+ */
+function packageBuilds() {
+  const builds = [];
+  for (const pkg of readdirSync(path.join(ROOT, "packages")).sort()) {
+    const dir = path.join(ROOT, "packages", pkg);
+    const manifest = path.join(dir, "package.json");
+    if (!existsSync(manifest) || !JSON.parse(readFileSync(manifest, "utf8")).scripts?.build) continue;
+    const inputs = [manifest, path.join(dir, "tsconfig.build.json"), ...sourceFiles(path.join(dir, "src"))].filter((file) => existsSync(file));
+    builds.push({ dir, output: path.join(dir, "dist/index.js"), inputs });
+  }
+  return builds;
+}
+
+function sourceFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(file);
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [file] : [];
+  });
+}
+
+/** Runs a package's own `build` script (npm puts its node_modules/.bin on PATH, as pnpm would). */
+function buildPackage({ dir }) {
+  const run = spawnSync("npm", ["run", "--silent", "build"], { cwd: dir, stdio: "inherit" });
+  if (run.status !== 0) throw new Error(`${path.relative(ROOT, dir)}: its build script failed`);
 }
 
 const isInNodeModules = (file) => file.split(path.sep).includes("node_modules");
@@ -152,10 +185,14 @@ function readStamp() {
 }
 
 /** Stale when an output is missing or any input (as recorded by the last build) changed. */
-function isStale(entries) {
+function isStale(entries, packages) {
   const stamp = readStamp();
   if (!stamp) return true;
   if (entries.some((e) => !existsSync(path.join(ROOT, e.outfile)))) return true;
+  if (packages.some((p) => !existsSync(p.output))) return true;
+  // A package's new source file is an input the last build could not record.
+  const recorded = new Set(stamp.inputs);
+  if (packages.some((p) => p.inputs.some((input) => !recorded.has(path.relative(ROOT, input))))) return true;
   if (JSON.stringify(entries) !== JSON.stringify(stamp.entries)) return true;
   return fingerprint(stamp.inputs.map((i) => path.join(ROOT, i))) !== stamp.fingerprint;
 }
@@ -170,14 +207,19 @@ function makePgliteTemplate() {
 
 export async function build({ ifStale = false, quiet = false } = {}) {
   const entries = entryPoints();
-  if (ifStale && !isStale(entries)) return false;
+  const packages = packageBuilds();
+  if (ifStale && !isStale(entries, packages)) return false;
   const started = Date.now();
   const inputs = (await Promise.all(entries.map(bundle))).flat();
   makePgliteTemplate();
+  for (const pkg of packages) {
+    buildPackage(pkg);
+    inputs.push(...pkg.inputs);
+  }
   inputs.push(SELF, LOCKFILE);
   const unique = [...new Set(inputs)].sort();
   writeAtomically(STAMP, JSON.stringify({ entries, inputs: unique.map((i) => path.relative(ROOT, i)), fingerprint: fingerprint(unique) }));
-  if (!quiet) process.stderr.write(`built ${entries.length} bundles in ${Date.now() - started} ms\n`);
+  if (!quiet) process.stderr.write(`built ${entries.length} bundles and ${packages.length} package${packages.length === 1 ? "" : "s"} in ${Date.now() - started} ms\n`);
   return true;
 }
 
