@@ -19,7 +19,7 @@ export interface RunningProduct {
 }
 
 /** Only what a user's shell would pass, plus the test's own settings: nothing from jest leaks in. */
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, LANG } = process.env;
   return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra };
 }
@@ -30,7 +30,7 @@ let pnpmInvocation: [string, string[]] | undefined;
  * `pnpm <args>` as a user runs it: the pnpm on PATH, else the version package.json pins, through npx
  * (the README's own way; jest run directly on a machine without pnpm installed has none on PATH).
  */
-function pnpm(args: string[]): [string, string[]] {
+export function pnpm(args: string[]): [string, string[]] {
   if (pnpmInvocation === undefined) {
     const onPath = spawnSync("pnpm", ["--version"], { stdio: "ignore" }).error === undefined;
     const { packageManager } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { packageManager: string };

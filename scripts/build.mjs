@@ -36,6 +36,7 @@ function entryPoints() {
     add(`services/${service}/src/main.ts`, `services/${service}/dist/main.js`);
   }
   add("infra/standalone/src/start.ts", "infra/standalone/dist/start.js");
+  add("infra/standalone/src/distributed.ts", "infra/standalone/dist/distributed.js");
   // A package's CLIs, and its worker threads' code (a worker starts from a file of its own).
   for (const pkg of readdirSync(path.join(ROOT, "packages")).sort()) {
     for (const kind of ["cli", "workers"]) {

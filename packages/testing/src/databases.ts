@@ -50,6 +50,19 @@ export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: st
   };
 }
 
+/** Drops the named databases of the test server (ones a test had something else create). */
+export async function dropDatabases(names: readonly string[]): Promise<void> {
+  const admin = testInfra.databaseUrl;
+  if (!admin) return;
+  const client = new Client({ connectionString: admin });
+  await client.connect();
+  try {
+    for (const name of names) await client.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Random names so tests never share topics, groups or businesses. */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(5).toString("hex")}`;

@@ -1,4 +1,4 @@
-export { testInfra, describeDistributed, describePostgres, createTestDatabase, terminateConnections, uniqueName } from "./databases";
+export { testInfra, describeDistributed, describePostgres, createTestDatabase, dropDatabases, terminateConnections, uniqueName } from "./databases";
 export { startInfra, startKafkaMock, type StartedInfra } from "./infra";
 export { waitFor } from "./wait-for";
 export { freePort } from "./free-port";

@@ -3,11 +3,11 @@
 // 2. containers started by testcontainers, where a Docker engine answers;
 // 3. PostgreSQL and Redis on their default loopback ports, and librdkafka's mock cluster (Debian `kcat`).
 // The answers are written to process.env by jest's global setup, so every worker sees the same ones.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
+import { hasKcat, startKafkaMock, stopKafkaMock } from "@crm/kafka-mock";
+
+export { startKafkaMock } from "@crm/kafka-mock";
 
 export interface StartedInfra {
   databaseUrl?: string;
@@ -38,42 +38,6 @@ function dockerAvailable(): boolean {
   } catch {
     return false;
   }
-}
-
-function hasCommand(name: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** librdkafka's in-memory mock cluster: produce, consume and consumer groups work; admin APIs do not. */
-export async function startKafkaMock(): Promise<{ brokers: string; process: ChildProcess }> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "kafka-mock-"));
-  const logFile = path.join(dir, "mock.log");
-  const child = spawn("sh", ["-c", `tail -f /dev/null | exec kcat -P -b 127.0.0.1:1 -t _keepalive -X test.mock.num.brokers=1 -d mock 2>"${logFile}"`], {
-    stdio: "ignore",
-    detached: true,
-  });
-  for (let i = 0; i < 100; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    let text = "";
-    try {
-      text = readFileSync(logFile, "utf8");
-    } catch {
-      continue;
-    }
-    const match = /bootstrap\.servers=([0-9.:,]+)/.exec(text) ?? /Mock cluster .* bootstrap servers? ([0-9.:,]+)/i.exec(text);
-    if (match?.[1]) return { brokers: match[1], process: child };
-  }
-  try {
-    process.kill(-child.pid!, "SIGKILL");
-  } catch {
-    /* already gone */
-  }
-  throw new Error(`kcat mock cluster did not report its bootstrap servers (see ${logFile})`);
 }
 
 export async function startInfra(log: (line: string) => void): Promise<StartedInfra> {
@@ -112,17 +76,11 @@ export async function startInfra(log: (line: string) => void): Promise<StartedIn
   }
   if (!found.databaseUrl && (await portOpen(5432))) found.databaseUrl = "postgresql://postgres@127.0.0.1:5432/postgres";
   if (!found.redisUrl && (await portOpen(6379))) found.redisUrl = "redis://127.0.0.1:6379";
-  if (!found.kafkaBrokers && hasCommand("kcat")) {
+  if (!found.kafkaBrokers && hasKcat()) {
     const mock = await startKafkaMock();
     found.kafkaBrokers = mock.brokers;
     found.kafkaIsMock = true;
-    stops.push(async () => {
-      try {
-        process.kill(-mock.process.pid!, "SIGKILL");
-      } catch {
-        /* already gone */
-      }
-    });
+    stops.push(async () => stopKafkaMock(mock));
   }
   log(`test infrastructure: postgres=${found.databaseUrl ? "yes" : "NO"} redis=${found.redisUrl ? "yes" : "NO"} kafka=${found.kafkaBrokers ?? "NO"}`);
   return {
