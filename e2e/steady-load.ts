@@ -8,6 +8,8 @@ export type AnswerKind = "jwt-read" | "key-read" | "create";
 export interface Answer {
   kind: AnswerKind;
   startedAt: number;
+  /** When the answer (or the failure) came. */
+  finishedAt: number;
   /** 0 when no answer came at all (connection refused or reset, time-out). */
   status: number;
   code?: number;
@@ -56,10 +58,10 @@ export function startSteadyLoad(baseUrl: string, credentials: { accessToken: str
       } catch {
         parsed = undefined;
       }
-      answers.push({ kind, startedAt, status: res.status, code: parsed?.error?.code, retryAfter: res.headers.get("retry-after") });
+      answers.push({ kind, startedAt, finishedAt: Date.now(), status: res.status, code: parsed?.error?.code, retryAfter: res.headers.get("retry-after") });
       return { status: res.status, body: parsed };
     } catch {
-      answers.push({ kind, startedAt, status: 0, retryAfter: null });
+      answers.push({ kind, startedAt, finishedAt: Date.now(), status: 0, retryAfter: null });
       return { status: 0 };
     }
   }
