@@ -20,8 +20,17 @@ export type ApiKeyAuthState =
       /** ISO 8601, or null for no expiry. */
       expiresAt: string | null;
       revoked: boolean;
+      /** Normalised CIDR blocks the key may be used from; null: any address (extensions §E3.2). */
+      allowedIps: string[] | null;
+      /** The key's own rate limit; null: the global one. */
+      rateLimit: ApiKeyRateLimit | null;
     }
   | { v: 1; unknown: true };
+
+export interface ApiKeyRateLimit {
+  max: number;
+  windowSeconds: number;
+}
 
 /** A gateway's question on a miss: is this verified token's session live? (claims of the token) */
 export interface AccessTokenQuery {
@@ -54,12 +63,17 @@ export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | und
   if (!value || value.v !== AUTH_STATE_VERSION) return undefined;
   if (value.unknown === true) return { v: 1, unknown: true };
   const { id, businessId, createdByUserId, scopes, expiresAt, revoked } = value;
+  // Written by an identity from before §E3.2 when absent: any address, the global limit.
+  const allowedIps = value.allowedIps ?? null;
+  const rateLimit = value.rateLimit ?? null;
   if (value.unknown !== false || typeof id !== "string" || typeof businessId !== "string") return undefined;
   if (createdByUserId !== null && typeof createdByUserId !== "string") return undefined;
   if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === "string" && isPermission(s))) return undefined;
   if (expiresAt !== null && typeof expiresAt !== "string") return undefined;
   if (typeof revoked !== "boolean") return undefined;
-  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked };
+  if (allowedIps !== null && !(Array.isArray(allowedIps) && allowedIps.every((ip) => typeof ip === "string"))) return undefined;
+  if (rateLimit !== null && !isRateLimit(rateLimit)) return undefined;
+  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked, allowedIps, rateLimit };
 }
 
 /** Identity's answer to a resolve request, by jti; undefined when it is not well formed. */
@@ -90,6 +104,10 @@ function parse(text: string | null): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+function isRateLimit(value: unknown): value is ApiKeyRateLimit {
+  return isRecord(value) && Number.isInteger(value.max) && Number.isInteger(value.windowSeconds) && (value.max as number) > 0 && (value.windowSeconds as number) > 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -9,6 +9,7 @@ export {
   type AccessTokenQuery,
   type AccessTokenVerdict,
   type ApiKeyAuthState,
+  type ApiKeyRateLimit,
   type UserAuthState,
 } from "./auth-state";
 export {
@@ -21,3 +22,4 @@ export {
   REVOKED,
   UNKNOWN_API_KEY_TTL_MS,
 } from "./auth-cache";
+export { AllowList, normalizeAllowedIp } from "./ip-allow-list";

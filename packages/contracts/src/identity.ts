@@ -101,6 +101,32 @@ export type UserUpdate = z.infer<typeof userUpdateSchema>;
 
 const scope = z.string().refine(isPermission, { message: "Unknown permission" });
 
+/** Extensions §E3.2: entries of a key's address allow-list, and its own rate limit's longest window. */
+export const API_KEY_ALLOWED_IPS_MAX = 50;
+export const API_KEY_RATE_LIMIT_WINDOW_MAX_S = 3_600;
+/** The highest `rateLimit.max` a key may have unless identity's RATE_LIMIT_KEY_MAX says otherwise. */
+export const RATE_LIMIT_KEY_MAX_DEFAULT = 1_000;
+
+const allowedIps = z
+  .array(z.string().max(64))
+  .min(1, { message: "List at least one address or block, or send null for any address" })
+  .max(API_KEY_ALLOWED_IPS_MAX)
+  .nullable()
+  .openapi({
+    description: `At most ${API_KEY_ALLOWED_IPS_MAX} IPv4/IPv6 addresses or CIDR blocks the key may be used from (else 403 403001); null = any address. Stored normalised: a bare address as /32 or /128, IPv4-mapped IPv6 as IPv4, host bits cleared`,
+    example: ["203.0.113.0/24", "2001:db8::/32"],
+  });
+
+const rateLimitSchema = z
+  .object({
+    max: z.number().int().min(1).openapi({ description: "Requests per window, 1 to RATE_LIMIT_KEY_MAX (capabilities.limits.apiKeyRateLimitMax)" }),
+    windowSeconds: z.number().int().min(1).max(API_KEY_RATE_LIMIT_WINDOW_MAX_S),
+  })
+  .strict()
+  .openapi("ApiKeyRateLimit", { example: { max: 500, windowSeconds: 60 } });
+
+const rateLimit = rateLimitSchema.nullable().openapi({ description: "The key's own rate limit, instead of the global one; null = the global limit" });
+
 export const apiKeyCreateSchema = z
   .object({
     name: z.string().trim().min(1).max(NAME_MAX_LENGTH).openapi({ example: "Billing sync" }),
@@ -117,10 +143,22 @@ export const apiKeyCreateSchema = z
       .nullable()
       .optional()
       .openapi({ description: "Must be in the future; null or omitted = never expires" }),
+    allowedIps: allowedIps.optional(),
+    rateLimit: rateLimit.optional(),
   })
   .strict()
   .openapi("ApiKeyCreate", { example: { name: "Billing sync", scopes: ["clients.read", "invoices.create"], expiresAt: "2027-01-01T00:00:00Z" } });
 export type ApiKeyCreate = z.infer<typeof apiKeyCreateSchema>;
+
+export const apiKeyUpdateSchema = z
+  .object({
+    name: z.string().trim().min(1).max(NAME_MAX_LENGTH).optional(),
+    allowedIps: allowedIps.optional(),
+    rateLimit: rateLimit.optional(),
+  })
+  .strict()
+  .openapi("ApiKeyUpdate", { example: { allowedIps: ["203.0.113.0/24"], rateLimit: { max: 500, windowSeconds: 60 } } });
+export type ApiKeyUpdate = z.infer<typeof apiKeyUpdateSchema>;
 
 export const apiKeySchema = z
   .object({
@@ -138,6 +176,9 @@ export const apiKeySchema = z
       description:
         "Last time the key authenticated a request; null if never. Gateways report use in batches, so it trails the truth by at most API_KEY_USAGE_FLUSH_MS (15 s by default)",
     }),
+    lastUsedIp: z.string().nullable().openapi({ description: "The client address of that request (reported with lastUsedAt); null if never used" }),
+    allowedIps: z.array(z.string()).nullable(),
+    rateLimit: rateLimitSchema.nullable(),
   })
   .openapi("ApiKey");
 export type ApiKeyView = z.infer<typeof apiKeySchema>;

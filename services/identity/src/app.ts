@@ -24,6 +24,7 @@ export interface AppDeps {
     | "ACCESS_TOKEN_TTL_S"
     | "REFRESH_TOKEN_TTL_S"
     | "ALLOW_SIGN_UP"
+    | "RATE_LIMIT_KEY_MAX"
     | "PASSWORD_HASH_COST"
     | "PASSWORD_HASH_CONCURRENCY"
     | "PASSWORD_HASH_QUEUE"
@@ -67,7 +68,7 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   api.use(authRouter(authDeps));
   api.use(userRouter(new UserService(prisma, hasher, sessions, authState, throttle)));
-  const apiKeys = new ApiKeyService(prisma, authState);
+  const apiKeys = new ApiKeyService(prisma, authState, { rateLimitKeyMax: config.RATE_LIMIT_KEY_MAX });
   api.use(apiKeyRouter(apiKeys));
 
   // sign-up, sign-in and token/refresh: forwarded by the gateway with an internal token naming no principal.
@@ -82,6 +83,7 @@ export function createApp(deps: AppDeps): Express {
       accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
       refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
       signUpOpen: config.ALLOW_SIGN_UP,
+      apiKeyRateLimitMax: config.RATE_LIMIT_KEY_MAX,
     } satisfies IdentityCapabilities,
   });
 }

@@ -1,4 +1,5 @@
 import { env, parseEnv, z } from "@crm/config";
+import { RATE_LIMIT_KEY_MAX_DEFAULT } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 
 /** Everything the identity service reads from the environment (decisions §1). */
@@ -29,6 +30,8 @@ export const configSchema = z.object({
   /** First lock period; doubles with every further failure, never beyond SIGN_IN_LOCK_MAX_MS. */
   SIGN_IN_LOCK_BASE_MS: env.int(30_000, 1000),
   SIGN_IN_LOCK_MAX_MS: env.int(15 * 60_000, 1000),
+  /** The highest `rateLimit.max` a key may be given (extensions §E3.2). */
+  RATE_LIMIT_KEY_MAX: env.int(RATE_LIMIT_KEY_MAX_DEFAULT, 1),
 });
 
 export type IdentityConfig = z.infer<typeof configSchema>;

@@ -151,6 +151,75 @@ describeEachMode("identity: API keys on %s", (mode) => {
     });
   });
 
+  describe("allow-lists and own rate limits (extensions §E3.2)", () => {
+    it("normalises allowedIps on create, keeps rateLimit, and publishes both to the gateways' store", async () => {
+      const { principal } = await signUp();
+      const res = await h.as(principal, "post", "/api/v1/api-key").send({
+        name: "partner",
+        allowedIps: ["203.0.113.7", "10.1.2.3/8", "2001:DB8::1", "::ffff:192.0.2.1", "203.0.113.7/32"],
+        rateLimit: { max: 500, windowSeconds: 60 },
+      });
+      expect(res.status).toBe(201);
+      const expected = { allowedIps: ["203.0.113.7/32", "10.0.0.0/8", "2001:db8::1/128", "192.0.2.1/32"], rateLimit: { max: 500, windowSeconds: 60 }, lastUsedIp: null };
+      expect(res.body.data).toMatchObject(expected);
+      expect((await h.as(principal, "get", `/api/v1/api-key/${res.body.data.id}`)).body.data).toMatchObject(expected);
+      expect(await h.cache.readApiKey(sha256(res.body.data.key))).toMatchObject({ allowedIps: expected.allowedIps, rateLimit: expected.rateLimit });
+      const plain = (await h.as(principal, "post", "/api/v1/api-key").send({ name: "plain" })).body.data;
+      expect(plain).toMatchObject({ allowedIps: null, rateLimit: null, lastUsedIp: null });
+      expect(await h.cache.readApiKey(sha256(plain.key))).toMatchObject({ allowedIps: null, rateLimit: null });
+    });
+
+    it("refuses a bad entry, an empty list and a limit beyond RATE_LIMIT_KEY_MAX with 400001 naming the field", async () => {
+      const { principal } = await signUp();
+      const create = (body: object) => h.as(principal, "post", "/api/v1/api-key").send({ name: "x", ...body });
+      expect((await create({ allowedIps: ["192.0.2.1", "10.0.0.0/8", "x", "10.0.0.0/33"] })).body.error).toMatchObject({
+        code: 400001,
+        details: [{ path: "allowedIps.2" }, { path: "allowedIps.3" }],
+      });
+      expect((await create({ allowedIps: [] })).body.error).toMatchObject({ code: 400001, details: [{ path: "allowedIps" }] });
+      expect((await create({ allowedIps: Array.from({ length: 51 }, (_, i) => `192.0.2.${i}`) })).body.error).toMatchObject({ code: 400001, details: [{ path: "allowedIps" }] });
+      expect((await create({ rateLimit: { max: 1001, windowSeconds: 60 } })).body.error).toMatchObject({ code: 400001, details: [{ path: "rateLimit.max" }] });
+      expect((await create({ rateLimit: { max: 0, windowSeconds: 60 } })).body.error).toMatchObject({ code: 400001, details: [{ path: "rateLimit.max" }] });
+      expect((await create({ rateLimit: { max: 10, windowSeconds: 3601 } })).body.error).toMatchObject({ code: 400001, details: [{ path: "rateLimit.windowSeconds" }] });
+      expect((await create({ rateLimit: { max: 1000, windowSeconds: 3600 } })).status).toBe(201);
+      expect(await h.prisma.apiKey.count({ where: { businessId: principal.businessId } })).toBe(1);
+    });
+
+    it("PATCH changes name, allowedIps and rateLimit only, publishes at once, JWT only, and keeps tenants apart", async () => {
+      const { principal } = await signUp();
+      const { principal: stranger } = await signUp();
+      const key = (await h.as(principal, "post", "/api/v1/api-key").send({ name: "a", scopes: ["clients.read"] })).body.data;
+      const patch = (body: object, who: Principal = principal) => h.as(who, "patch", `/api/v1/api-key/${key.id}`).send(body);
+
+      const changed = await patch({ allowedIps: ["198.51.100.0/24"], rateLimit: { max: 5, windowSeconds: 10 } });
+      expect(changed.status).toBe(200);
+      expect(changed.body.data).toMatchObject({ name: "a", scopes: ["clients.read"], allowedIps: ["198.51.100.0/24"], rateLimit: { max: 5, windowSeconds: 10 } });
+      expect(changed.body.data.key).toBeUndefined();
+      expect(await h.cache.readApiKey(sha256(key.key))).toMatchObject({ allowedIps: ["198.51.100.0/24"], rateLimit: { max: 5, windowSeconds: 10 } });
+
+      const renamed = await patch({ name: "b" });
+      expect(renamed.body.data).toMatchObject({ name: "b", allowedIps: ["198.51.100.0/24"], rateLimit: { max: 5, windowSeconds: 10 } });
+      const cleared = await patch({ allowedIps: null, rateLimit: null });
+      expect(cleared.body.data).toMatchObject({ name: "b", allowedIps: null, rateLimit: null });
+      expect(await h.cache.readApiKey(sha256(key.key))).toMatchObject({ allowedIps: null, rateLimit: null });
+
+      expect((await patch({ scopes: [] })).body.error.code).toBe(400001);
+      expect((await patch({ expiresAt: null })).body.error.code).toBe(400001);
+      expect((await patch({ allowedIps: ["nope"] })).body.error).toMatchObject({ code: 400001, details: [{ path: "allowedIps.0" }] });
+      expect((await patch({ name: "c" }, stranger)).body.error.code).toBe(404001);
+      const asKey = await patch({ name: "c" }, { ...principal, authType: "apiKey", userId: null, apiKeyId: key.id, sessionId: null, jti: null });
+      expect(asKey.body.error.code).toBe(401014);
+      expect((await h.as(principal, "get", `/api/v1/api-key/${key.id}`)).body.data.name).toBe("b");
+    });
+
+    it("a roll keeps the allow-list and the rate limit", async () => {
+      const { principal } = await signUp();
+      const key = (await h.as(principal, "post", "/api/v1/api-key").send({ name: "a", allowedIps: ["192.0.2.0/24"], rateLimit: { max: 7, windowSeconds: 30 } })).body.data;
+      const rolled = await h.as(principal, "post", `/api/v1/api-key/${key.id}/roll`).send({});
+      expect(rolled.body.data).toMatchObject({ allowedIps: ["192.0.2.0/24"], rateLimit: { max: 7, windowSeconds: 30 } });
+    });
+  });
+
   describe("API key lastUsedAt (extensions §E3)", () => {
     it("records batched use reports: latest wins, never backwards, never in the future, unknown ids ignored", async () => {
       const { principal } = await signUp();
@@ -178,6 +247,16 @@ describeEachMode("identity: API keys on %s", (mode) => {
       expect((await h.as(principal, "get", `/api/v1/api-key/${a.id}`)).body.data.lastUsedAt).toBe(t2);
       await report([{ id: b.id, at: new Date(Date.now() + 3_600_000).toISOString() }]); // a clock ahead
       expect(Date.parse((await h.as(principal, "get", `/api/v1/api-key/${b.id}`)).body.data.lastUsedAt)).toBeLessThanOrEqual(Date.now());
+
+      // lastUsedIp moves with lastUsedAt; a report without one (a gateway before §E3.2) keeps it.
+      const t3 = new Date(Date.now() - 500).toISOString();
+      await agent
+        .post("/internal/auth/api-keys/used")
+        .set("x-internal-token", token)
+        .send({ uses: [{ id: a.id, at: t3, ip: "203.0.113.9" }] });
+      expect((await h.as(principal, "get", `/api/v1/api-key/${a.id}`)).body.data).toMatchObject({ lastUsedAt: t3, lastUsedIp: "203.0.113.9" });
+      await report([{ id: a.id, at: new Date(Date.now() - 100).toISOString() }]);
+      expect((await h.as(principal, "get", `/api/v1/api-key/${a.id}`)).body.data.lastUsedIp).toBe("203.0.113.9");
 
       expect((await report([{ id: a.id, at: "yesterday" }])).status).toBe(400);
       expect((await agent.post("/internal/auth/api-keys/used").send({ uses: [] })).status).toBe(401);

@@ -17,6 +17,7 @@ it("serves every declared identity route, and only those", async () => {
       SIGN_IN_FAILURE_WINDOW_MS: 60_000,
       SIGN_IN_LOCK_BASE_MS: 1000,
       SIGN_IN_LOCK_MAX_MS: 60_000,
+      RATE_LIMIT_KEY_MAX: 1000,
     },
     logger: errorCollectingLogger("identity").logger,
     prisma: {} as never,

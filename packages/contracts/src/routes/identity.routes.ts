@@ -6,6 +6,7 @@ import {
   apiKeyRevokeSchema,
   apiKeyRollSchema,
   apiKeySchema,
+  apiKeyUpdateSchema,
   apiKeyWithSecretSchema,
   meSchema,
   sessionDataSchema,
@@ -225,6 +226,24 @@ export const identityRoutes = {
       summary: "Get an API key, without the key (permission apiKeys.read)",
       request: { params: idParams },
       responses: { 200: { description: "OK", ...jsonContent(oneKey()) } },
+    }),
+  }),
+  updateApiKey: defineRoute({
+    method: "PATCH",
+    path: "/api-key/{id}",
+    service,
+    permission: "apiKeys.create",
+    jwtOnly: true,
+    errors: [400001, 400002, 404001, 413000, 415000, 503000],
+    body: { schema: apiKeyUpdateSchema, required: true },
+    docs: () => ({
+      tags: ["API keys"],
+      summary: "Change an API key's name, address allow-list or rate limit (JWT only; permission apiKeys.create)",
+      description:
+        "Only name, allowedIps and rateLimit may change; any other field is 400001. The change is published to every gateway before the answer, so the next request is decided by it. " +
+        "503000 when it could not be published: retry (the change is made; a retry publishes it again).",
+      request: { params: idParams },
+      responses: { 200: { description: "The key, changed", ...jsonContent(oneKey()) } },
     }),
   }),
   revokeApiKeyByBody: defineRoute({

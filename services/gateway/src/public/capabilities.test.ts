@@ -1,7 +1,7 @@
 // /capabilities reports the settings the owning services run with, as they report them, not
 // settings of the gateway's own that could disagree with them in distributed mode.
 import express from "express";
-import { INTERNAL_CAPABILITIES_PATH, INTERNAL_TOKEN_HEADER, type IdentityCapabilities, type WebhookCapabilities } from "@crm/contracts";
+import { INTERNAL_CAPABILITIES_PATH, INTERNAL_TOKEN_HEADER, type IdentityCapabilitiesAnswer, type WebhookCapabilities } from "@crm/contracts";
 import { listen, verifyInternalToken } from "@crm/service-kit";
 import { CapabilitiesSource } from "./capabilities";
 
@@ -20,7 +20,7 @@ async function owner(part: () => object | undefined) {
 }
 
 describe("CapabilitiesSource", () => {
-  let identity: IdentityCapabilities | undefined;
+  let identity: IdentityCapabilitiesAnswer | undefined;
   let webhooks: WebhookCapabilities | undefined;
   const servers: Array<{ close(): Promise<void> }> = [];
   let source: (cacheMs: number) => CapabilitiesSource;

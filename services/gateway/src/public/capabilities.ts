@@ -1,4 +1,5 @@
 import {
+  API_KEY_ALLOWED_IPS_MAX,
   allPermissions,
   eventCatalogue,
   INTERNAL_CAPABILITIES_PATH,
@@ -41,6 +42,8 @@ export function buildCapabilities(config: GatewayPart, identity: IdentityCapabil
       bodyBytesMax: BODY_LIMIT_BYTES,
       accessTokenTtlS: identity.accessTokenTtlS,
       refreshTokenTtlS: identity.refreshTokenTtlS,
+      apiKeyRateLimitMax: identity.apiKeyRateLimitMax,
+      apiKeyAllowedIpsMax: API_KEY_ALLOWED_IPS_MAX,
       webhookTimeoutMs: webhooks.webhookTimeoutMs,
       webhookRetryDelaysMs: webhooks.webhookRetryDelaysMs,
       webhookRetryIntervalMs: webhooks.webhookRetryIntervalMs,

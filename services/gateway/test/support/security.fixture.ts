@@ -5,7 +5,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express } from "express";
-import { type AccessTokenQuery, AccessTokenCodec, AuthCache, digestApiKey, generateApiKey, type ApiKeyAuthState, type UserAuthState } from "@crm/auth-cache";
+import { type AccessTokenQuery, AccessTokenCodec, AuthCache, digestApiKey, generateApiKey, type ApiKeyAuthState, type ApiKeyRateLimit, type UserAuthState } from "@crm/auth-cache";
 import { uuidv7, type Permission, type Role } from "@crm/contracts";
 import { errorMiddleware, routeNotFound } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
@@ -123,11 +123,11 @@ export class FakeIdentity {
 
   async createKey(
     creator: UserAuthState & { deleted: false },
-    opts: { scopes?: Permission[]; expiresAt?: string | null; cached?: boolean } = {},
+    opts: { scopes?: Permission[]; expiresAt?: string | null; cached?: boolean; allowedIps?: string[] | null; rateLimit?: ApiKeyRateLimit | null } = {},
   ): Promise<{ key: string; digest: string; id: string }> {
     const key = generateApiKey();
     const digest = digestApiKey(key);
-    const state: ApiKeyAuthState = {
+    const state: ApiKeyAuthState & { unknown: false } = {
       v: 1,
       unknown: false,
       id: uuidv7(),
@@ -136,6 +136,8 @@ export class FakeIdentity {
       scopes: opts.scopes ?? [],
       expiresAt: opts.expiresAt ?? null,
       revoked: false,
+      allowedIps: opts.allowedIps ?? null,
+      rateLimit: opts.rateLimit ?? null,
     };
     this.keys.set(digest, state);
     if (opts.cached ?? true) await this.cache.writeApiKey(digest, state);

@@ -1,17 +1,25 @@
 // API keys: created by a signed-in user, stored as a digest, revoked by write-through so every
 // gateway refuses them on the next request.
-import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey } from "@crm/auth-cache";
-import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type Principal } from "@crm/contracts";
+import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey, normalizeAllowedIp } from "@crm/auth-cache";
+import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type ApiKeyUpdate, type Principal } from "@crm/contracts";
 import { type ErrorDetail, errors } from "@crm/errors";
 import { newestFirstPage, type Pagination } from "@crm/query-language";
 import { recordLastUse, shortenActiveKeyExpiry } from "../persistence/api-key.statements";
 import type { ApiKey, PrismaClient } from "../persistence/prisma";
 import type { AuthStateService } from "./auth-state.service";
 
+/** One authenticated use, as a gateway reports it; `ip` is absent from gateways before extensions §E3.2. */
+export interface KeyUse {
+  id: string;
+  at: Date;
+  ip?: string;
+}
+
 export class ApiKeyService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly authState: AuthStateService,
+    private readonly limits: { rateLimitKeyMax: number },
   ) {}
 
   async create(principal: Principal, input: ApiKeyCreate): Promise<{ key: string; record: ApiKey }> {
@@ -24,12 +32,51 @@ export class ApiKeyService {
     });
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
     if (expiresAt && expiresAt.getTime() <= Date.now()) details.push({ path: "expiresAt", message: "expiresAt must be in the future" });
+    const controls = this.accessControls(input, details);
     if (details.length > 0) throw errors.validationFailed(details);
 
     const key = generateApiKey();
-    const record = await this.prisma.apiKey.create({ data: newKeyRow(key, principal.businessId, userId, { name: input.name, scopes, expiresAt }) });
+    const record = await this.prisma.apiKey.create({ data: { ...newKeyRow(key, principal.businessId, userId, { name: input.name, scopes, expiresAt }), ...controls } });
     await this.authState.publishApiKey(record);
     return { key, record };
+  }
+
+  /**
+   * Changes a key's name, allow-list or own rate limit (extensions §E3.2; JWT only, like creating
+   * one). Written through to the shared store before answering, so the next request on any gateway
+   * is decided by the new list and limit; a failed write-through is 503000, and a retry publishes again.
+   */
+  async update(principal: Principal, id: string, input: ApiKeyUpdate): Promise<ApiKey> {
+    signedInUser(principal);
+    const details: ErrorDetail[] = [];
+    const controls = this.accessControls(input, details);
+    if (details.length > 0) throw errors.validationFailed(details);
+    const old = await this.get(principal, id);
+    const record = await this.prisma.apiKey.update({ where: { id: old.id }, data: { ...(input.name === undefined ? {} : { name: input.name }), ...controls } });
+    await this.authState.publishApiKey(record);
+    return record;
+  }
+
+  /** The columns for what `input` sets of `allowedIps` and `rateLimit`, normalised; problems go to `details`. */
+  private accessControls(input: Pick<ApiKeyUpdate, "allowedIps" | "rateLimit">, details: ErrorDetail[]) {
+    const columns: { allowedIps?: string[]; rateLimitMax?: number | null; rateLimitWindowSeconds?: number | null } = {};
+    if (input.allowedIps !== undefined) {
+      const normalised = (input.allowedIps ?? []).map((entry, i) => {
+        const cidr = normalizeAllowedIp(entry);
+        if (!cidr) details.push({ path: `allowedIps.${i}`, message: "Expected an IPv4 or IPv6 address or CIDR block" });
+        return cidr;
+      });
+      // Stored empty for "any address" (Prisma has no null list); the API never accepts an empty one.
+      columns.allowedIps = [...new Set(normalised.filter((cidr): cidr is string => cidr !== undefined))];
+    }
+    if (input.rateLimit !== undefined) {
+      if (input.rateLimit && input.rateLimit.max > this.limits.rateLimitKeyMax) {
+        details.push({ path: "rateLimit.max", message: `Must be at most ${this.limits.rateLimitKeyMax}` });
+      }
+      columns.rateLimitMax = input.rateLimit?.max ?? null;
+      columns.rateLimitWindowSeconds = input.rateLimit?.windowSeconds ?? null;
+    }
+    return columns;
   }
 
   /**
@@ -54,7 +101,13 @@ export class ApiKeyService {
       const rolled = await shortenActiveKeyExpiry(tx, old.id, overlapEnds, now);
       if (!rolled) throw errors.apiKeyNotActive();
       const record = await tx.apiKey.create({
-        data: newKeyRow(key, old.businessId, userId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt }),
+        // The allow-list and the rate limit go with it: a roll must not lift a restriction unnoticed.
+        data: {
+          ...newKeyRow(key, old.businessId, userId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt }),
+          allowedIps: old.allowedIps ?? [],
+          rateLimitMax: old.rateLimitMax,
+          rateLimitWindowSeconds: old.rateLimitWindowSeconds,
+        },
       });
       return { rolled, record };
     });
@@ -67,12 +120,12 @@ export class ApiKeyService {
    * Gateways report which keys authenticated and when, in batches: one statement per report, never
    * a write per request. A later report never moves lastUsedAt back, and no report moves it past now.
    */
-  async recordUse(uses: ReadonlyArray<{ id: string; at: Date }>): Promise<void> {
-    const latest = new Map<string, Date>();
-    for (const { id, at } of uses) {
-      if (!isUuid(id)) continue;
-      const seen = latest.get(id);
-      if (!seen || at > seen) latest.set(id, at);
+  async recordUse(uses: ReadonlyArray<KeyUse>): Promise<void> {
+    const latest = new Map<string, KeyUse>();
+    for (const use of uses) {
+      if (!isUuid(use.id)) continue;
+      const seen = latest.get(use.id);
+      if (!seen || use.at > seen.at) latest.set(use.id, use);
     }
     if (latest.size > 0) await recordLastUse(this.prisma, latest);
   }

@@ -9,6 +9,14 @@ export function userState(user: User): UserAuthState {
   return { v: 1, userId: user.id, deleted: false, businessId: user.businessId, role: user.role };
 }
 
+/** A key's allow-list and own rate limit as the API and the gateways see them (null: none). */
+export function accessControlsOf(key: ApiKey): { allowedIps: string[] | null; rateLimit: { max: number; windowSeconds: number } | null } {
+  return {
+    allowedIps: key.allowedIps && key.allowedIps.length > 0 ? key.allowedIps : null,
+    rateLimit: key.rateLimitMax !== null && key.rateLimitWindowSeconds !== null ? { max: key.rateLimitMax, windowSeconds: key.rateLimitWindowSeconds } : null,
+  };
+}
+
 export function apiKeyState(key: ApiKey): ApiKeyAuthState {
   return {
     v: 1,
@@ -19,6 +27,7 @@ export function apiKeyState(key: ApiKey): ApiKeyAuthState {
     scopes: key.scopes.filter((s): s is Permission => isPermission(s)),
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revoked: key.revokedAt !== null,
+    ...accessControlsOf(key),
   };
 }
 

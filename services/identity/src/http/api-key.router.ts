@@ -25,6 +25,11 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
     res.json(ok(apiKeyView(await keys.get(principalOf(req), String(req.params.id)))));
   });
 
+  mountRoute(router, identityRoutes.updateApiKey, async (req, res) => {
+    const input = requestBody(identityRoutes.updateApiKey, req);
+    res.json(ok(apiKeyView(await keys.update(principalOf(req), String(req.params.id), input))));
+  });
+
   mountRoute(router, identityRoutes.revokeApiKeyByBody, async (req, res) => {
     const { id } = requestBody(identityRoutes.revokeApiKeyByBody, req);
     res.json(ok(apiKeyView(await keys.revoke(principalOf(req), id))));

@@ -1,5 +1,6 @@
 // Database rows -> the API's shapes (@crm/contracts). The only place secrets are left behind.
 import type { ApiKeyView, BusinessView, UserView } from "@crm/contracts";
+import { accessControlsOf } from "../application/auth-state.service";
 import type { ApiKey, Business, User } from "../persistence/prisma";
 
 export function userView(user: User): UserView {
@@ -32,5 +33,7 @@ export function apiKeyView(key: ApiKey): ApiKeyView {
     createdByUserId: key.createdByUserId,
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    lastUsedIp: key.lastUsedIp,
+    ...accessControlsOf(key),
   };
 }

@@ -12,7 +12,10 @@ const id = z.string().min(1).max(64);
 const resolveAccessTokensSchema = z
   .object({ tokens: z.array(z.object({ jti: id, sessionId: id, userId: id, exp: z.number().int().positive() }).strict()).max(ACCESS_TOKEN_RESOLVE_MAX) })
   .strict();
-const keyUseSchema = z.object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }) }).strict()).max(API_KEY_USE_REPORT_MAX) }).strict();
+// Not strict about a use's members: a gateway of a later release may report more (expand, then contract).
+const keyUseSchema = z
+  .object({ uses: z.array(z.object({ id: z.string().max(64), at: z.iso.datetime({ offset: true }), ip: z.string().max(64).optional() })).max(API_KEY_USE_REPORT_MAX) })
+  .strict();
 
 export function internalRouter(authState: AuthStateService, keys: ApiKeyService): Router {
   const router = Router();
@@ -35,7 +38,7 @@ export function internalRouter(authState: AuthStateService, keys: ApiKeyService)
 
   router.post("/auth/api-keys/used", async (req, res) => {
     const { uses } = parseOrThrow(keyUseSchema, req.body ?? {});
-    await keys.recordUse(uses.map((use) => ({ id: use.id, at: new Date(use.at) })));
+    await keys.recordUse(uses.map((use) => ({ id: use.id, at: new Date(use.at), ip: use.ip })));
     res.status(204).end();
   });
 

@@ -16,12 +16,16 @@ export async function shortenActiveKeyExpiry(db: Db, id: string, endsBy: Date, n
   return rows[0];
 }
 
-/** One statement for a batch of uses: lastUsedAt never moves back, and never past the database's now. */
-export async function recordLastUse(db: Db, latest: ReadonlyMap<string, Date>): Promise<void> {
+/**
+ * One statement for a batch of uses: lastUsedAt never moves back, and never past the database's now;
+ * lastUsedIp moves with it (kept when the report has none).
+ */
+export async function recordLastUse(db: Db, latest: ReadonlyMap<string, { at: Date; ip?: string }>): Promise<void> {
   const ids = [...latest.keys()];
-  const times = ids.map((id) => latest.get(id)!.toISOString());
+  const times = ids.map((id) => latest.get(id)!.at.toISOString());
+  const ips = ids.map((id) => latest.get(id)!.ip ?? null);
   await db.$executeRaw`
-    UPDATE "identity"."ApiKey" AS k SET "lastUsedAt" = LEAST(u."at", now())
-    FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS u("id", "at")
+    UPDATE "identity"."ApiKey" AS k SET "lastUsedAt" = LEAST(u."at", now()), "lastUsedIp" = COALESCE(u."ip", k."lastUsedIp")
+    FROM unnest(${ids}::uuid[], ${times}::timestamptz[], ${ips}::text[]) AS u("id", "at", "ip")
     WHERE k."id" = u."id" AND (k."lastUsedAt" IS NULL OR k."lastUsedAt" < LEAST(u."at", now()))`;
 }
