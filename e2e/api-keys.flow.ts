@@ -111,3 +111,54 @@ export async function runApiKeyFlow(gateways: readonly string[], suffix: string)
   const byKey = await createCrmClient({ baseUrl, apiKey: short.data!.data.key }).POST("/api/v1/api-key/{id}/roll", { params: { path: { id: third.id } } });
   expect([byKey.response.status, byKey.error?.error.code]).toEqual([401, 401014]);
 }
+
+/**
+ * Extensions §E3.2 through the gateway(s): an allow-list refuses the address (403001) on every
+ * gateway, a PATCH reaches them all before its answer, a key's own limit is one budget across them
+ * (Redis in distributed mode), and lastUsedIp names the caller. Requests come from loopback.
+ */
+export async function runApiKeyControlsFlow(gateways: readonly string[], suffix: string): Promise<void> {
+  const [baseUrl] = gateways as [string];
+  const anonymous = createCrmClient({ baseUrl });
+  const signUp = await anonymous.POST("/api/v1/auth/sign-up", {
+    body: { businessName: `Key controls ${suffix}`, email: `key-controls-${suffix}@example.test`, password: "correct-horse-battery" },
+  });
+  expect(signUp.response.status).toBe(201);
+  const api = createCrmClient({ baseUrl, accessToken: signUp.data!.data.accessToken });
+
+  const created = await api.POST("/api/v1/api-key", { body: { name: "partner", allowedIps: ["198.51.100.0/24", "::ffff:203.0.113.9"] } });
+  expect(created.response.status).toBe(201);
+  const key = created.data!.data;
+  expect(key).toMatchObject({ allowedIps: ["198.51.100.0/24", "203.0.113.9/32"], rateLimit: null, lastUsedIp: null });
+  for (const url of gateways) expect(await useKey(url, key.key)).toMatchObject({ status: 403, code: 403001 });
+
+  const allowed = await api.PATCH("/api/v1/api-key/{id}", {
+    params: { path: { id: key.id } },
+    body: { allowedIps: ["127.0.0.1", "::1"], rateLimit: { max: 3, windowSeconds: 3600 } },
+  });
+  expect(allowed.response.status).toBe(200);
+  expect(allowed.data!.data).toMatchObject({ allowedIps: ["127.0.0.1/32", "::1/128"], rateLimit: { max: 3, windowSeconds: 3600 } });
+  // One budget of 3 across every gateway, shown as the key's own.
+  const answers: Array<{ status: number; limit: string | null }> = [];
+  for (let i = 0; i < 4; i++) {
+    const res = await fetch(`${gateways[i % gateways.length]}/api/v1/client?perPage=1`, { headers: { "x-api-key": key.key } });
+    await res.arrayBuffer();
+    answers.push({ status: res.status, limit: res.headers.get("x-ratelimit-limit") });
+  }
+  expect(answers).toEqual([
+    { status: 200, limit: "3" },
+    { status: 200, limit: "3" },
+    { status: 200, limit: "3" },
+    { status: 429, limit: "3" },
+  ]);
+
+  const lastUsedIp = await waitFor(async () => (await api.GET("/api/v1/api-key/{id}", { params: { path: { id: key.id } } })).data?.data.lastUsedIp ?? undefined, 20_000, 100);
+  expect(["127.0.0.1", "::1"]).toContain(lastUsedIp);
+
+  // Only name, allowedIps and rateLimit change; an API key cannot change a key.
+  const scopes = await api.PATCH("/api/v1/api-key/{id}", { params: { path: { id: key.id } }, body: { scopes: [] } as never });
+  expect([scopes.response.status, scopes.error?.error.code]).toEqual([400, 400001]);
+  const other = (await api.POST("/api/v1/api-key", { body: { name: "other" } })).data!.data;
+  const byKey = await createCrmClient({ baseUrl, apiKey: other.key }).PATCH("/api/v1/api-key/{id}", { params: { path: { id: key.id } }, body: { name: "x" } });
+  expect([byKey.response.status, byKey.error?.error.code]).toEqual([401, 401014]);
+}

@@ -1,7 +1,7 @@
 import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
-import { runApiKeyFlow } from "./api-keys.flow";
+import { runApiKeyControlsFlow, runApiKeyFlow } from "./api-keys.flow";
 import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
@@ -34,6 +34,11 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
   it("API keys: lastUsedAt, and a rolled key ends on every gateway sharing Redis (extensions §E3)", async () => {
     const second = await product.startGateway();
     await runApiKeyFlow([product.baseUrl, second], `dist-${Date.now()}`);
+  });
+
+  it("API keys: allow-lists, own rate limits shared by every gateway, lastUsedIp (extensions §E3.2)", async () => {
+    const second = await product.startGateway();
+    await runApiKeyControlsFlow([product.baseUrl, second], `dist-${Date.now()}`);
   });
 
   it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import net from "node:net";
 import { waitFor } from "@crm/testing";
 import { ApiClient } from "./api-client";
-import { runApiKeyFlow } from "./api-keys.flow";
+import { runApiKeyControlsFlow, runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
 import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
 import { runCoreFlow } from "./flow";
@@ -37,6 +37,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("API keys: lastUsedAt and roll with an overlap (extensions §E3)", async () => {
     await runApiKeyFlow([product.baseUrl], "embedded-keys");
+  });
+
+  it("API keys: allow-lists, own rate limits and lastUsedIp (extensions §E3.2)", async () => {
+    await runApiKeyControlsFlow([product.baseUrl], `embedded-${Date.now()}`);
   });
 
   it("walks a business's clients by cursor through the gateway while others write, each existing client exactly once", async () => {

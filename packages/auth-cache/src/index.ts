@@ -22,4 +22,4 @@ export {
   REVOKED,
   UNKNOWN_API_KEY_TTL_MS,
 } from "./auth-cache";
-export { AllowList, normalizeAllowedIp } from "./ip-allow-list";
+export { AllowList, canonicalAddress, normalizeAllowedIp } from "./ip-allow-list";

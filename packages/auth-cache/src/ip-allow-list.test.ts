@@ -1,4 +1,4 @@
-import { AllowList, normalizeAllowedIp } from "./ip-allow-list";
+import { AllowList, canonicalAddress, normalizeAllowedIp } from "./ip-allow-list";
 
 describe("normalizeAllowedIp", () => {
   it.each([
@@ -43,5 +43,16 @@ describe("AllowList", () => {
 
   it("allows nothing when empty", () => {
     expect(new AllowList([]).allows("127.0.0.1")).toBe(false);
+  });
+});
+
+describe("canonicalAddress", () => {
+  it.each([
+    ["::ffff:127.0.0.1", "127.0.0.1"],
+    ["127.0.0.1", "127.0.0.1"],
+    ["2001:0DB8:0:0:0:0:0:1", "2001:db8::1"],
+    ["", ""],
+  ])("%j → %j", (address, shown) => {
+    expect(canonicalAddress(address)).toBe(shown);
   });
 });

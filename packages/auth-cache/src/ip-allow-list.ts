@@ -40,6 +40,11 @@ function parseRange(entry: string): Range | undefined {
   return [address, bits];
 }
 
+/** A client address as it is shown (`lastUsedIp`): IPv4-mapped IPv6 as IPv4, IPv6 as RFC 5952 says. */
+export function canonicalAddress(address: string): string {
+  return net.isIP(address) ? ipaddr.process(address).toString() : address;
+}
+
 /** An allow-list ready for requests: `allows(address)` for a client address as the socket gives it. */
 export class AllowList {
   private readonly ranges: Range[];

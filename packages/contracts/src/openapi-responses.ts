@@ -7,7 +7,7 @@ import { errorEnvelopeSchema } from "./envelope";
 export const jsonContent = <S extends ZodType>(schema: S) => ({ content: { "application/json": { schema } } });
 
 /** Errors the gateway can answer on any authenticated route, besides the route's own. */
-export const AUTHENTICATED_ROUTE_ERRORS: readonly ErrorCode[] = [401000, 401010, 401011, 401014, 401015, 401020, 401021, 401022, 403000, 429000, 500000];
+export const AUTHENTICATED_ROUTE_ERRORS: readonly ErrorCode[] = [401000, 401010, 401011, 401014, 401015, 401020, 401021, 401022, 403000, 403001, 429000, 500000];
 
 /** Errors the gateway or the service can answer on any public route, besides the route's own. */
 export const PUBLIC_ROUTE_ERRORS: readonly ErrorCode[] = [400001, 400002, 403000, 413000, 415000, 429000, 500000];

@@ -18,6 +18,7 @@ export const errorCatalogue = {
   401021: { name: "apiKeyRevoked", status: 401, message: "API key has been revoked" },
   401022: { name: "invalidApiKey", status: 401, message: "Invalid API key" },
   403000: { name: "forbidden", status: 403, message: "Forbidden resource" },
+  403001: { name: "addressNotAllowed", status: 403, message: "IP address not allowed" },
   404000: { name: "routeNotFound", status: 404, message: "Route not found" },
   404001: { name: "notFound", status: 404, message: "Resource not found" },
   409001: { name: "alreadyExists", status: 409, message: "Resource already exists" },

@@ -20,7 +20,8 @@ export interface GatewayDeps {
   documents: PublicDocuments;
   /** What /readyz checks; the public port answers only the overall status (the metrics port names each). */
   readiness: ReadinessCheck[];
-  trustProxyHops: number;
+  /** TRUSTED_PROXIES, normalised CIDR blocks: whose X-Forwarded-For gives req.ip (Express's `trust proxy`). */
+  trustedProxies: readonly string[];
   /** TRUST_TRACEPARENT: continue a client's `traceparent` rather than start a new trace. */
   trustTraceparent: boolean;
 }
@@ -44,7 +45,7 @@ export function createApp(deps: GatewayDeps): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  app.set("trust proxy", deps.trustProxyHops);
+  app.set("trust proxy", deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false);
 
   const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent });
   app.use(context);

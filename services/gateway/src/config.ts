@@ -1,4 +1,5 @@
 import { env, parseEnv, z } from "@crm/config";
+import { normalizeAllowedIp } from "@crm/auth-cache";
 import { baseConfigFields } from "@crm/service-kit";
 
 /** Everything the gateway reads from the environment (decisions §1). */
@@ -21,8 +22,14 @@ export const configSchema = z
     RATE_LIMIT_MAX: env.int(50, 1),
     RATE_LIMIT_WINDOW_MS: env.int(60000, 1),
     CORS_ALLOWED_ORIGINS: env.csv().default([]),
-    /** Number of proxy hops in front of the gateway whose X-Forwarded-For is trusted (0 = none). */
-    TRUST_PROXY_HOPS: env.int(0),
+    /**
+     * Addresses or CIDR blocks of the proxies in front of the gateway (extensions §E3.2). Only when the
+     * socket's peer is one of them is X-Forwarded-For read, right to left, skipping these; default none:
+     * the client address is the peer's. No other header is ever trusted.
+     */
+    TRUSTED_PROXIES: env.csv().default([]),
+    /** Replaced by TRUSTED_PROXIES: a hop count trusted X-Forwarded-For from any peer. Refused when set. */
+    TRUST_PROXY_HOPS: z.string().optional(),
     /** Time a forwarded request may take before the gateway answers 503000. */
     UPSTREAM_TIMEOUT_MS: env.int(30000, 1),
     /** Largest answer body the gateway buffers from a service; beyond it the caller gets 500000. */
@@ -40,6 +47,13 @@ export const configSchema = z
     METRICS_HOST: z.string().default("127.0.0.1"),
   })
   .superRefine((config, ctx) => {
+    if (config.TRUST_PROXY_HOPS !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["TRUST_PROXY_HOPS"], message: "replaced by TRUSTED_PROXIES: list your proxies' addresses or CIDR blocks instead" });
+    }
+    config.TRUSTED_PROXIES.forEach((entry, i) => {
+      if (!normalizeAllowedIp(entry))
+        ctx.addIssue({ code: "custom", path: ["TRUSTED_PROXIES", i], message: `not an IPv4 or IPv6 address or CIDR block: ${JSON.stringify(entry)}` });
+    });
     // Gateways sharing a Redis share its idempotency entries; one with a key of its own (generated in
     // its own DATA_DIR) could read none of the others' and refuse their keys' retries (docs/security.md, rule 10).
     if (config.REDIS_URL !== undefined && config.IDEMPOTENCY_ENCRYPTION_KEY === undefined) {

@@ -1,3 +1,4 @@
+import { normalizeAllowedIp } from "@crm/auth-cache";
 import { loadOrCreateSecret } from "@crm/config";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
@@ -69,7 +70,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       forwarder,
       idempotency: new IdempotencyStore(kv, idempotencyKey, { logger }),
       documents: { capabilities: () => capabilities.get(), openapi: () => buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
-      trustProxyHops: config.TRUST_PROXY_HOPS,
+      trustedProxies: config.TRUSTED_PROXIES.map((entry) => normalizeAllowedIp(entry)!),
       trustTraceparent: config.TRUST_TRACEPARENT,
       readiness,
     });

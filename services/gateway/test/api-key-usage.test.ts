@@ -18,17 +18,17 @@ describe("ApiKeyUsage", () => {
       () => clock,
     );
     for (let i = 0; i < 100; i++) {
-      usage.record("a");
-      usage.record("b");
+      usage.record("a", "192.0.2.1");
+      usage.record("b", "192.0.2.2");
       clock += 10;
     }
-    usage.record("a");
+    usage.record("a", "192.0.2.1");
     expect(reports).toEqual([]);
     await usage.flush();
     expect(reports).toEqual([
       [
-        { id: "a", at: new Date(clock).toISOString() },
-        { id: "b", at: new Date(clock - 10).toISOString() },
+        { id: "a", at: new Date(clock).toISOString(), ip: "192.0.2.1" },
+        { id: "b", at: new Date(clock - 10).toISOString(), ip: "192.0.2.2" },
       ],
     ]);
     await usage.flush();
@@ -49,17 +49,17 @@ describe("ApiKeyUsage", () => {
       quiet,
       () => clock,
     );
-    usage.record("a");
-    usage.record("b");
+    usage.record("a", "192.0.2.1");
+    usage.record("b", "192.0.2.2");
     await usage.flush();
     clock = 9_000;
-    usage.record("b");
+    usage.record("b", "192.0.2.2");
     fail = false;
     await usage.flush();
     expect(reports).toHaveLength(1);
     expect([...reports[0]!].sort((x, y) => x.id.localeCompare(y.id))).toEqual([
-      { id: "a", at: new Date(5_000).toISOString() },
-      { id: "b", at: new Date(9_000).toISOString() },
+      { id: "a", at: new Date(5_000).toISOString(), ip: "192.0.2.1" },
+      { id: "b", at: new Date(9_000).toISOString(), ip: "192.0.2.2" },
     ]);
     await usage.close();
   });
@@ -67,7 +67,7 @@ describe("ApiKeyUsage", () => {
   it("flushes on close", async () => {
     const reports: ApiKeyUse[][] = [];
     const usage = new ApiKeyUsage(async (uses) => void reports.push(uses), 60_000, quiet);
-    usage.record("k");
+    usage.record("k", "192.0.2.3");
     await usage.close();
     expect(reports.map((r) => r.map((u) => u.id))).toEqual([["k"]]);
   });

@@ -86,7 +86,7 @@ describe("reads forwarded beside their authentication", () => {
       kv,
       services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": upstreamUrl },
       name: "early-forward",
-      trustProxyHops: 0,
+      trustedProxies: [],
     });
     forwarder = gateway.forwarder;
     const app = gateway.app;

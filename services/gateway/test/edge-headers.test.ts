@@ -71,7 +71,7 @@ describe("the edge's headers and probes", () => {
       kv,
       services: { identity: url, "crm-records": url, "webhook-delivery": url },
       name: "edge-headers",
-      trustProxyHops: 0,
+      trustedProxies: [],
       readiness,
       ...options,
     });

@@ -48,7 +48,7 @@ describe("forwarded requests without Express's router", () => {
       // webhook-delivery is down: its routes answer 503000.
       services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": "http://127.0.0.1:1" },
       name: "forwarded-path",
-      trustProxyHops: 1,
+      trustedProxies: ["127.0.0.1/32", "::1/128"],
     });
     const served: Served = { app, security, forwarder, routed: 0 };
     const router = (app as unknown as { router: { handle: (...args: unknown[]) => unknown } }).router;

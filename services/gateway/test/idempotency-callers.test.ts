@@ -59,7 +59,7 @@ describe.each(modes)("Idempotency-Key callers and unreadable entries, on %s", (_
       services: { identity: url, "crm-records": url, "webhook-delivery": url },
       name: "idempotency-callers",
       idempotencyKey,
-      trustProxyHops: 0,
+      trustedProxies: [],
     });
     const built = { security, forwarder, agent: supertest.agent(app) };
     gateways.push(built);

@@ -233,7 +233,11 @@ export interface paths {
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an API key's name, address allow-list or rate limit (JWT only; permission apiKeys.create)
+         * @description Only name, allowedIps and rateLimit may change; any other field is 400001. The change is published to every gateway before the answer, so the next request is decided by it. 503000 when it could not be published: retry (the change is made; a retry publishes it again).
+         */
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/api/v1/api-key/{id}/roll": {
@@ -1081,6 +1085,17 @@ export interface components {
             /** @enum {string} */
             role?: "OWNER" | "ADMIN" | "MEMBER" | "VIEWER";
         };
+        /**
+         * @example {
+         *       "max": 500,
+         *       "windowSeconds": 60
+         *     }
+         */
+        ApiKeyRateLimit: {
+            /** @description Requests per window, 1 to RATE_LIMIT_KEY_MAX (capabilities.limits.apiKeyRateLimitMax) */
+            max: number;
+            windowSeconds: number;
+        } | null;
         ApiKey: {
             id: string;
             businessId: string;
@@ -1102,6 +1117,10 @@ export interface components {
              * @description Last time the key authenticated a request; null if never. Gateways report use in batches, so it trails the truth by at most API_KEY_USAGE_FLUSH_MS (15 s by default)
              */
             lastUsedAt: string | null;
+            /** @description The client address of that request (reported with lastUsedAt); null if never used */
+            lastUsedIp: string | null;
+            allowedIps: string[] | null;
+            rateLimit: components["schemas"]["ApiKeyRateLimit"];
         };
         ApiKeyWithSecret: components["schemas"]["ApiKey"] & {
             /** @description The full key (svc_ + 40 base62 characters); shown only in this response */
@@ -1127,6 +1146,38 @@ export interface components {
              * @description Must be in the future; null or omitted = never expires
              */
             expiresAt?: string | null;
+            /**
+             * @description At most 50 IPv4/IPv6 addresses or CIDR blocks the key may be used from (else 403 403001); null = any address. Stored normalised: a bare address as /32 or /128, IPv4-mapped IPv6 as IPv4, host bits cleared
+             * @example [
+             *       "203.0.113.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedIps?: string[] | null;
+            rateLimit?: components["schemas"]["ApiKeyRateLimit"] & unknown;
+        };
+        /**
+         * @example {
+         *       "allowedIps": [
+         *         "203.0.113.0/24"
+         *       ],
+         *       "rateLimit": {
+         *         "max": 500,
+         *         "windowSeconds": 60
+         *       }
+         *     }
+         */
+        ApiKeyUpdate: {
+            name?: string;
+            /**
+             * @description At most 50 IPv4/IPv6 addresses or CIDR blocks the key may be used from (else 403 403001); null = any address. Stored normalised: a bare address as /32 or /128, IPv4-mapped IPv6 as IPv4, host bits cleared
+             * @example [
+             *       "203.0.113.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedIps?: string[] | null;
+            rateLimit?: components["schemas"]["ApiKeyRateLimit"] & unknown;
         };
         /**
          * @example {
@@ -2551,7 +2602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2629,7 +2680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2713,7 +2764,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2795,7 +2846,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2893,7 +2944,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2986,7 +3037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3102,7 +3153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3195,7 +3246,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3315,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3397,7 +3448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3506,7 +3557,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3604,7 +3655,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3684,7 +3735,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3695,6 +3746,117 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 503000 Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyUpdate"];
+            };
+        };
+        responses: {
+            /** @description The key, changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ApiKey"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3777,7 +3939,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3905,7 +4067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3989,7 +4151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4114,7 +4276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4213,7 +4375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4326,7 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4443,7 +4605,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4561,7 +4723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4680,7 +4842,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4764,7 +4926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4889,7 +5051,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4988,7 +5150,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5101,7 +5263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5209,7 +5371,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5327,7 +5489,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5446,7 +5608,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5530,7 +5692,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5655,7 +5817,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5754,7 +5916,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5867,7 +6029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5975,7 +6137,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6093,7 +6255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6212,7 +6374,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6296,7 +6458,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6421,7 +6583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6520,7 +6682,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6633,7 +6795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6741,7 +6903,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6859,7 +7021,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6978,7 +7140,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7062,7 +7224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7187,7 +7349,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7286,7 +7448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7399,7 +7561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7507,7 +7669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7625,7 +7787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7744,7 +7906,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7828,7 +7990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7953,7 +8115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8052,7 +8214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8165,7 +8327,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8273,7 +8435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8391,7 +8553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8510,7 +8672,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8594,7 +8756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8719,7 +8881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8818,7 +8980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8931,7 +9093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9039,7 +9201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9157,7 +9319,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9268,7 +9430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9350,7 +9512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9448,7 +9610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9541,7 +9703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9639,7 +9801,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9719,7 +9881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9821,7 +9983,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9943,7 +10105,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10024,7 +10186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10126,7 +10288,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 403000 Forbidden resource */
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -7,14 +7,16 @@ import type { Logger } from "@crm/logger";
 export interface ApiKeyUse {
   id: string;
   at: string;
+  /** The client address of that use (`lastUsedIp`). */
+  ip: string;
 }
 
 /** Distinct keys noted before a flush is started early, so memory stays bounded under any traffic. */
 const EARLY_FLUSH_AT = 10 * API_KEY_USE_REPORT_MAX;
 
 export class ApiKeyUsage {
-  /** Key id -> epoch ms of its latest use since the last report. */
-  private pending = new Map<string, number>();
+  /** Key id -> epoch ms and client address of its latest use since the last report. */
+  private pending = new Map<string, { at: number; ip: string }>();
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
 
@@ -29,8 +31,8 @@ export class ApiKeyUsage {
   }
 
   /** The request path's whole cost: one Map write. */
-  record(apiKeyId: string): void {
-    this.pending.set(apiKeyId, this.now());
+  record(apiKeyId: string, ip: string): void {
+    this.pending.set(apiKeyId, { at: this.now(), ip });
     if (this.pending.size >= EARLY_FLUSH_AT) void this.flush();
   }
 
@@ -53,7 +55,7 @@ export class ApiKeyUsage {
   private async send(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
-    const uses = [...batch].map(([id, at]) => ({ id, at: new Date(at).toISOString() }));
+    const uses = [...batch].map(([id, { at, ip }]) => ({ id, at: new Date(at).toISOString(), ip }));
     for (let start = 0; start < uses.length; start += API_KEY_USE_REPORT_MAX) {
       const chunk = uses.slice(start, start + API_KEY_USE_REPORT_MAX);
       try {
@@ -62,7 +64,7 @@ export class ApiKeyUsage {
         // Kept for the next flush (unless a newer use of the key was noted meanwhile).
         for (const use of uses.slice(start)) {
           const at = Date.parse(use.at);
-          if ((this.pending.get(use.id) ?? 0) < at) this.pending.set(use.id, at);
+          if ((this.pending.get(use.id)?.at ?? 0) < at) this.pending.set(use.id, { at, ip: use.ip });
         }
         this.logger.warn({ err, keys: uses.length - start }, "could not report API key use to identity; will retry");
         return;

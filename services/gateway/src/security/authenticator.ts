@@ -5,8 +5,10 @@
 import {
   type AccessTokenClaims,
   AccessTokenCodec,
+  AllowList,
   API_KEY_PATTERN,
   type ApiKeyAuthState,
+  type ApiKeyRateLimit,
   AuthCache,
   digestApiKey,
   effectivePermissions,
@@ -17,6 +19,14 @@ import { errors } from "@crm/errors";
 import type { KvStore } from "@crm/kv-store";
 import type { Credential } from "./credentials";
 import type { IdentityClient } from "./identity-client";
+
+/** What an API key restricts beyond its permissions (extensions §E3.2), decided without I/O. */
+export interface KeyControls {
+  /** null: any address. */
+  allowList: AllowList | null;
+  /** null: the global limit. */
+  rateLimit: ApiKeyRateLimit | null;
+}
 
 /** Verified tokens remembered at most (a few MB); the map is emptied when full. */
 const VERIFIED_MAX = 10_000;
@@ -40,6 +50,8 @@ export class Authenticator {
   private readonly principals = new WeakMap<AccessTokenClaims, { user: UserAuthState; principal: Principal }>();
   /** Likewise for API keys: by the key's state, then its creator's state. */
   private readonly keyPrincipals = new WeakMap<ApiKeyAuthState, { creator: UserAuthState; principal: Principal }>();
+  /** A key principal's restrictions, built once per key state (the allow-list parsed once). */
+  private readonly controls = new WeakMap<Principal, KeyControls>();
 
   constructor(
     jwtSecret: string,
@@ -157,7 +169,13 @@ export class Authenticator {
       permissions: effectivePermissions(creator.role, state.scopes),
     });
     this.keyPrincipals.set(state, { creator, principal });
+    this.controls.set(principal, { allowList: state.allowedIps ? new AllowList(state.allowedIps) : null, rateLimit: state.rateLimit });
     return principal;
+  }
+
+  /** The restrictions of the key an API-key principal from `authenticate` stands for; undefined for a JWT's. */
+  keyControls(principal: Principal): KeyControls | undefined {
+    return this.controls.get(principal);
   }
 
   private async user(userId: string): Promise<UserAuthState> {

@@ -30,6 +30,17 @@ export interface RateLimitOptions {
   logger: Logger;
   /** The caller's bucket; see `rateLimitKey`. */
   key: (req: Request) => string;
+  /**
+   * The bucket's own limit when it has one (an API key's `rateLimit`, extensions §E3.2), else
+   * undefined for `max` per `windowMs`. Asked after `key`, for the same request.
+   */
+  policyOf?: (req: Request) => RateLimitPolicy | undefined;
+}
+
+/** A limit: `max` requests per fixed window of `windowMs`. */
+export interface RateLimitPolicy {
+  max: number;
+  windowMs: number;
 }
 
 export interface RateLimiter {
@@ -276,12 +287,12 @@ function durationName(windowMs: number): string {
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   /** The limiter's own client, closed with it. */
   let redis: Redis | undefined;
-  let store: CountStore;
-  let memory: MemoryCountStore | undefined;
+  let newStore: (windowMs: number) => CountStore;
+  const memories: MemoryCountStore[] = [];
   if (options.redis) {
     // A shared connection bounds each of its commands itself (the auth-state store's command time-out).
     const shared = options.redis;
-    store = new RedisCountStore((command, ...args) => shared.call(command, ...args), options.windowMs);
+    newStore = (windowMs) => new RedisCountStore((command, ...args) => shared.call(command, ...args), windowMs);
   } else if (options.redisUrl) {
     // A client of its own: short command time-out so a dead Redis costs a request ~1 s at most.
     // Auto-pipelining: the counts of requests handled in the same tick go out in one write.
@@ -289,24 +300,46 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     own.on("error", () => {
       /* reported through failed commands (FailOpenStore) and the gateway's readiness check */
     });
-    store = new RedisCountStore((command, ...args) => own.call(command, ...args), options.windowMs);
+    newStore = (windowMs) => new RedisCountStore((command, ...args) => own.call(command, ...args), windowMs);
   } else {
-    store = memory = new MemoryCountStore(options.windowMs);
+    newStore = (windowMs) => {
+      const memory = new MemoryCountStore(windowMs);
+      memories.push(memory);
+      return memory;
+    };
   }
 
   const refused = gatewayMetrics().rateLimited;
-  const failOpen = new FailOpenStore(store, options.windowMs, options.logger);
+  const failOpen = new FailOpenStore(newStore(options.windowMs), options.windowMs, options.logger);
   const headers = new RateLimitHeaders(options.max, options.windowMs);
+  // Keys with a limit of their own: a store per window length (the stores' windows are fixed) and the
+  // headers per limit, made on first use; at most 3,600 window lengths exist.
+  const ownStores = new Map<number, FailOpenStore>();
+  const ownHeaders = new Map<string, RateLimitHeaders>();
+  const limitOf = (req: Request, key: string) => {
+    const policy = options.policyOf?.(req);
+    if (!policy || (policy.max === options.max && policy.windowMs === options.windowMs)) return { key, max: options.max, store: failOpen, headers };
+    let store = ownStores.get(policy.windowMs);
+    if (!store) ownStores.set(policy.windowMs, (store = new FailOpenStore(newStore(policy.windowMs), policy.windowMs, options.logger)));
+    const name = `${policy.max}/${policy.windowMs}`;
+    let own = ownHeaders.get(name);
+    if (!own) {
+      if (ownHeaders.size >= PARTITION_KEYS_MAX) ownHeaders.clear();
+      ownHeaders.set(name, (own = new RateLimitHeaders(policy.max, policy.windowMs)));
+    }
+    // The window is part of the bucket: a count kept under another window length must not carry over.
+    return { key: `${key}:w${policy.windowMs}`, max: policy.max, store, headers: own };
+  };
 
   /** Each bucket's last count at this gateway, for `likelyWithinBudget`. */
   const lastCounts = new Map<string, WindowCount>();
   const middleware: RequestHandler = (req, res, next) => {
-    const key = options.key(req);
-    failOpen.increment(key).then((count) => {
+    const { key, max, store, headers } = limitOf(req, options.key(req));
+    store.increment(key).then((count) => {
       if (lastCounts.size >= PARTITION_KEYS_MAX && !lastCounts.has(key)) lastCounts.clear();
       lastCounts.set(key, count);
       headers.set(res, key, count);
-      if (count.totalHits > options.max) {
+      if (count.totalHits > max) {
         if (!res.headersSent) res.setHeader("Retry-After", String(headers.resetSeconds(count.resetTime)));
         refused.inc();
         return next(errors.tooManyRequests());
@@ -335,7 +368,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       return count !== undefined && (count.totalHits < options.max || count.resetTime.getTime() <= Date.now());
     },
     close: async () => {
-      memory?.close();
+      for (const memory of memories) memory.close();
       if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
   };

@@ -18,7 +18,7 @@ export interface GatewayAppOptions {
   services: ForwarderOptions["services"];
   /** Names the idempotency store's key. */
   name: string;
-  trustProxyHops: number;
+  trustedProxies: readonly string[];
   /** IDEMPOTENCY_ENCRYPTION_KEY; derived from `name` when omitted. */
   idempotencyKey?: string;
   /** What /readyz checks; none when omitted. */
@@ -43,7 +43,7 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     idempotency: new IdempotencyStore(options.kv, options.idempotencyKey ?? `${options.name}-test-idempotency-key-0123456789`, { logger }),
     documents: { capabilities: async () => ({ version: "test" }), openapi: () => ({ openapi: "3.0.3" }), docsHtml: "<html></html>" },
     readiness: options.readiness ?? [],
-    trustProxyHops: options.trustProxyHops,
+    trustedProxies: options.trustedProxies,
     trustTraceparent: options.trustTraceparent ?? false,
   });
   return { app, forwarder };

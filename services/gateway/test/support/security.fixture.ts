@@ -24,7 +24,7 @@ export class FakeIdentity {
   /** Sessions by id: their user, and whether they were revoked. */
   readonly sessions = new Map<string, { userId: string; revoked: boolean }>();
   /** Every `lastUsedAt` report a gateway sent, in order. */
-  readonly useReports: Array<Array<{ id: string; at: string }>> = [];
+  readonly useReports: Array<Array<{ id: string; at: string; ip?: string }>> = [];
   /** Every access-token resolve request a gateway sent (its `tokens`), in order. */
   readonly accessTokenQueries: AccessTokenQuery[][] = [];
   calls = 0;
