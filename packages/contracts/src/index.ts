@@ -1,6 +1,7 @@
 export { z } from "./zod";
 export * from "./permissions";
 export * from "./events";
+export * from "./feed";
 export * from "./principal";
 export * from "./ids";
 export * from "./envelope";

@@ -1,11 +1,15 @@
-import type { Express } from "express";
+import { type Express, Router } from "express";
 import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
 import { entityDefinitions } from "./entities";
 import { createRecordsRouter } from "./http/records.router";
 import type { PrismaClient } from "./persistence/prisma";
+import { FeedService } from "./application/feed.service";
+import { FeedWaiters } from "./application/feed-waiters";
 import { RecordService } from "./application/record.service";
+import { feedRouter } from "./http/feed.router";
+import { FeedStore } from "./persistence/feed.store";
 
 export interface AppDeps {
   logger: Logger;
@@ -21,6 +25,8 @@ export interface AppDeps {
   parallelQueries?: boolean;
   /** Most related records per parent and to-many relation in a response (INCLUDE_MAX_PER_RELATION). */
   includeMaxPerRelation?: number;
+  /** The change feed's waiting requests, woken when events become readable (extensions §E6). */
+  feedWaiters?: FeedWaiters;
 }
 
 /** The crm-records HTTP app, not listening (tests drive it in-process). */
@@ -34,10 +40,19 @@ export function createApp(deps: AppDeps): Express {
     cursorSecret: deps.internalTokenSecret,
     sql: deps.sql,
   });
+  const feed = new FeedService(new FeedStore(deps.sql ?? prismaSqlRunner(deps.prisma)), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret);
+  const api = Router();
+  api.use(feedRouter(feed));
+  api.use(createRecordsRouter(service, entityDefinitions));
   return createServiceApp({
     logger: deps.logger,
     internalTokenSecret: deps.internalTokenSecret,
     readiness: deps.readiness ?? [],
-    api: createRecordsRouter(service, entityDefinitions),
+    api,
   });
+}
+
+/** The driver interface over Prisma, where a caller gave no driver (tests that build the app alone). */
+function prismaSqlRunner(prisma: PrismaClient): Pick<SqlRunner, "query"> {
+  return { query: async <T>(text: string, params: unknown[] = []) => ({ rows: await prisma.$queryRawUnsafe<T[]>(text, ...params) }) };
 }

@@ -1,19 +1,30 @@
 import { env, parseEnv, z } from "@crm/config";
-import { DEFAULT_INCLUDE_MAX_PER_RELATION } from "@crm/contracts";
+import { DEFAULT_INCLUDE_MAX_PER_RELATION, EVENTS_RETENTION_DAYS_DEFAULT } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 
 /** Everything the crm-records service reads from the environment (decisions §1). */
-export const configSchema = z.object({
-  ...serviceConfigFields,
-  ...retentionConfigFields,
-  PORT: env.port(4002),
-  /** How often the outbox relay looks for unsent events when no write has kicked it. */
-  OUTBOX_POLL_INTERVAL_MS: env.int(1000, 10),
-  /** Most related records one parent carries per to-many relation in a response (newest first). */
-  INCLUDE_MAX_PER_RELATION: env.int(DEFAULT_INCLUDE_MAX_PER_RELATION, 1),
-  /** A published outbox row (with its full payload) is deleted this long after it was sent (7 days). */
-  OUTBOX_RETENTION_MS: env.int(7 * 24 * 3_600_000, 1),
-});
+export const configSchema = z
+  .object({
+    ...serviceConfigFields,
+    ...retentionConfigFields,
+    PORT: env.port(4002),
+    /** How often the outbox relay looks for unsent events when no write has kicked it. */
+    OUTBOX_POLL_INTERVAL_MS: env.int(1000, 10),
+    /** Most related records one parent carries per to-many relation in a response (newest first). */
+    INCLUDE_MAX_PER_RELATION: env.int(DEFAULT_INCLUDE_MAX_PER_RELATION, 1),
+    /**
+     * Events stay readable in the change feed this many days after they were published (extensions §E6);
+     * their outbox rows, the feed's history, are deleted then.
+     */
+    EVENTS_RETENTION_DAYS: env.int(EVENTS_RETENTION_DAYS_DEFAULT, 1),
+    /** Replaced by EVENTS_RETENTION_DAYS (the outbox is now the change feed's history). Refused when set. */
+    OUTBOX_RETENTION_MS: z.string().optional(),
+  })
+  .superRefine((config, ctx) => {
+    if (config.OUTBOX_RETENTION_MS !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["OUTBOX_RETENTION_MS"], message: "replaced by EVENTS_RETENTION_DAYS: published events are kept that many days, for the change feed" });
+    }
+  });
 
 export type RecordsConfig = z.infer<typeof configSchema>;
 

@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadOrCreateSecret } from "@crm/config";
 import { uuidv7 } from "@crm/contracts";
-import { openDatabase } from "@crm/database";
+import { listenForNotifications, openDatabase } from "@crm/database";
 import { openEventBus, OutboxRelay } from "@crm/event-bus";
 import { createLogger } from "@crm/logger";
 import { outboxBacklog } from "@crm/telemetry";
@@ -11,7 +11,8 @@ import { createApp } from "./app";
 import type { RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
-import { SqlOutboxStore } from "./persistence/outbox.store";
+import { FEED_CHANNEL, SqlOutboxStore } from "./persistence/outbox.store";
+import { FeedWaiters } from "./application/feed-waiters";
 
 export const SERVICE_NAME = "crm-records";
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
@@ -56,7 +57,19 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     );
     const prisma = undo.add(createPrismaClient(db.adapter), (prisma) => prisma.$disconnect());
     const bus = undo.add(openEventBus({ brokers: config.KAFKA_BROKERS, clientId: SERVICE_NAME, logger }), (bus) => bus.close());
-    const outboxStore = new SqlOutboxStore(db.sql);
+    // The change feed's waiting requests: woken by this process's relay, and by others' through NOTIFY.
+    const feedWaiters = new FeedWaiters();
+    const outboxStore = new SqlOutboxStore(db.sql, (businessIds) => feedWaiters.wake(businessIds));
+    if (db.kind === "postgres" && config.DATABASE_URL) {
+      const listener = listenForNotifications({
+        url: config.DATABASE_URL,
+        channel: FEED_CHANNEL,
+        onNotify: (payload) => feedWaiters.wake(payload === "*" ? "*" : new Set(payload.split(","))),
+        onReconnect: () => feedWaiters.wake("*"),
+        warn: (err, message) => logger.warn({ err }, message),
+      });
+      undo.push(() => listener.close());
+    }
     const relay = new OutboxRelay({
       store: outboxStore,
       bus,
@@ -72,7 +85,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     undo.push(outboxBacklog.add(() => outboxStore.backlog()));
     const retention = undo.add(
       startRetention({
-        rules: [outboxRetentionRule(prisma, config.OUTBOX_RETENTION_MS)],
+        rules: [outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000)],
         intervalMs: config.RETENTION_INTERVAL_MS,
         batchSize: config.RETENTION_BATCH_SIZE,
         logger,
@@ -88,6 +101,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       sql: db.sql,
       parallelQueries: db.kind === "postgres",
       includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
+      feedWaiters,
       readiness: [
         { name: "database", check: () => db.ping() },
         { name: "bus", check: () => bus.ping() },

@@ -1,5 +1,6 @@
 // Shared set-up of the integration tests: the app on a fresh database (PGlite in a temp DATA_DIR,
 // or a new PostgreSQL database), and callers that carry a signed internal token for a principal.
+import type { FeedWaiters } from "../src/application/feed-waiters";
 import type { Express } from "express";
 import type request from "supertest";
 import { permission, recordResources, uuidv7, type Permission, type Principal, type RecordEntity } from "@crm/contracts";
@@ -43,7 +44,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function openHarness(mode: Mode, options: { onCommitted?: () => void; config?: NodeJS.ProcessEnv } = {}): Promise<Harness> {
+export async function openHarness(mode: Mode, options: { onCommitted?: () => void; config?: NodeJS.ProcessEnv; feedWaiters?: FeedWaiters } = {}): Promise<Harness> {
   const opened = await openTestDatabase(mode, { prefix: "crm_records", schema: "records", migrationsDir: MIGRATIONS_DIR, poolSize: 25 });
   const db = opened.database;
   const prisma = createPrismaClient(db.adapter);
@@ -57,6 +58,7 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
     sql: db.sql,
     parallelQueries: mode === "postgres",
     includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
+    feedWaiters: options.feedWaiters,
   });
   return {
     mode,

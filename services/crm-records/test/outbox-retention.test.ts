@@ -1,4 +1,4 @@
-// Retention of the outbox (issue 16 item 10): published rows go OUTBOX_RETENTION_MS after sentAt, in
+// Retention of the outbox (issue 16 item 10): published rows go EVENTS_RETENTION_DAYS after sentAt, in
 // bounded batches; unsent rows never; two runners at once delete each row once.
 import { uuidv7 } from "@crm/contracts";
 import { startRetention } from "@crm/service-kit";
@@ -42,6 +42,31 @@ describe.each(modes)("outbox retention on %s", (mode) => {
       expect(left.map((r) => r.id).sort()).toEqual([...recent, ...unsent].sort());
       expect(await retention.runNow()).toEqual({ "outbox events": 0 });
       expect(errors).toEqual([]);
+    } finally {
+      await retention.stop();
+    }
+  });
+
+  it("raises each business's feed horizon to the highest position it deleted (a cursor below it: 410000)", async () => {
+    const business = uuidv7();
+    const other = uuidv7();
+    const row = (key: string, feedPosition: bigint, sentAgoMs: number) => ({
+      id: uuidv7(),
+      topic: "crm.records.v1",
+      key,
+      payload: { type: "client.created", data: {} },
+      sentAt: new Date(Date.now() - sentAgoMs),
+      feedPosition,
+    });
+    await h.prisma.outboxEvent.createMany({
+      data: [row(business, 9_000_001n, 2 * WEEK), row(business, 9_000_003n, 2 * WEEK), row(business, 9_000_005n, DAY), row(other, 9_000_002n, DAY)],
+    });
+    const { logger } = errorCollectingLogger("crm-records");
+    const retention = startRetention({ rules: [outboxRetentionRule(h.prisma, WEEK)], intervalMs: 3_600_000, batchSize: 1_000, logger });
+    try {
+      await retention.runNow();
+      expect(await h.prisma.feedHorizon.findUnique({ where: { businessId: business } })).toEqual({ businessId: business, position: 9_000_003n });
+      expect(await h.prisma.feedHorizon.findUnique({ where: { businessId: other } })).toBeNull();
     } finally {
       await retention.stop();
     }

@@ -37,7 +37,7 @@ describe("start", () => {
         body: JSON.stringify({ firstName: "Start", lastName: "Up" }),
       });
       expect(created.status).toBe(201);
-      // Retention runs on its own; a run now finds nothing old enough (OUTBOX_RETENTION_MS, 7 days).
+      // Retention runs on its own; a run now finds nothing old enough (EVENTS_RETENTION_DAYS, 30 days).
       expect(await service.retention.runNow()).toEqual({ "outbox events": 0 });
     } finally {
       // No consumer listens on the in-process bus here: the flush fails softly and the event stays pending.

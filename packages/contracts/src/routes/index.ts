@@ -1,4 +1,5 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { feedRoutes } from "./feed.routes";
 import { gatewayRoutes } from "./gateway.routes";
 import { identityRoutes } from "./identity.routes";
 import { registerRoutesOpenApi } from "./openapi";
@@ -8,6 +9,7 @@ import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
 
 export { API_PREFIX, defineRoute, expressPath, httpMethods, mayCallRoute, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
 export { openApiOperation, operationIdOf, registerRoutesOpenApi, type RouteTable } from "./openapi";
+export { feedRoutes } from "./feed.routes";
 export { gatewayRoutes } from "./gateway.routes";
 export { identityRoutes } from "./identity.routes";
 export { recordRoutes, type RecordRoutes } from "./records.routes";
@@ -18,7 +20,13 @@ function recordRouteList(): Route[] {
 }
 
 /** Every public route, in the order the OpenAPI document lists them. */
-export const apiRoutes: readonly Route[] = [...Object.values(gatewayRoutes), ...Object.values(identityRoutes), ...recordRouteList(), ...Object.values(webhookRoutes)];
+export const apiRoutes: readonly Route[] = [
+  ...Object.values(gatewayRoutes),
+  ...Object.values(identityRoutes),
+  ...recordRouteList(),
+  ...Object.values(feedRoutes),
+  ...Object.values(webhookRoutes),
+];
 
 /** The routes one service serves. */
 export function routesOf(service: Route["service"]): Route[] {
@@ -44,5 +52,6 @@ export function registerApiOpenApi(registry: OpenAPIRegistry): void {
   registerRoutesOpenApi(registry, { routes: gatewayRoutes });
   registerIdentityOpenApi(registry);
   registerRecordsOpenApi(registry);
+  registerRoutesOpenApi(registry, { routes: feedRoutes });
   registerWebhooksOpenApi(registry);
 }

@@ -47,6 +47,11 @@ export interface Route {
    * query parameters for the route must be exactly these (openApiOperation checks it).
    */
   query?: readonly string[];
+  /**
+   * How long the service may hold the answer by design (the change feed's `wait`): the gateway waits
+   * this much longer than UPSTREAM_TIMEOUT_MS for it.
+   */
+  waitsUpToMs?: number;
   /** The JSON request body: what the service parses it with (requestBody) and what the document shows. */
   body?: { schema: ZodType; required: boolean };
   /**

@@ -40,17 +40,70 @@ function outboxRow(row: PendingRow): OutboxRow {
   };
 }
 
+/** The channel the relay's mark statements notify, with the businesses whose events became readable. */
+export const FEED_CHANNEL = "records_feed";
+
+/**
+ * Marks the rows `$2` (sequences, in the order they were published) sent at `$1` and gives each the
+ * next change-feed position in that order (extensions §E6). The counter row's UPDATE takes its row
+ * lock until commit, so a concurrent mark (a relay that lost its lease mid-round) waits: positions
+ * commit in the order they are given, and a feed reader never sees a position before every lower one.
+ * Then NOTIFY (delivered on commit) names the businesses, comma-separated, or `*` when too many for
+ * one notification's 8,000 bytes.
+ */
+const MARK_SENT = `
+  marked AS (SELECT t."seq", t."ord" FROM unnest($2::bigint[]) WITH ORDINALITY AS t("seq", "ord")),
+  counter AS (
+    UPDATE "records"."FeedCounter" SET "last" = "last" + (SELECT count(*) FROM marked) WHERE "id" = 1
+    RETURNING "last" - (SELECT count(*) FROM marked) AS "base"
+  ),
+  sent AS (
+    UPDATE ${OUTBOX} AS o SET "sentAt" = $1, "feedPosition" = counter."base" + marked."ord"
+    FROM marked, counter WHERE o."sequence" = marked."seq" AND o."sentAt" IS NULL
+    RETURNING o."key"
+  ),
+  notified AS (
+    SELECT pg_notify('${FEED_CHANNEL}', CASE WHEN length(keys) > 7900 THEN '*' ELSE keys END) AS n
+    FROM (SELECT string_agg(DISTINCT "key", ',') AS keys FROM sent) AS s WHERE keys IS NOT NULL
+  )`;
+
 export class SqlOutboxStore implements OutboxStore {
-  constructor(private readonly sql: Pick<SqlRunner, "query">) {}
+  /** Businesses of rows read as pending, by sequence: who to wake in this process once they are marked. */
+  private readonly businessOf = new Map<bigint, string>();
+
+  /**
+   * `onReadable` is told, after each mark, which businesses have new events in the feed (the feed's
+   * waiters in this process; other processes hear the NOTIFY).
+   */
+  constructor(
+    private readonly sql: Pick<SqlRunner, "query">,
+    private readonly onReadable: (businessIds: ReadonlySet<string>) => void = () => undefined,
+  ) {}
+
+  private remember(rows: OutboxRow[]): OutboxRow[] {
+    for (const row of rows) this.businessOf.set(row.sequence, row.key);
+    return rows;
+  }
+
+  private readable(sequences: readonly bigint[]): void {
+    const businesses = new Set<string>();
+    for (const sequence of sequences) {
+      const business = this.businessOf.get(sequence);
+      if (business !== undefined) businesses.add(business);
+      this.businessOf.delete(sequence);
+    }
+    if (businesses.size > 0) this.onReadable(businesses);
+  }
 
   async pending(limit: number): Promise<OutboxRow[]> {
+    this.businessOf.clear();
     const { rows } = await this.sql.query<PendingRow>(
       `SELECT ${PENDING_COLUMNS} FROM ${OUTBOX}
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL ORDER BY "sequence" ASC LIMIT $1`,
       [Math.trunc(limit)],
       { name: "outbox_pending" },
     );
-    return rows.map(outboxRow);
+    return this.remember(rows.map(outboxRow));
   }
 
   /**
@@ -59,20 +112,20 @@ export class SqlOutboxStore implements OutboxStore {
    */
   async markSentAndPending(sequences: readonly bigint[], limit: number): Promise<OutboxRow[]> {
     const { rows } = await this.sql.query<PendingRow>(
-      `WITH sent AS (UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL)
-       SELECT ${PENDING_COLUMNS} FROM ${OUTBOX}
+      `WITH ${MARK_SENT}
+       SELECT ${PENDING_COLUMNS} FROM ${OUTBOX}, (SELECT count(*) FROM notified) AS n
        WHERE "sentAt" IS NULL AND "deadLetteredAt" IS NULL AND "sequence" <> ALL($2::bigint[]) ORDER BY "sequence" ASC LIMIT $3`,
       [new Date(), sequences.map(String), Math.trunc(limit)],
       { name: "outbox_mark_sent_and_pending" },
     );
-    return rows.map(outboxRow);
+    this.readable(sequences);
+    return this.remember(rows.map(outboxRow));
   }
 
   async markSent(sequences: readonly bigint[]): Promise<void> {
     if (sequences.length === 0) return;
-    await this.sql.query(`UPDATE ${OUTBOX} SET "sentAt" = $1 WHERE "sequence" = ANY($2::bigint[]) AND "sentAt" IS NULL`, [new Date(), sequences.map(String)], {
-      name: "outbox_mark_sent",
-    });
+    await this.sql.query(`WITH ${MARK_SENT} SELECT count(*) FROM notified`, [new Date(), sequences.map(String)], { name: "outbox_mark_sent" });
+    this.readable(sequences);
   }
 
   async deadLetter(sequence: bigint, reason: string): Promise<void> {

@@ -5,7 +5,7 @@
 // memory; the caller gets 500000 (see the README's Limits) and the cause is logged.
 import type { Dispatcher, Pool as PoolType } from "undici";
 import type { Request } from "express";
-import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
+import { INTERNAL_TOKEN_HEADER, type Principal, type Route } from "@crm/contracts";
 import { type AppError, errors } from "@crm/errors";
 import { signInternalToken, type InProcessHandler } from "@crm/service-kit";
 import { dispatchInProcess, InProcessTooLarge } from "./in-process";
@@ -151,6 +151,8 @@ export class Forwarder {
     }
     if (traceHeaders) Object.assign(headers, traceHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
+    // A route whose service holds answers by design (the change feed's wait) gets that much longer.
+    const timeoutMs = this.options.timeoutMs + ((req.res?.locals.route as Route | undefined)?.waitsUpToMs ?? 0);
     const local = this.options.inProcess?.[service];
     if (local) {
       try {
@@ -158,11 +160,7 @@ export class Forwarder {
           status,
           headers: answered,
           body,
-        } = await dispatchInProcess(
-          local,
-          { method: req.method, path: req.originalUrl, headers, body: req.rawBody },
-          { timeoutMs: this.options.timeoutMs, maxBytes: this.options.maxResponseBytes },
-        );
+        } = await dispatchInProcess(local, { method: req.method, path: req.originalUrl, headers, body: req.rawBody }, { timeoutMs, maxBytes: this.options.maxResponseBytes });
         return { status, headers: passedHeaders(answered), body };
       } catch (err) {
         if (err instanceof InProcessTooLarge) throw this.tooLarge(service, req, err.declaredLength);
@@ -179,8 +177,8 @@ export class Forwarder {
             path: req.originalUrl,
             headers,
             body: req.rawBody,
-            headersTimeout: this.options.timeoutMs,
-            bodyTimeout: this.options.timeoutMs,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
           },
           new CollectedAnswer(this.options.maxResponseBytes, resolve, reject),
         );

@@ -1,0 +1,10 @@
+import { loadConfig } from "./config";
+
+describe("crm-records configuration", () => {
+  it("keeps events 30 days for the change feed unless EVENTS_RETENTION_DAYS says otherwise, and refuses the setting it replaces", () => {
+    expect(loadConfig({}).EVENTS_RETENTION_DAYS).toBe(30);
+    expect(loadConfig({ EVENTS_RETENTION_DAYS: "7" }).EVENTS_RETENTION_DAYS).toBe(7);
+    expect(() => loadConfig({ EVENTS_RETENTION_DAYS: "0" })).toThrow(/EVENTS_RETENTION_DAYS/);
+    expect(() => loadConfig({ OUTBOX_RETENTION_MS: "604800000" })).toThrow(/OUTBOX_RETENTION_MS: replaced by EVENTS_RETENTION_DAYS/);
+  });
+});
