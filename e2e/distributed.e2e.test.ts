@@ -1,3 +1,4 @@
+import { runChangeFeedFlow } from "./feed.flow";
 import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
@@ -55,5 +56,9 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("issue 35: include and webhook subscriptions obey scopes, recoveries are bounded, cursors and the delivery log give nothing away", async () => {
     await runRecordsAndWebhooksSecurityFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("change feed: a sync reads every change once, in order, and follows with wait (extensions §E6)", async () => {
+    await runChangeFeedFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 });

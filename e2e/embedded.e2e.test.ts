@@ -1,3 +1,4 @@
+import { runChangeFeedFlow } from "./feed.flow";
 import { rmSync } from "node:fs";
 import net from "node:net";
 import { waitFor } from "@crm/testing";
@@ -103,6 +104,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
       await open.stop();
       rmSync(open.dataDir, { recursive: true, force: true });
     }
+  });
+
+  it("change feed: a sync reads every change once, in order, and follows with wait (extensions §E6)", async () => {
+    await runChangeFeedFlow(product.baseUrl, `embedded-${Date.now()}`);
   });
 
   it("keeps data across a restart of the same DATA_DIR", async () => {

@@ -753,6 +753,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The business's events in commit order, oldest first, each exactly once (extensions §E6)
+         * @description Each item is the bus envelope (the same event a webhook is sent, with its id to de-duplicate on and previousAttributes on updates). Resume from meta.nextCursor, which is never null. A cursor older than what is kept (EVENTS_RETENTION_DAYS) is 410000; one the product did not make, or another business's, is 400019.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook": {
         parameters: {
             query?: never;
@@ -1934,6 +1954,30 @@ export interface components {
             position?: string | null;
             /** @description Default true */
             isActive?: boolean;
+        };
+        FeedEvent: {
+            /** @description The event's id: the same in a webhook's body; de-duplicate on it */
+            id: string;
+            /** @example client.updated */
+            type: string;
+            businessId: string;
+            occurredAt: string;
+            /** @enum {number} */
+            version: 1;
+            /** @description The record as GET returns it without relations (as it was, for *.deleted) */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description On *.updated only: the changed fields' previous values */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
+        };
+        FeedMeta: {
+            perPage: number;
+            /** @description Where to resume; never null */
+            nextCursor: string;
+            hasMore: boolean;
         };
         Webhook: {
             id: string;
@@ -9348,6 +9392,103 @@ export interface operations {
             };
             /** @description 415000 Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description A nextCursor from an earlier answer; without it the feed starts at the oldest event kept */
+                after?: string;
+                /** @description Comma-separated event names or `{entity}.*`, at most 20; unknown names are 400001. Only events of entities you may read are returned */
+                types?: string;
+                /** @description 1-100, default 100 */
+                perPage?: string;
+                /** @description 0-30 seconds: when nothing follows the cursor, wait until an event commits or the time ends (then data may be []) */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FeedEvent"][];
+                        meta: components["schemas"]["FeedMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401014 Insufficient permissions for this action; 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
