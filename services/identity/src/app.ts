@@ -39,6 +39,8 @@ export interface AppDeps {
   jwtSecret: string;
   internalTokenSecret: string;
   readiness: ReadinessCheck[];
+  /** Epoch ms for token lifetimes and sign-in locks; Date.now unless a test moves time itself. */
+  clock?: () => number;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -46,16 +48,27 @@ export function createApp(deps: AppDeps): Express {
   const cache = new AuthCache(kv);
   const hasher = new PasswordHasher(config.PASSWORD_HASH_COST, { concurrency: config.PASSWORD_HASH_CONCURRENCY, queue: config.PASSWORD_HASH_QUEUE });
   const authState = new AuthStateService(prisma, cache);
-  const sessions = new SessionService(prisma, cache, deps.jwtSecret, {
-    accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
-    refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
-  });
-  const throttle = new SignInThrottle(kv, {
-    maxFailures: config.SIGN_IN_MAX_FAILURES,
-    windowMs: config.SIGN_IN_FAILURE_WINDOW_MS,
-    lockBaseMs: config.SIGN_IN_LOCK_BASE_MS,
-    lockMaxMs: config.SIGN_IN_LOCK_MAX_MS,
-  });
+  const clock = deps.clock ?? Date.now;
+  const sessions = new SessionService(
+    prisma,
+    cache,
+    deps.jwtSecret,
+    {
+      accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
+      refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
+    },
+    clock,
+  );
+  const throttle = new SignInThrottle(
+    kv,
+    {
+      maxFailures: config.SIGN_IN_MAX_FAILURES,
+      windowMs: config.SIGN_IN_FAILURE_WINDOW_MS,
+      lockBaseMs: config.SIGN_IN_LOCK_BASE_MS,
+      lockMaxMs: config.SIGN_IN_LOCK_MAX_MS,
+    },
+    clock,
+  );
   const accounts = new AccountService(prisma, hasher, sessions, throttle);
   const authDeps: AuthRouterDeps = {
     prisma,

@@ -37,6 +37,8 @@ export const JWT_SECRET = "test-jwt-secret-that-is-long-enough-0123456789";
 export interface HarnessOptions {
   /** The key-value store the app uses; an in-memory one when omitted. */
   kv?: KvStore;
+  /** Epoch ms for the app and the in-memory store: a test moves it instead of sleeping. */
+  clock?: () => number;
 }
 
 export async function openHarness(mode: Mode, env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
@@ -44,10 +46,10 @@ export async function openHarness(mode: Mode, env: Record<string, string> = {}, 
   const db = opened.database;
   const config = loadConfig({ PASSWORD_HASH_COST: "10", ...env });
   const prisma = new PrismaClient({ adapter: db.adapter });
-  const kv = options.kv ?? new MemoryKvStore();
+  const kv = options.kv ?? new MemoryKvStore(options.clock);
   const logs: string[] = [];
   const logger = createLogger({ service: "identity", level: "debug", destination: { write: (line: string) => void logs.push(line) } });
-  const app = createApp({ config, logger, prisma, kv, jwtSecret: JWT_SECRET, internalTokenSecret: INTERNAL_TOKEN_SECRET, readiness: [] });
+  const app = createApp({ config, logger, prisma, kv, jwtSecret: JWT_SECRET, internalTokenSecret: INTERNAL_TOKEN_SECRET, readiness: [], clock: options.clock });
   const cache = new AuthCache(kv);
   const codec = new AccessTokenCodec(JWT_SECRET);
 
@@ -117,8 +119,8 @@ export const SUITE_ENV = { SIGN_IN_MAX_FAILURES: "3", SIGN_IN_LOCK_BASE_MS: "100
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** The harness all tests of a file share, with SUITE_ENV: opened in beforeAll, closed in afterAll. */
-export function sharedHarness(mode: Mode): Harness {
-  return sharedFixture(`identity harness on ${mode}`, () => openHarness(mode, SUITE_ENV));
+export function sharedHarness(mode: Mode, options: HarnessOptions = {}): Harness {
+  return sharedFixture(`identity harness on ${mode}`, () => openHarness(mode, SUITE_ENV, options));
 }
 
 /** Sign-up and user creation through the API, on the harness `harness()` returns when called. */

@@ -29,6 +29,8 @@ export class SessionService {
     private readonly cache: AuthCache,
     jwtSecret: string,
     private readonly ttls: SessionTtls,
+    /** Epoch ms: what expiry and lifetimes are measured against (tests move it instead of sleeping). */
+    private readonly clock: () => number = Date.now,
   ) {
     this.codec = new AccessTokenCodec(jwtSecret);
   }
@@ -58,7 +60,7 @@ export class SessionService {
       throw errors.invalidRefreshToken();
     }
     if (session.revokedAt) throw errors.refreshTokenNotWhitelisted();
-    const now = new Date();
+    const now = new Date(this.clock());
     if (row.expiresAt <= now || session.expiresAt <= now) throw errors.refreshTokenNotWhitelisted();
     if (!session.user.businessId) throw errors.businessRequired();
 
@@ -117,7 +119,7 @@ export class SessionService {
 
   private async issueAccessToken(user: User, sessionId: string): Promise<{ token: string; jti: string }> {
     const jti = uuidv7();
-    const token = this.codec.sign({ sub: user.id, businessId: user.businessId, jti, sid: sessionId }, this.ttls.accessTokenTtlS);
+    const token = this.codec.sign({ sub: user.id, businessId: user.businessId, jti, sid: sessionId }, this.ttls.accessTokenTtlS, this.clock());
     await published(this.cache.allowAccessToken(jti, sessionId, this.ttls.accessTokenTtlS * 1000));
     return { token, jti };
   }
@@ -133,6 +135,6 @@ export class SessionService {
   }
 
   private refreshExpiry(): Date {
-    return new Date(Date.now() + this.ttls.refreshTokenTtlS * 1000);
+    return new Date(this.clock() + this.ttls.refreshTokenTtlS * 1000);
   }
 }
