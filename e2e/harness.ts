@@ -18,10 +18,13 @@ export interface RunningProduct {
   stop(): Promise<void>;
 }
 
-/** Only what a user's shell would pass, plus the test's own settings: nothing from jest leaks in. */
+/**
+ * Only what a user's shell would pass, plus the test's own settings: nothing from jest leaks in. No
+ * drain period on SIGTERM (no balancer in front) unless a test asks for one.
+ */
 export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, LANG } = process.env;
-  return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...extra };
+  return { PATH, HOME, LANG, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", SHUTDOWN_DRAIN_MS: "0", ...extra };
 }
 
 let pnpmInvocation: [string, string[]] | undefined;

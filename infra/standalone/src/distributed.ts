@@ -120,6 +120,8 @@ async function main(): Promise<void> {
       REDIS_URL: config.REDIS_URL,
       KAFKA_BROKERS: kafka,
       LOG_LEVEL: config.LOG_LEVEL,
+      // One machine, no balancer in front: nothing to wait for on Ctrl-C unless asked (docs/operations.md).
+      SHUTDOWN_DRAIN_MS: process.env.SHUTDOWN_DRAIN_MS ?? "0",
       // The mock cluster answers an empty fetch only after the whole wait: keep the wait short (the
       // default, said explicitly so a longer one set for a real cluster is not silently kept here).
       ...(config.KAFKA_BROKERS ? {} : { KAFKA_FETCH_MAX_WAIT_MS: "100" }),

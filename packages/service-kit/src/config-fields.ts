@@ -9,6 +9,12 @@ export const baseConfigFields = {
   /** Shared by the gateway and every service; generated under DATA_DIR when unset (single machine). */
   INTERNAL_TOKEN_SECRET: env.secret().optional(),
   LOG_LEVEL: env.logLevel(),
+  /**
+   * On SIGTERM, how long a process keeps serving with /readyz at 503 before it closes its listeners
+   * (ListeningServer.drain): at least the time a balancer takes to see it unready. 5 s by default:
+   * a Kubernetes endpoint update or a balancer probing every 1-2 s; 0 stops at once.
+   */
+  SHUTDOWN_DRAIN_MS: env.int(5_000),
   ...telemetryConfigFields,
 };
 

@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { Socket } from "node:net";
 import express from "express";
 import { listen, startService } from "./lifecycle";
 
@@ -81,5 +83,67 @@ describe("startService()", () => {
     const service = await startService("demo", logger, async () => ({ url: "http://127.0.0.1:1", port: 1 }));
     expect(service.inProcess).toBeUndefined();
     await service.stop();
+  });
+});
+
+describe("draining", () => {
+  const logger = { info: jest.fn(), error: jest.fn() } as unknown as Parameters<typeof startService>[1];
+
+  /** One GET on a kept-alive socket: its answer, and the socket (to watch it close). */
+  function get(url: string, agent: http.Agent): Promise<{ status: number; connection: string | undefined; body: string; socket: Socket }> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(url, { agent }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => void (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers.connection, body, socket: req.socket! }));
+      });
+      req.on("error", reject);
+    });
+  }
+
+  it("answers /readyz 503 at once, still serves, ends each kept-alive connection with its answer and closes idle ones", async () => {
+    const app = express();
+    app.get("/readyz", (_req, res) => void res.json({ status: "ready" }));
+    app.get("/work", (_req, res) => void res.json({ done: true }));
+    const server = await listen(app, 0, "127.0.0.1");
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const before = await get(`${server.url}/work`, agent);
+      expect(before).toMatchObject({ status: 200, connection: "keep-alive" });
+      const idleClosed = new Promise<void>((resolve) => before.socket.once("close", () => resolve()));
+      server.drain();
+      await idleClosed;
+
+      expect(await get(`${server.url}/readyz`, agent)).toMatchObject({ status: 503, connection: "close", body: JSON.stringify({ status: "not ready", draining: true }) });
+      const during = await get(`${server.url}/work`, agent);
+      expect(during).toMatchObject({ status: 200, connection: "close", body: JSON.stringify({ done: true }) });
+      server.drain(); // a second drain changes nothing
+      expect(await get(`${server.url}/work`, agent)).toMatchObject({ status: 200, connection: "close" });
+    } finally {
+      agent.destroy();
+      await server.close(100);
+    }
+  });
+
+  it("drain() drains the service's listeners for drainMs, once, and stop() closes them after", async () => {
+    const app = express();
+    app.get("/readyz", (_req, res) => void res.json({ status: "ready" }));
+    const undone: string[] = [];
+    const service = await startService("demo", logger, async (undo) => {
+      undo.push(() => undone.push("job"));
+      const server = undo.listening(await listen(app, 0, "127.0.0.1"), 150);
+      return { url: server.url, port: server.port };
+    });
+    const startedAt = Date.now();
+    const draining = service.drain();
+    expect(service.drain()).toBe(draining);
+    expect((await fetch(`${service.url}/readyz`)).status).toBe(503);
+    await draining;
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(140);
+    expect(undone).toEqual([]);
+    await service.stop();
+    expect(undone).toEqual(["job"]);
+    await expect(fetch(`${service.url}/readyz`, { signal: AbortSignal.timeout(1000) })).rejects.toThrow();
   });
 });

@@ -14,6 +14,27 @@ export interface ListeningServer {
   boundTo: string;
   /** Stops accepting, lets in-flight requests finish (up to graceMs), then closes idle connections. */
   close(graceMs?: number): Promise<void>;
+  /**
+   * The start of a graceful stop, before close(): still serving, but /readyz answers 503 so balancers
+   * take this replica out, every answer says `Connection: close` so callers' kept-alive connections
+   * end with their request (and none is idle when close() comes), and idle ones close now.
+   */
+  drain(): void;
+}
+
+/** /readyz of a draining listener, whatever its checks would say (see ListeningServer.drain). */
+const DRAINING_READINESS = JSON.stringify({ status: "not ready", draining: true });
+
+/** The app as a draining listener serves it (ListeningServer.drain); swapped in, so serving costs nothing more before. */
+function drainingHandler(app: Express): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    res.setHeader("Connection", "close");
+    if (req.url === "/readyz" || req.url?.startsWith("/readyz?")) {
+      res.writeHead(503, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" }).end(DRAINING_READINESS);
+      return;
+    }
+    app(req, res);
+  };
 }
 
 /**
@@ -73,6 +94,12 @@ export async function listen(app: Express, port: number, host: string): Promise<
         });
         server.closeIdleConnections();
       }),
+    drain: () => {
+      if (!server.listeners("request").includes(app)) return;
+      server.removeListener("request", app);
+      server.on("request", drainingHandler(app));
+      server.closeIdleConnections();
+    },
   };
 }
 
@@ -84,6 +111,12 @@ export interface RunningService {
   /** The app behind `url`, for a caller in the same process (see InProcessHandler). */
   inProcess?: InProcessHandler;
   stop(): Promise<void>;
+  /**
+   * What a process told to stop (SIGTERM) does before stop(): its listeners drain (ListeningServer.drain)
+   * for the drain period (SHUTDOWN_DRAIN_MS), serving all along, so balancers stop sending before
+   * the listeners close. stop() alone (tests, the single process's edge) skips it.
+   */
+  drain(): Promise<void>;
 }
 
 /** What has started so far, each part with its undo. */
@@ -92,6 +125,11 @@ export interface UndoStack {
   add<T>(part: T, undo: (part: T) => unknown): T;
   /** Registers an undo step of its own (a job started, a relay running). */
   push(undo: () => unknown): void;
+  /**
+   * Registers a listener: when the process is told to stop (RunningService.drain) it drains for
+   * `drainMs` (SHUTDOWN_DRAIN_MS; 0: no wait) before the undo steps, and is closed in its turn.
+   */
+  listening(server: ListeningServer, drainMs?: number): ListeningServer;
 }
 
 /**
@@ -102,6 +140,8 @@ export interface UndoStack {
  */
 export async function startService<T extends { url: string; port: number }>(name: string, logger: Logger, build: (undo: UndoStack) => Promise<T>): Promise<T & RunningService> {
   const steps: Array<() => unknown> = [];
+  const listeners: ListeningServer[] = [];
+  let drainMs = 0;
   const unwind = async () => {
     for (const step of steps.reverse().splice(0)) {
       try {
@@ -117,6 +157,12 @@ export async function startService<T extends { url: string; port: number }>(name
       return part;
     },
     push: (stop) => void steps.push(stop),
+    listening: (server, ms = 0) => {
+      listeners.push(server);
+      drainMs = Math.max(drainMs, ms);
+      steps.push(() => server.close());
+      return server;
+    },
   };
   let started: T;
   try {
@@ -126,6 +172,7 @@ export async function startService<T extends { url: string; port: number }>(name
     throw err;
   }
   let stopping: Promise<void> | undefined;
+  let draining: Promise<void> | undefined;
   const inProcess = inProcessHandlers.get(started.url);
   return {
     ...started,
@@ -135,23 +182,30 @@ export async function startService<T extends { url: string; port: number }>(name
       (stopping ??= unwind().then(() => {
         logger.info(`${name} stopped`);
       })),
+    drain: () =>
+      (draining ??= (async () => {
+        for (const server of listeners) server.drain();
+        logger.info({ drainMs }, `${name} draining: not ready, still serving`);
+        if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+      })()),
   };
 }
 
 /**
- * Runs a service as a process: starts it, and on SIGTERM/SIGINT stops it once (in-flight requests
- * finish, relays and consumers flush, connections close) and exits. A configuration error prints one
+ * Runs a service as a process: starts it, and on SIGTERM/SIGINT drains it (when it can: readiness
+ * down, still serving, for SHUTDOWN_DRAIN_MS), then stops it once (in-flight requests finish, relays
+ * and consumers flush and leave, connections close) and exits. A configuration error prints one
  * line naming the variable and exits 1.
  */
-export function runProcess(start: () => Promise<{ stop(): Promise<void> }>, logger?: Logger): void {
+export function runProcess(start: () => Promise<{ stop(): Promise<void>; drain?(): Promise<void> }>, logger?: Logger): void {
   let stopping: Promise<void> | undefined;
   start()
     .then((running) => {
       const shutdown = (signal: string) => {
         if (stopping) return;
         logger?.info({ signal }, "shutting down");
-        stopping = running
-          .stop()
+        stopping = Promise.resolve(running.drain?.())
+          .then(() => running.stop())
           .then(() => process.exit(0))
           .catch((err) => {
             logger?.error({ err }, "shutdown failed");

@@ -107,7 +107,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
         { name: "bus", check: () => bus.ping() },
       ],
     });
-    const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
+    const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url, database: db.kind, bus: bus.kind }, "crm-records listening");
     return { url: server.url, port: server.port, retention };
   });

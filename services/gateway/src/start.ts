@@ -74,9 +74,9 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       trustTraceparent: config.TRUST_TRACEPARENT,
       readiness,
     });
-    const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
+    const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     const metricsServer =
-      config.METRICS_PORT === undefined ? undefined : undo.add(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST, readiness, logger), (s) => s.close());
+      config.METRICS_PORT === undefined ? undefined : undo.listening(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST, readiness, logger), config.SHUTDOWN_DRAIN_MS);
     const metricsUrl = metricsServer ? `${metricsServer.url}/metrics` : undefined;
     logger.info({ url: server.url, boundTo: server.boundTo, ...(metricsUrl ? { metricsUrl } : {}) }, "gateway listening");
     return { url: server.url, port: server.port, boundTo: server.boundTo, ...(metricsUrl ? { metricsUrl } : {}) };

@@ -45,7 +45,7 @@ export async function start(config: Readonly<IdentityConfig>): Promise<IdentityS
         { name: "kv", check: () => kv.ping() },
       ],
     });
-    const server = undo.add(await listen(app, config.PORT, config.HOST), (server) => server.close());
+    const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url }, "identity listening");
     const retention = undo.add(
       startRetention({

@@ -178,8 +178,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         webhookRetryBatchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
       },
     });
-    const server = await listen(app, config.PORT, config.HOST);
-    undo.push(() => server.close());
+    const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url, database: db.kind, bus: bus.kind, secretKeyIds: keyring.keyIds }, "webhook-delivery listening");
 
     return {
