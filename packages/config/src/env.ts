@@ -32,6 +32,19 @@ export const env = {
       .transform((v) => v === "true" || v === "1" || v === "yes")
       .default(fallback),
   url: () => z.url({ message: "expected an absolute URL" }),
+  /** One absolute URL or several, comma-separated (a service's replicas). */
+  urls: () =>
+    z.string().transform((v, ctx) => {
+      const parts = v
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+      if (parts.length === 0 || parts.some((part) => !/^https?:\/\//.test(part) || !URL.canParse(part))) {
+        ctx.addIssue({ code: "custom", message: "expected an http(s) URL, or several separated by commas" });
+        return z.NEVER;
+      }
+      return parts;
+    }),
   postgresUrl: () => z.string().regex(/^postgres(ql)?:\/\//, { message: "expected a postgresql:// URL" }),
   redisUrl: () => z.string().regex(/^rediss?:\/\//, { message: "expected a redis:// URL" }),
   csv: () =>

@@ -9,9 +9,10 @@ export const configSchema = z
     PORT: env.port(3000),
     /** The gateway is the one process meant to be reached from outside. */
     HOST: z.string().default("0.0.0.0"),
-    IDENTITY_URL: env.url().default("http://127.0.0.1:4001"),
-    CRM_RECORDS_URL: env.url().default("http://127.0.0.1:4002"),
-    WEBHOOK_DELIVERY_URL: env.url().default("http://127.0.0.1:4003"),
+    /** Each service's base URL, or its replicas' separated by commas: round-robin, one retry on another (docs/operations.md, "Rolling restarts"). */
+    IDENTITY_URL: env.urls().default(["http://127.0.0.1:4001"]),
+    CRM_RECORDS_URL: env.urls().default(["http://127.0.0.1:4002"]),
+    WEBHOOK_DELIVERY_URL: env.urls().default(["http://127.0.0.1:4003"]),
     /** Shared with identity; generated under DATA_DIR when unset (single machine). */
     JWT_SECRET: env.secret().optional(),
     /**

@@ -11,6 +11,7 @@ import { signInternalToken, type InProcessHandler } from "@crm/service-kit";
 import { dispatchInProcess, InProcessTooLarge } from "./in-process";
 import type { ServiceName } from "./route-table";
 import { Pool, undiciErrors, undiciUtil } from "./undici-pool";
+import { safeToRepeat, type Upstream, UpstreamPool } from "./upstream-pool";
 
 export interface UpstreamResponse {
   status: number;
@@ -89,7 +90,8 @@ class CollectedAnswer implements Dispatcher.DispatchHandler {
 }
 
 export interface ForwarderOptions {
-  services: Record<Exclude<ServiceName, "gateway">, string>;
+  /** Each service's base URL, or its replicas' (upstream-pool.ts). */
+  services: Record<Exclude<ServiceName, "gateway">, Upstream>;
   /**
    * Services running in this process (the single process), reached by calling their app rather than
    * over loopback HTTP (in-process.ts); the others, and every health check, go over HTTP.
@@ -117,6 +119,7 @@ const TOKENS_MAX = 10_000;
 
 export class Forwarder {
   private readonly pools = new Map<string, PoolType>();
+  private readonly upstreams = new Map<string, UpstreamPool<PoolType>>();
   /** Internal tokens by principal (its JSON; "" for anonymous): the request id travels in X-Request-Id. */
   private readonly tokens = new Map<string, { value: string; renewAtMs: number }>();
   /**
@@ -127,9 +130,12 @@ export class Forwarder {
   private readonly tokensByPrincipal = new WeakMap<Principal, { value: string; renewAtMs: number }>();
 
   constructor(private readonly options: ForwarderOptions) {
-    for (const url of Object.values(options.services)) {
-      if (!this.pools.has(url)) this.pools.set(url, new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes }));
-    }
+    const poolOf = (url: string) => {
+      let pool = this.pools.get(url);
+      if (!pool) this.pools.set(url, (pool = new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes })));
+      return pool;
+    };
+    for (const [service, upstream] of Object.entries(options.services)) this.upstreams.set(service, new UpstreamPool(upstream, poolOf));
   }
 
   /** `traceHeaders`: W3C `traceparent` / `tracestate` naming the gateway's span (or the caller's, tracing off). */
@@ -167,22 +173,25 @@ export class Forwarder {
         throw errors.unavailable(undefined, { cause: err });
       }
     }
-    const pool = this.pools.get(this.options.services[service])!;
     let answer: CollectedAnswer;
     try {
-      answer = await new Promise<CollectedAnswer>((resolve, reject) => {
-        pool.dispatch(
-          {
-            method: req.method as Dispatcher.HttpMethod,
-            path: req.originalUrl,
-            headers,
-            body: req.rawBody,
-            headersTimeout: timeoutMs,
-            bodyTimeout: timeoutMs,
-          },
-          new CollectedAnswer(this.options.maxResponseBytes, resolve, reject),
-        );
-      });
+      answer = await this.upstreams.get(service)!.send(
+        safeToRepeat(req.method, req.headers),
+        (pool) =>
+          new Promise<CollectedAnswer>((resolve, reject) => {
+            pool.dispatch(
+              {
+                method: req.method as Dispatcher.HttpMethod,
+                path: req.originalUrl,
+                headers,
+                body: req.rawBody,
+                headersTimeout: timeoutMs,
+                bodyTimeout: timeoutMs,
+              },
+              new CollectedAnswer(this.options.maxResponseBytes, resolve, reject),
+            );
+          }),
+      );
     } catch (err) {
       if (err instanceof DeclaredTooLarge) throw this.tooLarge(service, req, err.declaredLength);
       if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw this.tooLarge(service, req, undefined);
@@ -222,11 +231,13 @@ export class Forwarder {
     return cached.value;
   }
 
-  /** Readiness: the service's `/healthz` answers 200, over the same pool requests go through. */
+  /** Readiness: the `/healthz` of one of the service's replicas answers 200, over the pools requests go through. */
   async checkHealth(service: Exclude<ServiceName, "gateway">): Promise<void> {
-    const res = await this.pools.get(this.options.services[service])!.request({ method: "GET", path: "/healthz", headersTimeout: 2000, bodyTimeout: 2000 });
-    await res.body.dump();
-    if (res.statusCode !== 200) throw new Error(`${service} answered ${res.statusCode}`);
+    await this.upstreams.get(service)!.any(async (pool) => {
+      const res = await pool.request({ method: "GET", path: "/healthz", headersTimeout: 2000, bodyTimeout: 2000 });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`${service} answered ${res.statusCode}`);
+    });
   }
 
   async close(): Promise<void> {

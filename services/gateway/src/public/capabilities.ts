@@ -16,6 +16,7 @@ import { errors } from "@crm/errors";
 import { CASTS, DEFAULT_PER_PAGE, FILTER_OPERATORS, MAX_PER_PAGE, MAX_WHERE_CONDITIONS, MAX_WHERE_DEPTH, MAX_WHERE_LENGTH } from "@crm/query-language";
 import { BODY_LIMIT_BYTES, signInternalToken } from "@crm/service-kit";
 import type { GatewayConfig } from "../config";
+import { type Upstream, UpstreamPool } from "../http/upstream-pool";
 
 type GatewayPart = Pick<GatewayConfig, "RATE_LIMIT_MAX" | "RATE_LIMIT_WINDOW_MS">;
 
@@ -64,8 +65,8 @@ export type Capabilities = ReturnType<typeof buildCapabilities>;
 
 export interface CapabilitiesSourceOptions {
   config: GatewayPart;
-  identityUrl: string;
-  webhookDeliveryUrl: string;
+  identityUrl: Upstream;
+  webhookDeliveryUrl: Upstream;
   internalTokenSecret: string;
   /** How long a composed document is served before the services are asked again. */
   cacheMs?: number;
@@ -83,8 +84,12 @@ export class CapabilitiesSource {
   private inFlight: Promise<Capabilities> | undefined;
   private readonly cacheMs: number;
   private readonly timeoutMs: number;
+  private readonly identity: UpstreamPool<string>;
+  private readonly webhookDelivery: UpstreamPool<string>;
 
   constructor(private readonly options: CapabilitiesSourceOptions) {
+    this.identity = new UpstreamPool(options.identityUrl, (url) => url);
+    this.webhookDelivery = new UpstreamPool(options.webhookDeliveryUrl, (url) => url);
     this.cacheMs = options.cacheMs ?? 60_000;
     this.timeoutMs = options.timeoutMs ?? 5_000;
   }
@@ -101,20 +106,20 @@ export class CapabilitiesSource {
   }
 
   private async compose(): Promise<Capabilities> {
-    const [identity, webhooks] = await Promise.all([
-      this.ask(this.options.identityUrl, identityCapabilitiesSchema),
-      this.ask(this.options.webhookDeliveryUrl, webhookCapabilitiesSchema),
-    ]);
+    const [identity, webhooks] = await Promise.all([this.ask(this.identity, identityCapabilitiesSchema), this.ask(this.webhookDelivery, webhookCapabilitiesSchema)]);
     const document = buildCapabilities(this.options.config, identity, webhooks);
     this.cached = { document, at: Date.now() };
     return document;
   }
 
-  private async ask<T>(baseUrl: string, schema: z.ZodType<T>): Promise<T> {
+  private async ask<T>(replicas: UpstreamPool<string>, schema: z.ZodType<T>): Promise<T> {
     try {
-      const response = await fetch(new URL(INTERNAL_CAPABILITIES_PATH, baseUrl), {
-        headers: { [INTERNAL_TOKEN_HEADER]: signInternalToken({}, this.options.internalTokenSecret) },
-        signal: AbortSignal.timeout(this.timeoutMs),
+      const [response, baseUrl] = await replicas.send(true, async (baseUrl) => {
+        const response = await fetch(new URL(INTERNAL_CAPABILITIES_PATH, baseUrl), {
+          headers: { [INTERNAL_TOKEN_HEADER]: signInternalToken({}, this.options.internalTokenSecret) },
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        return [response, baseUrl] as const;
       });
       if (!response.ok) throw new Error(`${baseUrl} answered ${response.status}`);
       return schema.parse(await response.json());

@@ -16,6 +16,7 @@ import { INTERNAL_TOKEN_HEADER } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import { signInternalToken } from "@crm/service-kit";
 import { gatewayMetrics } from "@crm/telemetry";
+import { type Upstream, UpstreamPool } from "../http/upstream-pool";
 import { BatchedLookup } from "./batched-lookup";
 
 const TIMEOUT_MS = 5000;
@@ -31,11 +32,14 @@ export class IdentityClient {
   private readonly accessTokens: BatchedLookup<AccessTokenClaims, AccessTokenVerdict>;
   private readonly users: BatchedLookup<string, UserAuthState>;
   private readonly apiKeys: BatchedLookup<string, ApiKeyAuthState>;
+  /** Identity's replicas; every call here is a lookup or a repeatable report, so any may go to another. */
+  private readonly replicas: UpstreamPool<string>;
 
   constructor(
-    private readonly baseUrl: string,
+    identityUrl: Upstream,
     private readonly internalTokenSecret: string,
   ) {
+    this.replicas = new UpstreamPool(identityUrl, (url) => url);
     this.accessTokens = new BatchedLookup((claims) => this.resolveAccessTokens(claims), { maxBatch: ACCESS_TOKEN_RESOLVE_MAX, maxInFlight: 4, maxWaiting: MAX_WAITING });
     this.users = new BatchedLookup(async ([userId]) => new Map([[userId!, await this.fetchUser(userId!)]]), ONE_AT_A_TIME);
     this.apiKeys = new BatchedLookup(async ([digest]) => new Map([[digest!, await this.fetchApiKey(digest!)]]), ONE_AT_A_TIME);
@@ -89,12 +93,14 @@ export class IdentityClient {
   private async call(method: "GET" | "POST", path: string, body?: unknown): Promise<string> {
     let response: Response;
     try {
-      response = await fetch(new URL(path, this.baseUrl), {
-        method,
-        headers: { [INTERNAL_TOKEN_HEADER]: this.internalToken(), ...(body ? { "content-type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
+      response = await this.replicas.send(true, (baseUrl) =>
+        fetch(new URL(path, baseUrl), {
+          method,
+          headers: { [INTERNAL_TOKEN_HEADER]: this.internalToken(), ...(body ? { "content-type": "application/json" } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        }),
+      );
     } catch (cause) {
       throw errors.unavailable(undefined, { cause });
     }

@@ -14,6 +14,7 @@ import { IdentityClient } from "./identity-client";
 import { ApiKeyUsage } from "./api-key-usage";
 import { addressKey, createRateLimiter } from "./rate-limiter";
 import { pathSegment } from "../http/route-table";
+import type { Upstream } from "../http/upstream-pool";
 import { RecentSet } from "@crm/service-kit";
 
 export interface SecurityConfig {
@@ -38,8 +39,8 @@ export interface SecurityDeps {
    * gateway's busy samples under load, more than the responses' own writes).
    */
   redisUrl?: string;
-  /** Base URL of identity, for cache misses (`/internal/auth/...`). */
-  identityUrl: string;
+  /** Base URL of identity (or its replicas'), for cache misses (`/internal/auth/...`). */
+  identityUrl: Upstream;
   internalTokenSecret: string;
   logger: Logger;
 }
