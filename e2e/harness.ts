@@ -73,7 +73,7 @@ function run(command: string, args: string[], options: { cwd: string; env: NodeJ
 }
 
 /** SIGTERM, as an orchestrator would; a graceful shutdown exits 0 well within the grace period. */
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.kill("SIGTERM");
@@ -83,7 +83,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   if (code !== 0) throw new Error(`process did not shut down cleanly on SIGTERM (exit code ${code})`);
 }
 
-async function waitReady(baseUrl: string, children: ChildProcess[], logs: () => string, timeoutMs = 90_000): Promise<void> {
+export async function waitReady(baseUrl: string, children: ChildProcess[], logs: () => string, timeoutMs = 90_000): Promise<void> {
   try {
     await waitFor(
       async () => {
@@ -143,6 +143,15 @@ export interface RunningDistributed extends RunningProduct {
    * `serviceDir`: another build's folder (holding `dist/main.js`), for benchmarks comparing two builds.
    */
   startGateway(serviceDir?: string): Promise<string>;
+  /** Every process of the run (each replica of each service, then each gateway), to restart one by one. */
+  processes: RestartableProcess[];
+}
+
+/** One replica's process: `restart()` SIGTERMs it (it must exit 0), starts it again on the same port and waits until its /readyz answers 200. */
+export interface RestartableProcess {
+  label: string;
+  url: string;
+  restart(): Promise<void>;
 }
 
 export interface DistributedOptions {
@@ -151,6 +160,8 @@ export interface DistributedOptions {
    * `db:deploy` connects directly. `services[...].databaseUrl` stays the direct address.
    */
   databaseVia?: string;
+  /** Processes per service behind the gateway (each gateway is given their URLs as a comma list); 1 by default. */
+  replicas?: number;
 }
 
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
@@ -179,6 +190,23 @@ export async function startDistributed(extra: Record<string, string> = {}, optio
   const sink: string[] = [];
   const logs = () => sink.join("");
   const children: ChildProcess[] = [];
+  const processes: RestartableProcess[] = [];
+  /** Spawns a process, kept restartable with the same command and environment. */
+  const launch = (command: [string, string[]], env: NodeJS.ProcessEnv, label: string, url: string): void => {
+    let child = spawnLogged(command, env, sink, label);
+    children.push(child);
+    processes.push({
+      label,
+      url,
+      restart: async () => {
+        await stopChild(child);
+        const next = spawnLogged(command, env, sink, label);
+        children[children.indexOf(child)] = next;
+        child = next;
+        await waitReady(url, children, logs);
+      },
+    });
+  };
   const databases: Array<{ drop: () => Promise<void> }> = [];
   const urls: Record<string, string> = {};
   const services = {} as RunningDistributed["services"];
@@ -191,19 +219,23 @@ export async function startDistributed(extra: Record<string, string> = {}, optio
       // Not spawnSync: a fault proxy in this process must keep passing the started services' bytes.
       const deploy = await run(command, args, { cwd: ROOT, env: baseEnv({ DATABASE_URL: db.url }) });
       if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed (${deploy.error ?? `exit code ${deploy.status}`}):\n${deploy.stdout}\n${deploy.stderr}`);
-      const port = await freePort();
-      urls[service.urlVar] = `http://127.0.0.1:${port}`;
-      services[service.name] = { url: urls[service.urlVar]!, databaseUrl: db.url };
       const serviceDatabaseUrl = new URL(db.url);
       if (options.databaseVia) serviceDatabaseUrl.host = options.databaseVia;
-      children.push(
-        spawnLogged(serviceCommand(service.dir), baseEnv({ ...shared, DATABASE_URL: serviceDatabaseUrl.toString(), PORT: String(port), HOST: "127.0.0.1" }), sink, service.name),
-      );
+      const replicaUrls: string[] = [];
+      for (let replica = 0; replica < (options.replicas ?? 1); replica++) {
+        const port = await freePort();
+        const url = `http://127.0.0.1:${port}`;
+        replicaUrls.push(url);
+        const env = baseEnv({ ...shared, DATABASE_URL: serviceDatabaseUrl.toString(), PORT: String(port), HOST: "127.0.0.1" });
+        launch(serviceCommand(service.dir), env, replica === 0 ? service.name : `${service.name}-${replica + 1}`, url);
+      }
+      urls[service.urlVar] = replicaUrls.join(",");
+      services[service.name] = { url: replicaUrls[0]!, databaseUrl: db.url };
     }
     const gateway = async (label: string, serviceDir = "services/gateway"): Promise<string> => {
       const port = await freePort();
-      children.push(spawnLogged(serviceCommand(serviceDir), baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), sink, label));
       const url = `http://127.0.0.1:${port}`;
+      launch(serviceCommand(serviceDir), baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), label, url);
       await waitReady(url, children, logs);
       return url;
     };
@@ -213,6 +245,7 @@ export async function startDistributed(extra: Record<string, string> = {}, optio
       logs,
       services,
       internalTokenSecret: shared.INTERNAL_TOKEN_SECRET,
+      processes,
       startGateway: (serviceDir) => gateway(`gateway-${children.length}`, serviceDir),
       stop: async () => {
         for (const child of children.reverse()) await stopChild(child);

@@ -1,9 +1,10 @@
 // A steady load through the gateway for the fault tests: a reader with a JWT, a reader with an API
 // key, and a writer that creates clients one after another, each with an Idempotency-Key it sends
 // again (after a short pause) until the create succeeds, as a careful client does after a 503000.
+// With `everyService`, two more JWT readers: one of identity (API keys) and one of webhook-delivery (webhooks).
 import { randomUUID } from "node:crypto";
 
-export type AnswerKind = "jwt-read" | "key-read" | "create";
+export type AnswerKind = "jwt-read" | "key-read" | "create" | "identity-read" | "webhook-read";
 
 export interface Answer {
   kind: AnswerKind;
@@ -35,7 +36,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** How long the writer keeps retrying one create before it gives up (the test then fails on it). */
 const CREATE_GIVE_UP_MS = 60_000;
 
-export function startSteadyLoad(baseUrl: string, credentials: { accessToken: string; apiKey: string }): SteadyLoad {
+export function startSteadyLoad(baseUrl: string, credentials: { accessToken: string; apiKey: string }, options: { everyService?: boolean } = {}): SteadyLoad {
   const answers: Answer[] = [];
   const created: Created[] = [];
   let running = true;
@@ -66,9 +67,9 @@ export function startSteadyLoad(baseUrl: string, credentials: { accessToken: str
     }
   }
 
-  async function reader(kind: AnswerKind, headers: Record<string, string>): Promise<void> {
+  async function reader(kind: AnswerKind, headers: Record<string, string>, path = "/api/v1/client?perPage=1"): Promise<void> {
     while (running) {
-      await call(kind, "GET", "/api/v1/client?perPage=1", headers);
+      await call(kind, "GET", path, headers);
       await pause();
     }
   }
@@ -90,6 +91,7 @@ export function startSteadyLoad(baseUrl: string, credentials: { accessToken: str
   }
 
   const lanes = [reader("jwt-read", jwt), reader("key-read", { "x-api-key": credentials.apiKey }), writer()];
+  if (options.everyService) lanes.push(reader("identity-read", jwt, "/api/v1/api-key?perPage=1"), reader("webhook-read", jwt, "/api/v1/webhook?perPage=1"));
   return {
     answers,
     created,
