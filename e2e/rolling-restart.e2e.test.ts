@@ -4,7 +4,8 @@
 // create), every process is restarted one after the other (SIGTERM: drain, stop; start; ready), and:
 // - no request failed: every answer is 2xx (the contract's own answers; not even a 503000);
 // - no event was lost: every client created got its client.created webhook;
-// - no delivery was sent twice: one delivery per client, each delivery POSTed once.
+// - no delivery was sent twice: one delivery per client, each delivery POSTed once;
+// - the balancer never met a gateway that refused: each left its rotation (/readyz 503) before it closed.
 // Short by default (one round, 1 s drains; CI). In full (docs/operations.md, "Rolling restarts"):
 //   ROLLING_RESTART_ROUNDS=3 ROLLING_RESTART_DRAIN_MS=5000 npx jest e2e/rolling-restart.e2e.test.ts
 import { describeDistributed, startReceiver, type Receiver, waitFor } from "@crm/testing";
@@ -102,5 +103,7 @@ describeDistributed("rolling restart of every replica under load (distributed mo
     expect(lost).toEqual([]);
     expect(twice).toBe(0);
     expect(restarts).toHaveLength(ROUNDS * 8);
+    // Each gateway left the balancer's rotation on its readiness (the drain) before it stopped accepting.
+    expect(balancer.retried).toEqual({ refused: 0, reset: 0 });
   });
 });
