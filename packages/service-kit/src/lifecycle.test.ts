@@ -102,22 +102,25 @@ describe("draining", () => {
     });
   }
 
-  it("answers /readyz 503 at once, still serves, ends each kept-alive connection with its answer and closes idle ones", async () => {
+  it("answers /readyz 503 at once, still serves, and ends each kept-alive connection with its next answer", async () => {
     const app = express();
     app.get("/readyz", (_req, res) => void res.json({ status: "ready" }));
     app.get("/work", (_req, res) => void res.json({ done: true }));
     const server = await listen(app, 0, "127.0.0.1");
-    const agent = new http.Agent({ keepAlive: true });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const before = await get(`${server.url}/work`, agent);
       expect(before).toMatchObject({ status: 200, connection: "keep-alive" });
-      const idleClosed = new Promise<void>((resolve) => before.socket.once("close", () => resolve()));
       server.drain();
-      await idleClosed;
-
-      expect(await get(`${server.url}/readyz`, agent)).toMatchObject({ status: 503, connection: "close", body: JSON.stringify({ status: "not ready", draining: true }) });
+      // The idle connection stays until it is used: its next answer closes it.
       const during = await get(`${server.url}/work`, agent);
+      expect(during.socket).toBe(before.socket);
       expect(during).toMatchObject({ status: 200, connection: "close", body: JSON.stringify({ done: true }) });
+      await new Promise<void>((resolve) => (before.socket.destroyed ? resolve() : before.socket.once("close", () => resolve())));
+
+      const readiness = await get(`${server.url}/readyz`, agent);
+      expect(readiness).toMatchObject({ status: 503, connection: "close", body: JSON.stringify({ status: "not ready", draining: true }) });
+      expect(readiness.socket).not.toBe(before.socket);
       server.drain(); // a second drain changes nothing
       expect(await get(`${server.url}/work`, agent)).toMatchObject({ status: 200, connection: "close" });
     } finally {

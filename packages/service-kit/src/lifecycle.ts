@@ -16,8 +16,10 @@ export interface ListeningServer {
   close(graceMs?: number): Promise<void>;
   /**
    * The start of a graceful stop, before close(): still serving, but /readyz answers 503 so balancers
-   * take this replica out, every answer says `Connection: close` so callers' kept-alive connections
-   * end with their request (and none is idle when close() comes), and idle ones close now.
+   * take this replica out, and every answer says `Connection: close`, so a caller's kept-alive
+   * connection ends with its next request, closed by the caller who knows it. Idle ones are left for
+   * close(): closed now, a caller that has not yet seen the readiness could be sending on one as it
+   * closes (a reset), where by close() the balancers have stopped sending.
    */
   drain(): void;
 }
@@ -98,7 +100,6 @@ export async function listen(app: Express, port: number, host: string): Promise<
       if (!server.listeners("request").includes(app)) return;
       server.removeListener("request", app);
       server.on("request", drainingHandler(app));
-      server.closeIdleConnections();
     },
   };
 }
