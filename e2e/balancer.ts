@@ -12,6 +12,8 @@ export interface Balancer {
   url: string;
   /** Requests sent again to another gateway, by why. */
   retried: { refused: number; reset: number };
+  /** Requests answered 502 (no gateway answered), with the errors met, for the test's report. */
+  failures: Array<{ at: number; method: string; url: string; errors: string[] }>;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,7 @@ export async function startBalancer(targets: readonly string[]): Promise<Balance
   const ready = new Map(targets.map((t) => [t, true]));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const retried = { refused: 0, reset: 0 };
+  const failures: Balancer["failures"] = [];
   let turn = 0;
   let probing = true;
   const probes = (async () => {
@@ -52,19 +55,23 @@ export async function startBalancer(targets: readonly string[]): Promise<Balance
         upstream.once("error", reject);
         upstream.end(body);
       });
+    const fail = (errors: unknown[]) => {
+      failures.push({ at: Date.now(), method: req.method!, url: req.url!, errors: errors.map((e) => `${(e as { code?: string }).code ?? ""} ${String(e)}`) });
+      res.writeHead(502).end();
+    };
     let answer: http.IncomingMessage;
     try {
       answer = await send(first!);
     } catch (err) {
       const code = (err as { code?: string }).code;
       const again = second !== undefined && second !== first && (code === "ECONNREFUSED" || (repeatable && (code === "ECONNRESET" || code === "EPIPE")));
-      if (!again) return void res.writeHead(502).end();
+      if (!again) return fail([err]);
       if (code === "ECONNREFUSED") retried.refused++;
       else retried.reset++;
       try {
         answer = await send(second);
-      } catch {
-        return void res.writeHead(502).end();
+      } catch (again) {
+        return fail([err, again]);
       }
     }
     const { connection: _connection, "keep-alive": _keepAlive, ...headers } = answer.headers;
@@ -75,6 +82,7 @@ export async function startBalancer(targets: readonly string[]): Promise<Balance
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     retried,
+    failures,
     close: async () => {
       probing = false;
       await probes;

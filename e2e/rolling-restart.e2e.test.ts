@@ -49,14 +49,22 @@ describeDistributed("rolling restart of every replica under load (distributed mo
   it("fails no request, loses no event and sends no delivery twice", async () => {
     const load = startSteadyLoad(balancer.url, { accessToken: owner.accessToken!, apiKey }, { everyService: true });
     const startedAt = Date.now();
-    const restarts: Array<{ label: string; ms: number }> = [];
+    const restarts: Array<{ label: string; at: number; ms: number }> = [];
+    // The processes' own warnings and errors, but the consumer's rebalancing chatter, collected as they
+    // come (the harness keeps only the latest output): printed if anything failed.
+    const warnings = new Set<string>();
+    const collect = () => {
+      for (const line of product.logs().split("\n"))
+        if (/"level":(40|50|60)/.test(line) && !line.includes('"kafka') && !line.includes("rebalanc")) warnings.add(line.slice(0, 1500));
+    };
+    const collector = setInterval(collect, 1_000);
     try {
       await waitFor(() => load.created.length >= 2, 30_000, 20);
       for (let round = 0; round < ROUNDS; round++) {
         for (const process of product.processes) {
           const at = Date.now();
           await process.restart();
-          restarts.push({ label: process.label, ms: Date.now() - at });
+          restarts.push({ label: process.label, at, ms: Date.now() - at });
         }
       }
       // The load keeps going a moment after the last restart, on every lane.
@@ -68,6 +76,8 @@ describeDistributed("rolling restart of every replica under load (distributed mo
       );
     } finally {
       await load.stop();
+      clearInterval(collector);
+      collect();
     }
     const failed = load.answers.filter((a) => a.status < 200 || a.status >= 300);
 
@@ -99,6 +109,18 @@ describeDistributed("rolling restart of every replica under load (distributed mo
         `${load.answers.length} requests, ${failed.length} failed; ${created.length} clients created, ${lost.length} events lost; ` +
         `${bodies.length} webhook POSTs, ${twice} sent twice; balancer retries: ${balancer.retried.refused} refused, ${balancer.retried.reset} reset`,
     );
+    if (failed.length > 0 || balancer.failures.length > 0) {
+      // Which restart each failure fell in, what the balancer met, and the processes' warnings and errors.
+      const during = (at: number) => restarts.find((r) => at >= r.at && at <= r.at + r.ms)?.label ?? "between restarts";
+      console.log(
+        JSON.stringify(
+          { failed: failed.map((a) => ({ ...a, during: during(a.startedAt) })), balancer: balancer.failures.map((f) => ({ ...f, during: during(f.at) })), restarts },
+          null,
+          1,
+        ),
+        [...warnings].slice(-60).join("\n"),
+      );
+    }
     expect(failed).toEqual([]);
     expect(lost).toEqual([]);
     expect(twice).toBe(0);
