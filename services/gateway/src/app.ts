@@ -1,7 +1,6 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from "express";
+import express, { type Express, type Request, type RequestHandler } from "express";
 import type { Principal } from "@crm/contracts";
-import { ErrorCodes, errorMiddleware, errors, isAppError, routeNotFound } from "@crm/errors";
+import { ErrorCodes, errorMiddleware, isAppError, routeNotFound } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 import { expressRouteTemplate, readinessHandler, requestContext, type ReadinessCheck, type RouteTemplateOf } from "@crm/service-kit";
 import { gatewayMetrics, startSpan, statusClass, type TraceSpan } from "@crm/telemetry";
@@ -47,36 +46,29 @@ export function createApp(deps: GatewayDeps): Express {
   app.set("query parser", "simple");
   app.set("trust proxy", deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false);
 
-  const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent });
-  app.use(context);
+  app.use(requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent }));
   // Probes: bare status, not rate limited, not counted (docs/security.md, rule 12).
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", readinessHandler(deps.readiness, { detail: false }));
 
-  // The stages every request passes, in order, as one Express layer: the router's own work per layer
-  // (path match, prefix trim, its next()) was ~5% of the gateway's CPU under load with a layer each.
   const upstream = callService(deps.forwarder, deps.trustTraceparent);
-  const forward = inOrder([...rawJsonBody, forwardToService(deps, upstream)]);
-  const stages = inOrder([
-    ...deps.security.edge,
-    (req, res, next) => {
-      const route = routeOf(req);
-      if (route) res.locals.route = route;
-      if (!isPublicDocument(req, route)) res.setHeader("Cache-Control", NO_STORE);
-      next();
-    },
-    forwardEarly(deps.security, upstream),
-    ...deps.security.guard,
-    // Forwarded routes go straight on to the service; the rest to the gateway's own router below.
-    (req, res, next) => (res.locals.route && res.locals.route.service !== "gateway" ? forward(req, res, next) : next()),
-  ]);
-  app.use(stages);
+  app.use(deps.security.edge);
+  app.use((req, res, next) => {
+    const route = routeOf(req);
+    if (route) res.locals.route = route;
+    if (!isPublicDocument(req, route)) res.setHeader("Cache-Control", NO_STORE);
+    next();
+  });
+  app.use(forwardEarly(deps.security, upstream));
+  app.use(deps.security.guard);
+  // The route table says who answers: a service (the body is read, checked and forwarded) or the
+  // gateway itself (its public documents; anything else is 404000).
+  const forwarded = express.Router().use(rawJsonBody, forwardToService(deps, upstream));
+  app.use((req, res, next) => (isForwarded(res.locals.route) ? forwarded(req, res, next) : next()));
   app.use(API_PREFIX, publicRouter(deps.documents));
   app.use(rawJsonBody);
   app.use(routeNotFound);
-  const onError = errorMiddleware((req) => req.log ?? deps.logger);
-  app.use(onError);
-  forwardWithoutRouter(app, inOrder([context, stages]), onError);
+  app.use(errorMiddleware((req) => req.log ?? deps.logger));
   return app;
 }
 
@@ -96,79 +88,8 @@ function routeOf(req: Request): RouteMatch | undefined {
   return matchRoute(req.method, req.path.length > 1 ? req.path.replace(/\/$/, "") : req.path);
 }
 
-type Handle = (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void) => void;
-
-/**
- * Forwarded requests, nearly all of the gateway's traffic, skip Express's router: for them it only
- * walked its layers to run the request context and then the stages (parseurl, a path match per
- * layer, its next(), a final handler built per request: ~5% of the gateway's busy samples under
- * load, with their garbage). They get what Express's `app.handle` sets up (the circular references
- * and the prototypes behind req.path, req.ip, res.status...) and what the router sets before the
- * first layer, then run exactly the layers the router would run for them, in the same order, and a
- * failure goes to the same error middleware. Everything else (health, readiness, the public
- * documents, unknown routes, preflights) and an app mounted inside another go through Express.
- */
-function forwardWithoutRouter(app: Express, chain: RequestHandler, onError: ErrorRequestHandler): void {
-  const internals = app as unknown as { handle: Handle };
-  const routed: Handle = internals.handle.bind(app);
-  internals.handle = (incoming, outgoing, callback) => {
-    if (callback !== undefined) return routed(incoming, outgoing, callback);
-    const req = incoming as Request;
-    const res = outgoing as Response;
-    req.res = res;
-    res.req = req;
-    Object.setPrototypeOf(req, app.request);
-    Object.setPrototypeOf(res, app.response);
-    if (!res.locals) res.locals = Object.create(null);
-    const route = routeOf(req);
-    // Express's own handle sets the same up again (harmlessly) and routes the request.
-    if (!route || route.service === "gateway") return routed(req, res);
-    req.baseUrl = "";
-    req.originalUrl = req.url;
-    req.params = {};
-    const failed = (err: unknown) => {
-      try {
-        onError(err, req, res, (passed: unknown) => setImmediate(finalHandler, app, req, res, passed));
-      } catch (thrown) {
-        setImmediate(finalHandler, app, req, res, thrown);
-      }
-    };
-    // The forward stage always answers or fails; a stage that went on past it would, under Express,
-    // have reached the layers after it, which answer a forwarded path with 404000.
-    chain(req, res, (err?: unknown) => failed(err ?? errors.routeNotFound()));
-  };
-}
-
-/**
- * Express's final handler for what the error middleware passes on, which is only an error after the
- * answer has started (the envelope cannot be sent): logged as Express logs it, the connection cut.
- */
-function finalHandler(app: Express, req: Request, res: Response, err: unknown): void {
-  if (err && app.get("env") !== "test") console.error(err instanceof Error ? (err.stack ?? String(err)) : String(err));
-  if (res.headersSent) req.socket?.destroy();
-  else res.status(500).end();
-}
-
-/**
- * Handlers run one after the other as Express would run them as layers of their own: `next()` goes
- * on, `next(err)` leaves for the error handlers, and a rejected promise is `next(err)` (Express 5).
- */
-export function inOrder(handlers: readonly RequestHandler[]): RequestHandler {
-  return (req, res, next) => {
-    let i = 0;
-    const step = (err?: unknown) => {
-      if (err !== undefined && err !== null) return next(err);
-      const handler = handlers[i++];
-      if (!handler) return next();
-      try {
-        const returned: unknown = handler(req, res, step);
-        if (returned instanceof Promise) returned.catch((error: unknown) => next(error ?? new Error("Rejected promise")));
-      } catch (error) {
-        next(error);
-      }
-    };
-    step();
-  };
+function isForwarded(route: RouteMatch | undefined): route is RouteMatch & { service: Exclude<RouteMatch["service"], "gateway"> } {
+  return route !== undefined && route.service !== "gateway";
 }
 
 /** Route templates of the route table ("/api/v1/client/:id"), one string per route, made once. */
@@ -240,7 +161,7 @@ function forwardToService({ idempotency }: GatewayDeps, call: CallService): Requ
   const metrics = gatewayMetrics();
   return async (req, res, next) => {
     const route = res.locals.route;
-    if (!route || route.service === "gateway") return next();
+    if (!isForwarded(route)) return next();
     const principal = res.locals.principal;
     const early = res.locals.early;
     if (early && early.principal === principal) return send(res, await early.answer);
