@@ -8,7 +8,7 @@ import type { IncomingMessage } from "node:http";
  * mid-body). `done` runs once, in the request's async scope: the stream's events run in the socket's,
  * so the request's trace span (AsyncLocalStorage) would otherwise be lost, as raw-body binds
  * body-parser's callbacks. (AsyncResource.bind would also build a deprecated-property wrapper per request.)
- * Used by the gateway (bytes to forward) and by every service's JSON body (bytes to parse).
+ * Used by every service's JSON body (bytes to parse).
  */
 export function readDeclaredLengthBody(req: IncomingMessage, done: (bytes: Buffer | undefined) => void): void {
   const scope = new AsyncResource("DeclaredLengthBody");

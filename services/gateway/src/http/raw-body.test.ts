@@ -1,5 +1,5 @@
-// The gateway's body reading: a plain sized body is read straight off the stream, anything else
-// (chunked, compressed) through body-parser; both keep the exact bytes and give the same answers.
+// The gateway's body reading (body-parser's raw reader): sized, chunked and compressed bodies keep
+// their exact bytes and get the same answers.
 import express from "express";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { gzipSync } from "node:zlib";
@@ -77,7 +77,7 @@ describe("rawJsonBody", () => {
     expect(res.body.error.details).toEqual([{ path: "body", message: "Request body could not be read" }]);
   });
 
-  it("keeps the request's async context (its trace span) for what follows, on both paths", async () => {
+  it("keeps the request's async context (its trace span) for what follows, sized or chunked", async () => {
     const context = new AsyncLocalStorage<string>();
     const a = express();
     a.use((req, _res, next) => context.run(String(req.headers["x-context"]), next));
