@@ -42,6 +42,11 @@ export const configSchema = z
      * starting a new trace at the edge: only behind a proxy that sets or vets it.
      */
     TRUST_TRACEPARENT: env.bool(false),
+    /**
+     * Reads of a caller this gateway authenticated before go to the service beside their
+     * authentication, relayed only if it ends as the same caller (docs/performance.md D3).
+     */
+    EARLY_FORWARD: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** Address of that listener: loopback unless an operator opens it to a scraper's network. */

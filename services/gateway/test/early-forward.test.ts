@@ -1,7 +1,8 @@
 // A read by a caller this gateway has authenticated before goes to the service beside its
-// authentication (app.ts, forwardEarly). The guess must never decide anything: the answer reaches the
-// caller only when the request ends authenticated as the principal it was sent as; a refused caller
-// gets its refusal, a changed one an answer asked as who it is now, and writes never go early.
+// authentication (http/early-forward.ts, docs/performance.md D3). The guess must never decide
+// anything: the answer reaches the caller only when the request ends authenticated as the principal
+// it was sent as; a refused caller gets its refusal, a changed one an answer asked as who it is now,
+// and writes never go early. The rate limit bounds it (docs/security.md §9). EARLY_FORWARD=false: none.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import supertest from "supertest";
@@ -9,6 +10,7 @@ import { rolePermissions } from "@crm/contracts";
 import { MemoryKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import { verifyInternalToken } from "@crm/service-kit";
+import { EARLY_IN_FLIGHT_MAX } from "../src/http/early-forward";
 import type { Forwarder } from "../src/http/forwarder";
 import { createSecurity, type Security } from "../src/security";
 import { gatewayApp } from "./support/gateway-app.fixture";
@@ -44,9 +46,12 @@ interface Seen {
   permissions: string[];
 }
 
-const RATE_LIMIT_MAX = 6;
+const RATE_LIMIT_MAX = 30;
 
-describe("reads forwarded beside their authentication", () => {
+describe.each([
+  ["reads forwarded beside their authentication", true],
+  ["EARLY_FORWARD=false: reads forwarded after their authentication", false],
+])("%s", (_title, early) => {
   let kv: HeldKvStore;
   let identity: FakeIdentity;
   let upstream: http.Server;
@@ -86,7 +91,8 @@ describe("reads forwarded beside their authentication", () => {
       kv,
       services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": upstreamUrl },
       name: "early-forward",
-      trustedProxies: [],
+      trustProxyHops: 0,
+      earlyForward: early,
     });
     forwarder = gateway.forwarder;
     const app = gateway.app;
@@ -113,7 +119,7 @@ describe("reads forwarded beside their authentication", () => {
     expect(condition()).toBe(true);
   };
 
-  it("a repeated read reaches the service while its auth state is still being read, and is answered once that read allows it", async () => {
+  it("a repeated read reaches the service while its auth state is still being read (EARLY_FORWARD), and is answered once that read allows it", async () => {
     const owner = await identity.addUser("OWNER");
     const { token } = await identity.signIn(owner);
     // The first read of a token is forwarded after its authentication: nothing is known about it yet.
@@ -131,7 +137,11 @@ describe("reads forwarded beside their authentication", () => {
     const heldAgain = kv.held;
     const next = seen.length;
     const second = get(token).then((res) => res);
-    await until(() => kv.held > heldAgain && seen.length > next);
+    await until(() => kv.held > heldAgain && (!early || seen.length > next));
+    if (!early) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(since(next)).toEqual([]);
+    }
     kv.release();
     const answer = await second;
     expect(answer.status).toBe(200);
@@ -166,7 +176,7 @@ describe("reads forwarded beside their authentication", () => {
     expect(answer.status).toBe(200);
     expect(answer.body.data.permissions).toEqual(rolePermissions.VIEWER);
     // Asked early as the owner, then again as the viewer.
-    expect(since(start).map((s) => s.permissions)).toEqual([rolePermissions.OWNER, rolePermissions.VIEWER]);
+    expect(since(start).map((s) => s.permissions)).toEqual(early ? [rolePermissions.OWNER, rolePermissions.VIEWER] : [rolePermissions.VIEWER]);
   });
 
   it("a write waits for its authentication", async () => {
@@ -209,5 +219,39 @@ describe("reads forwarded beside their authentication", () => {
     const refused = await get(token, "/api/v1/webhook");
     expect(refused.body.error.code).toBe(401014);
     expect(since(start)).toEqual([]);
+  });
+
+  it("a burst of 500 reads with 1 request of budget left: 1 answered, 499 refused 429000, 1 reached the service", async () => {
+    const owner = await identity.addUser("OWNER");
+    const { token } = await identity.signIn(owner);
+    for (let i = 0; i < RATE_LIMIT_MAX - 1; i++) expect((await get(token)).status).toBe(200);
+    // All 500 arrive while the first one's authentication is still under way (a Redis round trip).
+    kv.hold();
+    const heldBefore = kv.held;
+    const start = seen.length;
+    const burst = Promise.all(Array.from({ length: 500 }, () => get(token).then((res) => [res.status, res.body.error?.code ?? null])));
+    await until(() => kv.held >= heldBefore + 500);
+    kv.release();
+    const answers = await burst;
+    const tally = (status: number) => answers.filter(([s]) => s === status).length;
+    expect({ ok: tally(200), limited: answers.filter(([s, code]) => s === 429 && code === 429000).length }).toEqual({ ok: 1, limited: 499 });
+    expect(since(start)).toHaveLength(1);
+  }, 30_000);
+
+  it(`at most ${EARLY_IN_FLIGHT_MAX} reads of one caller go early while their authentication waits`, async () => {
+    const owner = await identity.addUser("OWNER");
+    const { token } = await identity.signIn(owner);
+    expect((await get(token)).status).toBe(200);
+    kv.hold();
+    const heldBefore = kv.held;
+    const start = seen.length;
+    const burst = Promise.all(Array.from({ length: 10 }, () => get(token).then((res) => res.status)));
+    await until(() => kv.held >= heldBefore + 10);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(since(start)).toHaveLength(early ? EARLY_IN_FLIGHT_MAX : 0);
+    kv.release();
+    expect(await burst).toEqual(Array(10).fill(200));
+    // Those asked early were answered with their early answer: each read reached the service once.
+    expect(since(start)).toHaveLength(10);
   });
 });

@@ -63,19 +63,15 @@ export class Authenticator {
     this.cache = new AuthCache(kv);
   }
 
-  /**
-   * The principal, or an AppError with the exact 401xxx code. Store failures surface as 503000.
-   * `onVerified` is called with a JWT's user id once its signature and expiry check out, before the
-   * store is read (the caller starts that user's rate-limit count alongside the read).
-   */
-  async authenticate(credential: Credential, onVerified?: (userId: string) => void): Promise<Principal> {
+  /** The principal, or an AppError with the exact 401xxx code. Store failures surface as 503000. */
+  async authenticate(credential: Credential): Promise<Principal> {
     switch (credential.kind) {
       case "none":
         throw errors.authenticationRequired();
       case "malformed":
         throw errors.invalidAccessToken();
       case "jwt":
-        return this.fromJwt(credential.token, onVerified);
+        return this.fromJwt(credential.token);
       case "apiKey":
         return this.fromApiKey(credential.key);
     }
@@ -84,17 +80,16 @@ export class Authenticator {
   /**
    * The principal a JWT was last authenticated as at this gateway, known without I/O; undefined for
    * a token not authenticated here yet, or refused since. A guess only: it lets the gateway start
-   * forwarding a read while the request is authenticated as usual (see `Security.likelyPrincipal`).
+   * forwarding a read while the request is authenticated as usual (see `Security.likelyCaller`, D3).
    */
   likelyPrincipal(token: string): Principal | undefined {
     const claims = this.verify(token);
     return claims && this.principals.get(claims)?.principal;
   }
 
-  private async fromJwt(token: string, onVerified: ((userId: string) => void) | undefined): Promise<Principal> {
+  private async fromJwt(token: string): Promise<Principal> {
     const claims = this.verify(token);
     if (!claims) throw errors.invalidAccessToken();
-    onVerified?.(claims.sub);
     try {
       return await this.principalOf(claims);
     } catch (err) {

@@ -2,7 +2,7 @@
 // `guard` (authentication, rate limit, permission) runs after the route is in `res.locals.route`.
 import type { Request, RequestHandler } from "express";
 import { mayCallRoute, type Permission, type Principal } from "@crm/contracts";
-import { API_KEY_PATTERN, canonicalAddress, digestApiKey } from "@crm/auth-cache";
+import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
 import { type AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
 import { type KvStore, RedisKvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
@@ -14,7 +14,6 @@ import { IdentityClient } from "./identity-client";
 import { ApiKeyUsage } from "./api-key-usage";
 import { addressKey, createRateLimiter } from "./rate-limiter";
 import { pathSegment } from "../http/route-table";
-import type { Upstream } from "../http/upstream-pool";
 import { RecentSet } from "@crm/service-kit";
 
 export interface SecurityConfig {
@@ -33,14 +32,11 @@ export interface SecurityDeps {
   kv: KvStore;
   /**
    * Rate-limit counters live in this Redis when set, in memory otherwise. When `kv` is a Redis store
-   * (the gateway opens both on REDIS_URL), the limiter counts on `kv`'s connection: a JWT request's
-   * auth read and its count then leave in one write and come back in one read, where a client of
-   * the limiter's own cost a second write and read per request (the Redis writes were ~16% of the
-   * gateway's busy samples under load, more than the responses' own writes).
+   * (the gateway opens both on REDIS_URL), the limiter counts on `kv`'s connection.
    */
   redisUrl?: string;
-  /** Base URL of identity (or its replicas'), for cache misses (`/internal/auth/...`). */
-  identityUrl: Upstream;
+  /** Base URL of identity, for cache misses (`/internal/auth/...`). */
+  identityUrl: string;
   internalTokenSecret: string;
   logger: Logger;
 }
@@ -52,13 +48,19 @@ export interface Security {
   /** After routing (`res.locals.route`): authentication -> `res.locals.principal`, rate limit, permission. */
   guard: RequestHandler[];
   /**
-   * After routing, without I/O: the principal a JWT request will most likely be authenticated as (its
-   * token's last principal at this gateway), when that principal holds the route's permission and
-   * its bucket had budget left at its last count; undefined otherwise. A guess only: the guard still
-   * authenticates the request against the shared store, and decides.
+   * After routing, without I/O, for the early forward (D3): the principal a JWT request will most
+   * likely be authenticated as (its token's last principal at this gateway) when it holds the route's
+   * permission, with its bucket and the requests left there at its last count here; undefined
+   * otherwise. A guess only: the guard still authenticates the request against the shared store, and decides.
    */
-  likelyPrincipal(req: Request): Principal | undefined;
+  likelyCaller(req: Request): LikelyCaller | undefined;
   close(): Promise<void>;
+}
+
+export interface LikelyCaller {
+  principal: Principal;
+  bucket: string;
+  remaining: number;
 }
 
 /** Metric label of each credential kind. */
@@ -73,9 +75,6 @@ interface RouteLike {
 }
 
 const userKey = (userId: string) => `user:${userId}`;
-
-/** The client's address: the socket's peer, or what TRUSTED_PROXIES in front of it say (Express's req.ip). */
-const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? "";
 
 /** The caller's rate-limit bucket: its API key, else its user, else its address. */
 function bucketOf(req: Request): string {
@@ -103,31 +102,18 @@ export function createSecurity(deps: SecurityDeps): Security {
   const runAuthentication = async (req: Request, credential: Credential): Promise<void> => {
     const digest = credential.kind === "apiKey" ? digestApiKey(credential.key) : undefined;
     const kind = CREDENTIAL_KIND_LABELS[credential.kind];
-    // A verified JWT almost always ends in its user's bucket: count it there while the auth state is
-    // read (one Redis round trip's wait instead of two); taken back if the request ends elsewhere.
-    let countedEarly: string | undefined;
-    const countEarly = (userId: string) => {
-      countedEarly = userKey(userId);
-      limiter.countEarly(countedEarly);
-    };
     try {
-      const principal = await authenticator.authenticate(credential, countEarly);
-      // A key used from outside its allow-list is refused before its own budget or its scopes are
-      // looked at, and counts on the address: a leaked key tried from elsewhere spends nothing of its owner's.
-      const allowList = authenticator.keyControls(principal)?.allowList;
-      if (allowList && !allowList.allows(clientAddress(req))) throw errors.addressNotAllowed();
+      const principal = await authenticator.authenticate(credential);
       req.res!.locals.principal = principal;
       authentications.labels(kind, "ok").inc();
       if (digest) recentKeys.add(digest);
-      if (principal.apiKeyId) usage.record(principal.apiKeyId, canonicalAddress(clientAddress(req)));
+      if (principal.apiKeyId) usage.record(principal.apiKeyId);
     } catch (err) {
       if (!isAppError(err)) throw err;
       authentications.labels(kind, String(err.code)).inc();
       if (digest) recentKeys.delete(digest);
       if (err.code === ErrorCodes.unavailable) (req.log ?? deps.logger).error({ err: err.cause ?? err }, "authentication backend unavailable");
       failures.set(req, err);
-    } finally {
-      if (countedEarly !== undefined && countedEarly !== bucketOf(req)) limiter.withdrawEarly(countedEarly);
     }
   };
 
@@ -164,11 +150,6 @@ export function createSecurity(deps: SecurityDeps): Security {
     redis: deps.redisUrl !== undefined && deps.kv instanceof RedisKvStore ? deps.kv.redis : undefined,
     logger: deps.logger,
     key: (req) => bucketOf(req),
-    policyOf: (req) => {
-      const principal = req.res?.locals.principal as Principal | undefined;
-      const rateLimit = principal && authenticator.keyControls(principal)?.rateLimit;
-      return rateLimit ? { max: rateLimit.max, windowMs: rateLimit.windowSeconds * 1000 } : undefined;
-    },
   });
 
   // Not async unless it must wait: a promise per request costs a microtask turn for nothing.
@@ -202,7 +183,7 @@ export function createSecurity(deps: SecurityDeps): Security {
     next();
   };
 
-  const likelyPrincipal = (req: Request): Principal | undefined => {
+  const likelyCaller = (req: Request): LikelyCaller | undefined => {
     const route = req.res?.locals.route as RouteLike | undefined;
     if (!route || route.public) return undefined;
     const credential = readCredential(req);
@@ -210,11 +191,13 @@ export function createSecurity(deps: SecurityDeps): Security {
     const principal = authenticator.likelyPrincipal(credential.token);
     if (!principal?.userId) return undefined;
     if (route.permission && !principal.permissions.includes(route.permission)) return undefined;
-    return limiter.likelyWithinBudget(userKey(principal.userId)) ? principal : undefined;
+    const bucket = userKey(principal.userId);
+    const remaining = limiter.remainingAtLastCount(bucket);
+    return remaining === undefined ? undefined : { principal, bucket, remaining };
   };
 
   return {
-    likelyPrincipal,
+    likelyCaller,
     edge: [peekWhenEdgeAnswers, corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
     guard: [authenticate, limiter.middleware, authorize],
     close: async () => {
