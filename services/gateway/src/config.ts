@@ -47,6 +47,8 @@ export const configSchema = z
      * authentication, relayed only if it ends as the same caller (docs/performance.md D3).
      */
     EARLY_FORWARD: env.bool(true),
+    /** One internal token per caller for 30 s of its 60 s life, instead of one per request (docs/performance.md D9). */
+    INTERNAL_TOKEN_REUSE: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** Address of that listener: loopback unless an operator opens it to a scraper's network. */

@@ -41,7 +41,7 @@ class AnswerBroken extends Error {
 /**
  * A service's answer collected into one buffer, as undici's dispatcher hands it over: what
  * `request()` did minus the readable stream, async resource and body mixin it builds per request
- * only for the gateway to read it to the end at once.
+ * only for the gateway to read it to the end at once (docs/performance.md D10).
  */
 class CollectedAnswer implements Dispatcher.DispatchHandler {
   status = 0;
@@ -101,6 +101,8 @@ export interface ForwarderOptions {
   timeoutMs: number;
   /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
+  /** INTERNAL_TOKEN_REUSE: one token per caller for 30 s of its life (D9); false signs one per request. */
+  reuseTokens?: boolean;
 }
 
 /** The answer's headers the client gets (PASSED_RESPONSE_HEADERS). */
@@ -113,7 +115,10 @@ function passedHeaders(answered: Readonly<Record<string, string | string[] | und
   return passed;
 }
 
-/** A token lives 60 s; one is reused for 30 s per caller so a request rarely pays a signature. */
+/**
+ * A token lives 60 s; one is reused for 30 s per caller so a request rarely pays a signature, and
+ * a service verifies it once (docs/performance.md D9).
+ */
 const TOKEN_REUSE_MS = 30_000;
 const TOKENS_MAX = 10_000;
 
@@ -215,8 +220,10 @@ export class Forwarder {
     return errors.internal();
   }
 
+
   /** The caller was authenticated for this request already; the token only carries who it is. */
   private internalToken(principal: Principal | undefined): string {
+    if (this.options.reuseTokens === false) return signInternalToken(principal ? { principal } : {}, this.options.internalTokenSecret);
     const now = Date.now();
     const same = principal && this.tokensByPrincipal.get(principal);
     if (same && now < same.renewAtMs) return same.value;

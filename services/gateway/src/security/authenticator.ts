@@ -36,10 +36,10 @@ export class Authenticator {
   private readonly cache: AuthCache;
   /**
    * Claims of tokens whose signature checked out, by token: a caller sends the same token for its
-   * whole life, and the HMAC, base64 and JSON work was ~3% of the gateway's CPU per request. Only
-   * correctly signed tokens get in, so the map cannot be filled with garbage; expiry is checked on
-   * every use. Whether the token is still allowed (sign-out, deletion) is read from the store on
-   * every request, as before.
+   * whole life, so one claims object stands for it and keys its principal (below; docs/performance.md
+   * D9). Only correctly signed tokens get in, so the map cannot be filled with garbage; expiry is
+   * checked on every use. Whether the token is still allowed (sign-out, deletion) is read from the
+   * store on every request.
    */
   private readonly verified = new Map<string, AccessTokenClaims>();
   /**
