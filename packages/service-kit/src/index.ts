@@ -4,7 +4,6 @@ export { requireInternalPrincipal, requireInternalCaller, principalOf, hasPermis
 export { mountRoute, requestBody } from "./routes";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { readDeclaredLengthBody } from "./declared-length-body";
-export { sendJson } from "./send-json";
 export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ReadinessCheck, type ReadinessOptions } from "./service-app";
 export { expressServer, expressServing, type HttpMessageClasses } from "./express-server";
 export { listen, runProcess, startService, type InProcessHandler, type ListeningServer, type RunningService, type UndoStack } from "./lifecycle";

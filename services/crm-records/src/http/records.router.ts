@@ -2,7 +2,7 @@
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
-import { mountRoute, principalOf, sendJson } from "@crm/service-kit";
+import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
@@ -44,7 +44,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       const input = parseRecordBody(definition.createSchema, req.body);
       const view = await service.create(definition, businessId, input);
       res.setHeader("ETag", recordEtag(definition, view));
-      sendJson(req, res, 201, ok(view));
+      res.status(201).json(ok(view));
     });
 
     mountRoute(router, routes.createBatch, async (req, res) => {
@@ -61,7 +61,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       const input = parseRecordBody(definition.updateSchema, req.body);
       const view = await service.update(definition, businessId, id, input, req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
-      sendJson(req, res, 200, ok(view));
+      res.status(200).json(ok(view));
     };
     mountRoute(router, routes.patch, update);
     mountRoute(router, routes.put, update);
@@ -69,7 +69,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.delete, async (req, res) => {
       const view = await service.remove(definition, businessOf(req), idParam(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
-      sendJson(req, res, 200, ok(view));
+      res.status(200).json(ok(view));
     });
   }
   return router;

@@ -5,7 +5,7 @@ import type { Request } from "express";
 import express from "express";
 import { isAppError } from "@crm/errors";
 import { createLogger } from "@crm/logger";
-import { createServiceApp, listen, sendJson, startService, type InProcessHandler, type RunningService } from "@crm/service-kit";
+import { createServiceApp, listen, startService, type InProcessHandler, type RunningService } from "@crm/service-kit";
 import { Forwarder } from "./forwarder";
 
 const SECRET = "in-process-test-secret-0123456789abcdef";
@@ -45,7 +45,7 @@ describe("Forwarder with the service in the same process", () => {
       });
       res.setHeader("ETag", '"e1"');
       res.setHeader("X-Internal-Detail", "not passed");
-      sendJson(req, res, 201, { data: req.body });
+      res.status(201).json({ data: req.body });
     });
     api.get("/headers", (_req, res) => {
       res.setHeader("Set-Cookie", ["a=1; Path=/", "b=2; Path=/"]);
