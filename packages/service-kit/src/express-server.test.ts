@@ -3,8 +3,12 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { expressServer } from "./express-server";
 
-async function serve(app: express.Express, onArrival?: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
-  const server = expressServer(app);
+async function serve(
+  app: express.Express,
+  onArrival?: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  prototypesAtBirth = true,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = expressServer(app, { prototypesAtBirth });
   if (onArrival) server.prependListener("request", onArrival);
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
@@ -83,6 +87,27 @@ describe("expressServer()", () => {
     const server = await serve(app);
     try {
       expect(await (await fetch(server.url)).json()).toEqual({ wrapped: "app's own" });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("off (prototypesAtBirth: false): Node's classes, Express swaps the prototypes, the answers are the same", async () => {
+    const app = express();
+    app.set("trust proxy", "loopback");
+    const seen: boolean[] = [];
+    const sameAsApp = (req: object, res: object) => seen.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response);
+    app.get("/items/:id", (req, res) => {
+      sameAsApp(req, res);
+      res.status(201).json({ id: req.params["id"], query: req.query, ip: req.ip, path: req.path });
+    });
+    const server = await serve(app, sameAsApp, false);
+    try {
+      const res = await fetch(`${server.url}/items/42?page=2`, { headers: { "X-Forwarded-For": "203.0.113.9" } });
+      expect(res.status).toBe(201);
+      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(await res.json()).toEqual({ id: "42", query: { page: "2" }, ip: "203.0.113.9", path: "/items/42" });
+      expect(seen).toEqual([false, false, true, true]); // Node's on arrival, Express's in the handler
     } finally {
       await server.close();
     }

@@ -7,17 +7,20 @@ import type { Express } from "express";
  * Express gives every request and response its own prototype (`Object.setPrototypeOf` in
  * `app.handle`). Changing an object's prototype after it was built gives it a new hidden class, so
  * every later property access on it, in Node's HTTP and stream code as much as in Express's, meets
- * two shapes of the same object and takes V8's slower polymorphic paths. Measured on crm-records'
- * create: 0.32 against 0.47 ms of CPU per request (docs/performance.md, "Requests born with Express's
- * prototypes").
+ * two shapes of the same object and takes V8's slower polymorphic paths (docs/performance.md D1).
  *
  * Node builds them from the classes the server is given, so this gives it subclasses of its own
  * request and response classes that carry Express's methods and accessors, and makes them the app's
  * `request` and `response`: Express's swap then finds the prototype it wants already in place and
  * changes nothing. An app whose prototypes are not built on Node's (not Express's) is served as it is.
  */
-export function expressServer(app: Express): http.Server {
-  return expressServing(app).server;
+export function expressServer(app: Express, options: ServingOptions = {}): http.Server {
+  return expressServing(app, options).server;
+}
+
+export interface ServingOptions {
+  /** False: Node's own classes, Express swapping the prototypes per request (docs/performance.md D1, off). */
+  prototypesAtBirth?: boolean;
 }
 
 /** The classes an HTTP server builds its requests and responses from. */
@@ -31,9 +34,9 @@ export interface HttpMessageClasses {
  * the same process can build a request the app sees exactly as it sees one off the wire (lifecycle's
  * in-process handler).
  */
-export function expressServing(app: Express): { server: http.Server; classes: HttpMessageClasses } {
-  const request = bornWith(http.IncomingMessage, app.request);
-  const response = bornWith(http.ServerResponse, app.response);
+export function expressServing(app: Express, options: ServingOptions = {}): { server: http.Server; classes: HttpMessageClasses } {
+  const request = options.prototypesAtBirth === false ? undefined : bornWith(http.IncomingMessage, app.request);
+  const response = options.prototypesAtBirth === false ? undefined : bornWith(http.ServerResponse, app.response);
   if (!request || !response) return { server: http.createServer(app), classes: { IncomingMessage: http.IncomingMessage, ServerResponse: http.ServerResponse } };
   app.request = request.prototype as Express["request"];
   app.response = response.prototype as Express["response"];

@@ -5,7 +5,7 @@ export { mountRoute, requestBody } from "./routes";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { readDeclaredLengthBody } from "./declared-length-body";
 export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ReadinessCheck, type ReadinessOptions } from "./service-app";
-export { expressServer, expressServing, type HttpMessageClasses } from "./express-server";
+export { expressServer, expressServing, type HttpMessageClasses, type ServingOptions } from "./express-server";
 export { listen, runProcess, startService, type InProcessHandler, type ListeningServer, type RunningService, type UndoStack } from "./lifecycle";
 export { baseConfigFields, serviceConfigFields } from "./config-fields";
 export { telemetryConfigFields, startServiceTracing, type TelemetryConfig } from "./telemetry";

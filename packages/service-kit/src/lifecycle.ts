@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import { ConfigError } from "@crm/config";
 import type { Logger } from "@crm/logger";
-import { expressServing, type HttpMessageClasses } from "./express-server";
+import { expressServing, type HttpMessageClasses, type ServingOptions } from "./express-server";
 
 export interface ListeningServer {
   server: http.Server;
@@ -58,8 +58,8 @@ export interface InProcessHandler extends HttpMessageClasses {
  */
 const inProcessHandlers = new Map<string, InProcessHandler>();
 
-export async function listen(app: Express, port: number, host: string): Promise<ListeningServer> {
-  const { server, classes } = expressServing(app);
+export async function listen(app: Express, port: number, host: string, options: ServingOptions = {}): Promise<ListeningServer> {
+  const { server, classes } = expressServing(app, options);
   // Keep-alive longer than typical load balancers' idle time-out, so they close first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

@@ -76,7 +76,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       earlyForward: config.EARLY_FORWARD,
       readiness,
     });
-    const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
+    const server = undo.listening(await listen(app, config.PORT, config.HOST, { prototypesAtBirth: config.EXPRESS_PROTOTYPES_AT_BIRTH }), config.SHUTDOWN_DRAIN_MS);
     const metricsServer =
       config.METRICS_PORT === undefined ? undefined : undo.listening(await listenForMetrics(config.METRICS_PORT, config.METRICS_HOST, readiness, logger), config.SHUTDOWN_DRAIN_MS);
     const metricsUrl = metricsServer ? `${metricsServer.url}/metrics` : undefined;
