@@ -27,10 +27,11 @@ export function signInternalToken(claims: InternalClaims, secret: string, ttlSec
   return jwt.sign(claims, keyFor(secret), { algorithm: "HS256", audience: AUDIENCE, issuer: ISSUER, expiresIn: ttlSeconds });
 }
 
-// The gateway reuses one token per caller for part of its lifetime (see the forwarder), so a
-// service sees the same bytes many times: a token verified once with a secret stays verified
-// until it expires. Verifying again would give the same answer (HMAC is deterministic) at the cost
-// of a signature check and a schema parse per request. Bounded: cleared when full.
+// The gateway signs a token per request, and the same caller's tokens signed within one second are
+// the same bytes (the claims carry seconds), so a busy caller's token arrives many times: a token
+// verified once with a secret stays verified until it expires. Verifying again would give the same
+// answer (HMAC is deterministic) at the cost of a signature check and a schema parse per request.
+// Bounded: cleared when full.
 const VERIFIED_MAX = 10_000;
 const verified = new Map<string, { secret: string; claims: InternalClaims; expiresAtMs: number }>();
 

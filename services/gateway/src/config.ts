@@ -49,8 +49,6 @@ export const configSchema = z
     EARLY_FORWARD: env.bool(true),
     /** Requests and responses built with Express's prototypes rather than swapped per request (docs/performance.md D1). */
     EXPRESS_PROTOTYPES_AT_BIRTH: env.bool(true),
-    /** One internal token per caller for 30 s of its 60 s life, instead of one per request (docs/performance.md D9). */
-    INTERNAL_TOKEN_REUSE: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** Address of that listener: loopback unless an operator opens it to a scraper's network. */

@@ -51,7 +51,6 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
         internalTokenSecret,
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
-        reuseTokens: config.INTERNAL_TOKEN_REUSE,
       }),
       (forwarder) => forwarder.close(),
     );

@@ -101,8 +101,6 @@ export interface ForwarderOptions {
   timeoutMs: number;
   /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
-  /** INTERNAL_TOKEN_REUSE: one token per caller for 30 s of its life (D9); false signs one per request. */
-  reuseTokens?: boolean;
 }
 
 /** The answer's headers the client gets (PASSED_RESPONSE_HEADERS). */
@@ -115,24 +113,9 @@ function passedHeaders(answered: Readonly<Record<string, string | string[] | und
   return passed;
 }
 
-/**
- * A token lives 60 s; one is reused for 30 s per caller so a request rarely pays a signature, and
- * a service verifies it once (docs/performance.md D9).
- */
-const TOKEN_REUSE_MS = 30_000;
-const TOKENS_MAX = 10_000;
-
 export class Forwarder {
   private readonly pools = new Map<string, PoolType>();
   private readonly upstreams = new Map<string, UpstreamPool<PoolType>>();
-  /** Internal tokens by principal (its JSON; "" for anonymous): the request id travels in X-Request-Id. */
-  private readonly tokens = new Map<string, { value: string; renewAtMs: number }>();
-  /**
-   * The same, by principal object: the authenticator hands out one (frozen) principal per caller
-   * while its state is unchanged, so most requests find their token without serialising the
-   * principal (~1.5 KB of JSON with a user's permissions) to look it up.
-   */
-  private readonly tokensByPrincipal = new WeakMap<Principal, { value: string; renewAtMs: number }>();
 
   constructor(private readonly options: ForwarderOptions) {
     const poolOf = (url: string) => {
@@ -221,21 +204,12 @@ export class Forwarder {
   }
 
 
-  /** The caller was authenticated for this request already; the token only carries who it is. */
+  /**
+   * The caller was authenticated for this request already; the token only carries who it is (the
+   * request id travels in X-Request-Id). A service remembers a token it verified until it expires.
+   */
   private internalToken(principal: Principal | undefined): string {
-    if (this.options.reuseTokens === false) return signInternalToken(principal ? { principal } : {}, this.options.internalTokenSecret);
-    const now = Date.now();
-    const same = principal && this.tokensByPrincipal.get(principal);
-    if (same && now < same.renewAtMs) return same.value;
-    const key = principal ? JSON.stringify(principal) : "";
-    let cached = this.tokens.get(key);
-    if (!cached || now >= cached.renewAtMs) {
-      cached = { value: signInternalToken(principal ? { principal } : {}, this.options.internalTokenSecret), renewAtMs: now + TOKEN_REUSE_MS };
-      if (this.tokens.size >= TOKENS_MAX) this.tokens.clear();
-      this.tokens.set(key, cached);
-    }
-    if (principal) this.tokensByPrincipal.set(principal, cached);
-    return cached.value;
+    return signInternalToken(principal ? { principal } : {}, this.options.internalTokenSecret);
   }
 
   /** Readiness: the `/healthz` of one of the service's replicas answers 200, over the pools requests go through. */

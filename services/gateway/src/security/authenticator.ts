@@ -45,7 +45,7 @@ export class Authenticator {
   /**
    * The principal last built for a token and the user state it was built from: the store hands
    * back the same (frozen) state object while the stored entry is unchanged, so while it is the same
-   * object the principal is the same too, and the forwarder can key its internal token on it.
+   * object the principal is the same too, and the early forward (D3) can tell the caller is unchanged.
    */
   private readonly principals = new WeakMap<AccessTokenClaims, { user: UserAuthState; principal: Principal }>();
   /** Likewise for API keys: by the key's state, then its creator's state. */
