@@ -6,7 +6,6 @@ import { expressRouteTemplate, readinessHandler, requestContext, type ReadinessC
 import { gatewayMetrics, startSpan, statusClass, type TraceSpan } from "@crm/telemetry";
 import { API_PREFIX, matchRoute, type RouteMatch } from "./http/route-table";
 import { rawJsonBody } from "./http/raw-body";
-import { type CallService, type EarlyForward, earlyForward } from "./http/early-forward";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
@@ -24,8 +23,6 @@ export interface GatewayDeps {
   trustedProxies: readonly string[];
   /** TRUST_TRACEPARENT: continue a client's `traceparent` rather than start a new trace. */
   trustTraceparent: boolean;
-  /** EARLY_FORWARD: reads of known callers go to the service beside their authentication (D3). */
-  earlyForward: boolean;
 }
 
 declare global {
@@ -60,12 +57,10 @@ export function createApp(deps: GatewayDeps): Express {
     if (!isPublicDocument(req, route)) res.setHeader("Cache-Control", NO_STORE);
     next();
   });
-  const early = earlyForward(deps.security, upstream);
-  if (deps.earlyForward) app.use(early.start);
   app.use(deps.security.guard);
   // The route table says who answers: a service (the body is read, checked and forwarded) or the
   // gateway itself (its public documents; anything else is 404000).
-  const forwarded = express.Router().use(rawJsonBody, forwardToService(deps, upstream, early));
+  const forwarded = express.Router().use(rawJsonBody, forwardToService(deps, upstream));
   app.use((req, res, next) => (isForwarded(res.locals.route) ? forwarded(req, res, next) : next()));
   app.use(API_PREFIX, publicRouter(deps.documents));
   app.use(rawJsonBody);
@@ -104,6 +99,8 @@ const gatewayRouteTemplate: RouteTemplateOf = (req, res) => {
   return template;
 };
 
+type CallService = (service: Exclude<RouteMatch["service"], "gateway">, req: Request, principal: Principal | undefined) => Promise<UpstreamResponse>;
+
 /** One call of a service, traced and measured; its failures are counted and passed on. */
 function callService(forwarder: Forwarder, trustTraceparent: boolean): CallService {
   const metrics = gatewayMetrics();
@@ -129,14 +126,12 @@ function callService(forwarder: Forwarder, trustTraceparent: boolean): CallServi
   };
 }
 
-function forwardToService({ idempotency }: GatewayDeps, call: CallService, early: EarlyForward): RequestHandler {
+function forwardToService({ idempotency }: GatewayDeps, call: CallService): RequestHandler {
   const metrics = gatewayMetrics();
   return async (req, res, next) => {
     const route = res.locals.route;
     if (!isForwarded(route)) return next();
     const principal = res.locals.principal;
-    const answeredEarly = early.answerFor(res, principal);
-    if (answeredEarly) return send(res, await answeredEarly);
     const idempotent = req.method === "POST" && principal ? await idempotency.begin(req, principal) : undefined;
     if (idempotent && "replay" in idempotent) {
       metrics.idempotentReplays.inc();

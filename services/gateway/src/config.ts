@@ -42,11 +42,6 @@ export const configSchema = z
      * starting a new trace at the edge: only behind a proxy that sets or vets it.
      */
     TRUST_TRACEPARENT: env.bool(false),
-    /**
-     * Reads of a caller this gateway authenticated before go to the service beside their
-     * authentication, relayed only if it ends as the same caller (docs/performance.md D3).
-     */
-    EARLY_FORWARD: env.bool(true),
     /** Requests and responses built with Express's prototypes rather than swapped per request (docs/performance.md D1). */
     EXPRESS_PROTOTYPES_AT_BIRTH: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */

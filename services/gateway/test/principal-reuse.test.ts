@@ -1,5 +1,5 @@
 // The authenticator hands out one principal per caller while the caller's stored state is unchanged
-// (the early forward, D3, compares callers by that object), and a new one the moment identity writes
+// (docs/performance.md D9), and a new one the moment identity writes
 // a change: reuse must never outlive the state it was built from.
 import { MemoryKvStore } from "@crm/kv-store";
 import { rolePermissions } from "@crm/contracts";

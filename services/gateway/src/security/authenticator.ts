@@ -45,7 +45,7 @@ export class Authenticator {
   /**
    * The principal last built for a token and the user state it was built from: the store hands
    * back the same (frozen) state object while the stored entry is unchanged, so while it is the same
-   * object the principal is the same too, and the early forward (D3) can tell the caller is unchanged.
+   * object the principal is the same too, built once per caller state rather than per request (D9).
    */
   private readonly principals = new WeakMap<AccessTokenClaims, { user: UserAuthState; principal: Principal }>();
   /** Likewise for API keys: by the key's state, then its creator's state. */
@@ -75,16 +75,6 @@ export class Authenticator {
       case "apiKey":
         return this.fromApiKey(credential.key);
     }
-  }
-
-  /**
-   * The principal a JWT was last authenticated as at this gateway, known without I/O; undefined for
-   * a token not authenticated here yet, or refused since. A guess only: it lets the gateway start
-   * forwarding a read while the request is authenticated as usual (see `Security.likelyCaller`, D3).
-   */
-  likelyPrincipal(token: string): Principal | undefined {
-    const claims = this.verify(token);
-    return claims && this.principals.get(claims)?.principal;
   }
 
   private async fromJwt(token: string): Promise<Principal> {

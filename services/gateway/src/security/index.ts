@@ -47,20 +47,7 @@ export interface Security {
   edge: RequestHandler[];
   /** After routing (`res.locals.route`): authentication -> `res.locals.principal`, rate limit, permission. */
   guard: RequestHandler[];
-  /**
-   * After routing, without I/O, for the early forward (D3): the principal a JWT request will most
-   * likely be authenticated as (its token's last principal at this gateway) when it holds the route's
-   * permission, with its bucket and the requests left there at its last count here; undefined
-   * otherwise. A guess only: the guard still authenticates the request against the shared store, and decides.
-   */
-  likelyCaller(req: Request): LikelyCaller | undefined;
   close(): Promise<void>;
-}
-
-export interface LikelyCaller {
-  principal: Principal;
-  bucket: string;
-  remaining: number;
 }
 
 /** Metric label of each credential kind. */
@@ -183,21 +170,7 @@ export function createSecurity(deps: SecurityDeps): Security {
     next();
   };
 
-  const likelyCaller = (req: Request): LikelyCaller | undefined => {
-    const route = req.res?.locals.route as RouteLike | undefined;
-    if (!route || route.public) return undefined;
-    const credential = readCredential(req);
-    if (credential.kind !== "jwt") return undefined;
-    const principal = authenticator.likelyPrincipal(credential.token);
-    if (!principal?.userId) return undefined;
-    if (route.permission && !principal.permissions.includes(route.permission)) return undefined;
-    const bucket = userKey(principal.userId);
-    const remaining = limiter.remainingAtLastCount(bucket);
-    return remaining === undefined ? undefined : { principal, bucket, remaining };
-  };
-
   return {
-    likelyCaller,
     edge: [peekWhenEdgeAnswers, corsEdge(deps.config.CORS_ALLOWED_ORIGINS)],
     guard: [authenticate, limiter.middleware, authorize],
     close: async () => {

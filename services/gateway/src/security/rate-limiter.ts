@@ -39,27 +39,18 @@ export interface RateLimiter {
   peek(req: Request, res: Response): Promise<void>;
   /** Whether `key`'s window is already spent, without counting; false when the store cannot tell (fail open). */
   overBudget(key: string): Promise<boolean>;
-  /**
-   * Requests left in `key`'s bucket at its last count at this gateway (the whole budget once that
-   * window has ended); undefined for a bucket not counted here yet. Not a count: other gateways
-   * spend the same budget, and requests in flight are not counted yet (read by the early forward, D3).
-   */
-  remainingAtLastCount(key: string): number | undefined;
   close(): Promise<void>;
 }
 
 const WARN_EVERY_MS = 10_000;
-/** Buckets whose last count is remembered; the map is emptied when full. */
-const LAST_COUNTS_MAX = 10_000;
 
 /**
  * The counting store, failing open: a failure lets the request through as the window's first (logged
  * at most every 10 s), where express-rate-limit's `passOnStoreError` would leave the answer without
- * its headers and log every request on the console. It remembers each bucket's last count.
+ * its headers and log every request on the console.
  */
 class FailOpenStore implements Store {
   private lastWarning = 0;
-  private readonly lastCounts = new Map<string, { totalHits: number; resetMs: number }>();
   private windowMs = 60_000;
 
   constructor(
@@ -73,9 +64,8 @@ class FailOpenStore implements Store {
   }
 
   async increment(key: string): Promise<IncrementResponse> {
-    let counted: IncrementResponse;
     try {
-      counted = await this.inner.increment(key);
+      return await this.inner.increment(key);
     } catch (err) {
       const now = Date.now();
       if (now - this.lastWarning > WARN_EVERY_MS) {
@@ -84,13 +74,6 @@ class FailOpenStore implements Store {
       }
       return { totalHits: 0, resetTime: new Date(now + this.windowMs) };
     }
-    if (this.lastCounts.size >= LAST_COUNTS_MAX && !this.lastCounts.has(key)) this.lastCounts.clear();
-    this.lastCounts.set(key, { totalHits: counted.totalHits, resetMs: counted.resetTime?.getTime() ?? Date.now() + this.windowMs });
-    return counted;
-  }
-
-  lastCount(key: string): { totalHits: number; resetMs: number } | undefined {
-    return this.lastCounts.get(key);
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
@@ -222,11 +205,6 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     overBudget: async (key) => {
       const info = await store.get(key);
       return info !== undefined && info.totalHits >= options.max && info.resetTime !== undefined && info.resetTime.getTime() > Date.now();
-    },
-    remainingAtLastCount: (key) => {
-      const count = store.lastCount(key);
-      if (!count) return undefined;
-      return count.resetMs <= Date.now() ? options.max : Math.max(0, options.max - count.totalHits);
     },
     close: async () => {
       store.shutdown();

@@ -25,8 +25,6 @@ export interface GatewayAppOptions {
   readiness?: ReadinessCheck[];
   /** TRUST_TRACEPARENT; off (its default) when omitted. */
   trustTraceparent?: boolean;
-  /** EARLY_FORWARD; on (its default) when omitted. */
-  earlyForward?: boolean;
 }
 
 /** The app and its forwarder (close it after the tests). */
@@ -47,7 +45,6 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     readiness: options.readiness ?? [],
     trustedProxies: options.trustedProxies,
     trustTraceparent: options.trustTraceparent ?? false,
-    earlyForward: options.earlyForward ?? true,
   });
   return { app, forwarder };
 }
