@@ -86,7 +86,7 @@ describe("reads forwarded after their authentication and count", () => {
       kv,
       services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": upstreamUrl },
       name: "forwarded-after-guard",
-      trustProxyHops: 0,
+      trustedProxies: [],
     });
     forwarder = gateway.forwarder;
     const app = gateway.app;

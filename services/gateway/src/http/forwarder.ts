@@ -203,7 +203,6 @@ export class Forwarder {
     return errors.internal();
   }
 
-
   /**
    * The caller was authenticated for this request already; the token only carries who it is (the
    * request id travels in X-Request-Id). A service remembers a token it verified until it expires.

@@ -2,7 +2,7 @@
 // `guard` (authentication, rate limit, permission) runs after the route is in `res.locals.route`.
 import type { Request, RequestHandler } from "express";
 import { mayCallRoute, type Permission, type Principal } from "@crm/contracts";
-import { API_KEY_PATTERN, digestApiKey } from "@crm/auth-cache";
+import { API_KEY_PATTERN, canonicalAddress, digestApiKey } from "@crm/auth-cache";
 import { type AppError, errors, isAppError, ErrorCodes } from "@crm/errors";
 import { type KvStore, RedisKvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
@@ -15,6 +15,7 @@ import { ApiKeyUsage } from "./api-key-usage";
 import { addressKey, createRateLimiter } from "./rate-limiter";
 import { pathSegment } from "../http/route-table";
 import { RecentSet } from "@crm/service-kit";
+import type { Upstream } from "../http/upstream-pool";
 
 export interface SecurityConfig {
   CORS_ALLOWED_ORIGINS: readonly string[];
@@ -35,8 +36,8 @@ export interface SecurityDeps {
    * (the gateway opens both on REDIS_URL), the limiter counts on `kv`'s connection.
    */
   redisUrl?: string;
-  /** Base URL of identity, for cache misses (`/internal/auth/...`). */
-  identityUrl: string;
+  /** Base URL of identity (or its replicas'), for cache misses (`/internal/auth/...`). */
+  identityUrl: Upstream;
   internalTokenSecret: string;
   logger: Logger;
 }
@@ -62,6 +63,9 @@ interface RouteLike {
 }
 
 const userKey = (userId: string) => `user:${userId}`;
+
+/** The client's address: the socket's peer, or what TRUSTED_PROXIES in front of it say (Express's req.ip). */
+const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? "";
 
 /** The caller's rate-limit bucket: its API key, else its user, else its address. */
 function bucketOf(req: Request): string {
@@ -91,10 +95,14 @@ export function createSecurity(deps: SecurityDeps): Security {
     const kind = CREDENTIAL_KIND_LABELS[credential.kind];
     try {
       const principal = await authenticator.authenticate(credential);
+      // A key used from outside its allow-list is refused before its own budget or its scopes are
+      // looked at, and counts on the address: a leaked key tried from elsewhere spends nothing of its owner's.
+      const allowList = authenticator.keyControls(principal)?.allowList;
+      if (allowList && !allowList.allows(clientAddress(req))) throw errors.addressNotAllowed();
       req.res!.locals.principal = principal;
       authentications.labels(kind, "ok").inc();
       if (digest) recentKeys.add(digest);
-      if (principal.apiKeyId) usage.record(principal.apiKeyId);
+      if (principal.apiKeyId) usage.record(principal.apiKeyId, canonicalAddress(clientAddress(req)));
     } catch (err) {
       if (!isAppError(err)) throw err;
       authentications.labels(kind, String(err.code)).inc();
@@ -137,6 +145,11 @@ export function createSecurity(deps: SecurityDeps): Security {
     redis: deps.redisUrl !== undefined && deps.kv instanceof RedisKvStore ? deps.kv.redis : undefined,
     logger: deps.logger,
     key: (req) => bucketOf(req),
+    policyOf: (req) => {
+      const principal = req.res?.locals.principal as Principal | undefined;
+      const rateLimit = principal && authenticator.keyControls(principal)?.rateLimit;
+      return rateLimit ? { max: rateLimit.max, windowMs: rateLimit.windowSeconds * 1000 } : undefined;
+    },
   });
 
   // Not async unless it must wait: a promise per request costs a microtask turn for nothing.

@@ -27,6 +27,17 @@ export interface RateLimitOptions {
   logger: Logger;
   /** The caller's bucket; see `bucketOf` in security/index.ts. */
   key: (req: Request) => string;
+  /**
+   * The bucket's own limit when it has one (an API key's `rateLimit`, extensions §E3.2), else
+   * undefined for `max` per `windowMs`. Asked after `key`, for the same request.
+   */
+  policyOf?: (req: Request) => RateLimitPolicy | undefined;
+}
+
+/** A limit: `max` requests per fixed window of `windowMs`. */
+export interface RateLimitPolicy {
+  max: number;
+  windowMs: number;
 }
 
 export interface RateLimiter {
@@ -154,7 +165,7 @@ const COMMAND_TIMEOUT_MS = 1000;
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   /** The limiter's own client, closed with it. */
   let redis: Redis | undefined;
-  let counts: Store;
+  let newCounts: () => Store;
   if (options.redis || options.redisUrl) {
     let client = options.redis;
     if (!client) {
@@ -165,33 +176,55 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       });
     }
     const connection = client;
-    const store = new RedisStore({ prefix: "crm:rl:", sendCommand: (command: string, ...args: string[]) => connection.call(command, ...args) as Promise<never> });
-    // Script loading starts in the constructor; a Redis that is down at start must not crash the
-    // process with an unhandled rejection (the store reloads the scripts on the next increment).
-    store.incrementScriptSha.catch(() => undefined);
-    store.getScriptSha.catch(() => undefined);
-    counts = store;
+    newCounts = () => {
+      const store = new RedisStore({ prefix: "crm:rl:", sendCommand: (command: string, ...args: string[]) => connection.call(command, ...args) as Promise<never> });
+      // Script loading starts in the constructor; a Redis that is down at start must not crash the
+      // process with an unhandled rejection (the store reloads the scripts on the next increment).
+      store.incrementScriptSha.catch(() => undefined);
+      store.getScriptSha.catch(() => undefined);
+      return store;
+    };
   } else {
-    counts = new MemoryCounts();
+    newCounts = () => new MemoryCounts();
   }
-  const store = new FailOpenStore(counts, options.logger);
+  const store = new FailOpenStore(newCounts(), options.logger);
   const refused = gatewayMetrics().rateLimited;
-
-  const middleware = rateLimit({
-    windowMs: options.windowMs,
-    limit: options.max,
-    legacyHeaders: true,
-    standardHeaders: "draft-8",
-    store,
-    keyGenerator: (req) => options.key(req),
-    // The contract's envelope (429000) from the one error middleware; Retry-After is already set.
-    handler: (_req, _res, next) => {
-      refused.inc();
-      next(errors.tooManyRequests());
-    },
-    // A failed count is the window's first (FailOpenStore), not a misconfiguration.
-    validate: { positiveHits: false },
-  });
+  const limiter = (windowMs: number, limit: number | ((req: Request) => number), counts: Store, key: (req: Request) => string) =>
+    rateLimit({
+      windowMs,
+      limit,
+      legacyHeaders: true,
+      standardHeaders: "draft-8",
+      store: counts,
+      keyGenerator: key,
+      // The contract's envelope (429000) from the one error middleware; Retry-After is already set.
+      handler: (_req, _res, next) => {
+        refused.inc();
+        next(errors.tooManyRequests());
+      },
+      // A failed count is the window's first (FailOpenStore), not a misconfiguration.
+      validate: { positiveHits: false },
+    });
+  const global = limiter(options.windowMs, options.max, store, options.key);
+  // Keys with a limit of their own (extensions §E3.2): express-rate-limit's window is fixed per
+  // limiter, so one limiter (and store) per window length, made on first use; at most 3,600 exist.
+  // The window is part of the bucket, so a count kept under another window length never carries over.
+  const own = new Map<number, { middleware: RequestHandler; store: FailOpenStore }>();
+  const ownLimiter = (policy: RateLimitPolicy) => {
+    let entry = own.get(policy.windowMs);
+    if (!entry) {
+      const counts = new FailOpenStore(newCounts(), options.logger);
+      const limitOf = (req: Request) => options.policyOf?.(req)?.max ?? options.max;
+      entry = { middleware: limiter(policy.windowMs, limitOf, counts, (req) => `${options.key(req)}:w${policy.windowMs}`), store: counts };
+      own.set(policy.windowMs, entry);
+    }
+    return entry.middleware;
+  };
+  const middleware: RequestHandler = (req, res, next) => {
+    const policy = options.policyOf?.(req);
+    if (!policy || (policy.max === options.max && policy.windowMs === options.windowMs)) return global(req, res, next);
+    return ownLimiter(policy)(req, res, next);
+  };
 
   return {
     middleware,
@@ -208,6 +241,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     },
     close: async () => {
       store.shutdown();
+      for (const entry of own.values()) entry.store.shutdown();
       if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
   };
