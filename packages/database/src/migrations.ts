@@ -2,6 +2,7 @@
 // records each in "<schema>"._prisma_migrations with Prisma's own columns (checksum = sha256 of the
 // file), so `prisma migrate status/deploy` with `?schema=<schema>` agree with it. One runner for
 // PostgreSQL and PGlite; an advisory lock keeps concurrent starters from applying a migration twice.
+// A migration runs in one transaction, unless its first line is NO_TRANSACTION (below).
 import { createHash, randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -22,6 +23,49 @@ interface AppliedRow {
   migration_name: string;
   checksum: string;
   finished_at: unknown;
+}
+
+/**
+ * First line of a migration that cannot run in a transaction (`CREATE INDEX CONCURRENTLY`, `DROP INDEX
+ * CONCURRENTLY`): its statements run one by one, each committed on its own. If one fails, the migration
+ * stays recorded as failed (as a transactional one does) with the statements before it applied, so
+ * such a migration is written to be re-run (`IF NOT EXISTS`) and holds one concurrent index change.
+ * `SET lock_timeout` in it lasts for the session, so the runner resets it afterwards.
+ */
+export const NO_TRANSACTION = "--! no-transaction";
+
+export function runsOutsideTransaction(sql: string): boolean {
+  return sql.split("\n", 1)[0]!.trim() === NO_TRANSACTION;
+}
+
+/**
+ * The statements of a script, split at the semicolons outside quotes ('...', "...", $tag$...$tag$) and
+ * comments (-- and /* *\/); comments stay with the statement that follows them, empty ones go.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let start = 0;
+  let i = 0;
+  const endOf = (close: string, from: number) => {
+    const at = sql.indexOf(close, from);
+    return at < 0 ? sql.length : at + close.length;
+  };
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === "-" && sql[i + 1] === "-") i = endOf("\n", i);
+    else if (c === "/" && sql[i + 1] === "*") i = endOf("*/", i + 2);
+    else if (c === "'" || c === '"') i = endOf(c, i + 1);
+    else if (c === "$" && /^\$[A-Za-z_]*\$/.test(sql.slice(i))) {
+      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i))![0];
+      i = endOf(tag, i + tag.length);
+    } else if (c === ";") {
+      statements.push(sql.slice(start, i + 1));
+      i += 1;
+      start = i;
+    } else i += 1;
+  }
+  statements.push(sql.slice(start));
+  return statements.filter((s) => s.replace(/--[^\n]*|\/\*[\s\S]*?\*\/|;/g, "").trim() !== "");
 }
 
 function lockKey(schema: string): number {
@@ -55,7 +99,13 @@ export async function applyMigrations(db: SqlRunner, schema: string, dir: string
       }
       const id = randomUUID();
       await db.query(`INSERT INTO ${table} (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`, [id, checksum, name]);
-      await db.exec(`BEGIN;\n${sql}\nCOMMIT;`);
+      if (runsOutsideTransaction(sql)) {
+        try {
+          for (const statement of splitStatements(sql)) await db.exec(statement);
+        } finally {
+          await db.exec("RESET lock_timeout; RESET statement_timeout");
+        }
+      } else await db.exec(`BEGIN;\n${sql}\nCOMMIT;`);
       await db.query(`UPDATE ${table} SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [id]);
       ran.push(name);
     }

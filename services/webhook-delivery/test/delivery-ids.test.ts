@@ -42,7 +42,7 @@ describe.each(databaseModes)("delivery ids from their payload on %s", (mode) => 
         `SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'webhooks' AND tablename = 'Delivery' ORDER BY indexname`,
       );
       expect(indexes.map((i) => i.name)).toEqual([
-        // Only FAILED rows (migration 20261128120000_failed_by_webhook): a create writes no entry there.
+        // Only FAILED rows (migration 20261128120000_failed_by_webhook_concurrently): a create writes no entry there.
         "Delivery_failed_by_webhook_idx",
         "Delivery_first_attempts_by_business_idx",
         "Delivery_payloadId_other_ids_idx",

@@ -1,5 +1,5 @@
 // Bulk recovery's statement (issue 35 item 8) reads the partial index of FAILED deliveries by webhook
-// (migration 20261128120000_failed_by_webhook), in its generic plan (it is prepared), for both its pick of
+// (migration 20261128120000_failed_by_webhook_concurrently), in its generic plan (it is prepared), for both its pick of
 // the window's oldest and its count of the rest: never the webhook's SUCCESS deliveries, never the table.
 import { openTestDatabase } from "@crm/testing";
 import { DeliveryRepository } from "../src/persistence/delivery.repository";

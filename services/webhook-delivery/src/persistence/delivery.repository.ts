@@ -654,7 +654,7 @@ export class DeliveryRepository {
    * Queued as PENDING, like first attempts, so they are claimed as first attempts are: by each
    * instance's poller within the business's room (claimFirstAttempts), never by the retry cycle (see
    * claimDue), which knows no business. Both reads walk the partial index of FAILED deliveries by
-   * webhook (migration 20261128120000_failed_by_webhook): `limit` rows and the window's FAILED entries,
+   * webhook (migration 20261128120000_failed_by_webhook_concurrently): `limit` rows and the window's FAILED entries,
    * however many deliveries the webhook has. The count is of the webhook alone: the caller found it
    * in the business.
    */

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
-import { applyMigrations } from "@crm/database";
+import { applyMigrations, runsOutsideTransaction, splitStatements } from "@crm/database";
 import { createTestDatabase } from "@crm/testing";
 import { DeliveryRepository } from "../../src/persistence/delivery.repository";
 
@@ -36,7 +36,12 @@ export async function migratedUpTo(client: Client, suffix: string): Promise<stri
   const target = migrationDirs.findIndex((d) => d.endsWith(suffix));
   expect(target).toBeGreaterThan(0);
   await client.query(`CREATE SCHEMA "webhooks"; SET search_path TO "webhooks"`);
-  for (const dir of migrationDirs.slice(0, target)) await client.query(sqlOf(dir));
+  for (const dir of migrationDirs.slice(0, target)) {
+    const sql = sqlOf(dir);
+    // As the runner does: a no-transaction migration statement by statement.
+    if (runsOutsideTransaction(sql)) for (const statement of splitStatements(sql)) await client.query(statement);
+    else await client.query(sql);
+  }
   return sqlOf(migrationDirs[target]!);
 }
 
