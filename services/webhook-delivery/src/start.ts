@@ -18,8 +18,9 @@ import { deliveryRetentionRules } from "./persistence/delivery-retention";
 import { SecretReencryption } from "./persistence/secret-reencryption";
 import { WebhookRepository } from "./persistence/webhook.repository";
 import { AttemptExecutor } from "./application/attempt-executor";
-import { FirstAttemptPoller } from "./jobs/first-attempt-poller";
-import { RetryScheduler } from "./jobs/retry-scheduler";
+import { DeliveryScheduler } from "./scheduler/delivery-scheduler";
+import { FirstAttemptPoller } from "./scheduler/first-attempt-poller";
+import { RetryScheduler } from "./scheduler/retry-scheduler";
 
 export const SERVICE_NAME = "webhook-delivery";
 /** The consumer group of this service on the records topic. */
@@ -44,8 +45,10 @@ export interface StartOptions {
 /** A running service plus the parts tests look into. */
 export interface WebhookDeliveryService extends RunningService {
   prisma: PrismaClient;
-  scheduler: RetryScheduler;
-  executor: AttemptExecutor;
+  /** The retry cycle. */
+  retries: RetryScheduler;
+  /** Claims, rooms, backlog: which attempts this process makes, and when. */
+  scheduler: DeliveryScheduler;
   deliveries: DeliveryRepository;
   /** Re-encryption of stored secrets under the current key (runs at start and on its interval). */
   secretReencryption: PeriodicJob & { counts: SecretReencryption["counts"] };
@@ -86,9 +89,16 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     undo.push(() => dispatcher.close());
     const webhooks = new WebhookRepository(prisma, keyring);
     const deliveries = new DeliveryRepository(prisma, db.sql);
-    const executor = new AttemptExecutor({
+    const scheduler = new DeliveryScheduler({
       deliveries,
-      dispatcher,
+      executor: new AttemptExecutor({
+        deliveries,
+        dispatcher,
+        keyring,
+        retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+        leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+        logger,
+      }),
       limiter: createConcurrencyLimiter({
         maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
         maxPerKey: MAX_IN_FLIGHT_PER_WEBHOOK,
@@ -98,21 +108,18 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       // so the next attempts are ready when a slot frees, and the rest waits in the database.
       maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
       maxPendingPerBusiness: config.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS * 2,
-      keyring,
-      retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-      leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
       logger,
     });
-    undo.push(() => executor.drain());
-    undo.push(deliveryLoad.add(async () => executor.load()));
+    undo.push(() => scheduler.drain());
+    undo.push(deliveryLoad.add(async () => scheduler.load()));
     undo.push(
       deliveryBacklog.add(async () => ({
         retriesDue: await deliveries.countRetriesDue(new Date()),
       })),
     );
-    const scheduler = new RetryScheduler({
+    const retries = new RetryScheduler({
       deliveries,
-      executor,
+      scheduler,
       intervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
       batchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
       maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
@@ -122,15 +129,15 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     const subscription = await bus.subscribe({
       topic: RECORDS_TOPIC,
       groupId: options.consumerGroupId ?? CONSUMER_GROUP,
-      batchHandler: createRecordsConsumer({ deliveries, executor, logger }),
+      batchHandler: createRecordsConsumer({ deliveries, scheduler, logger }),
       // The API answers while the consumer joins its group (seconds: the broker's rebalance delay);
       // no event is missed meanwhile, consumption starts at the group's committed offsets.
       waitForJoin: false,
     });
     undo.push(() => subscription.stop());
-    scheduler.start();
-    undo.push(() => scheduler.stop());
-    const poller = new FirstAttemptPoller({ executor, intervalMs: FIRST_ATTEMPT_POLL_MS, logger });
+    retries.start();
+    undo.push(() => retries.stop());
+    const poller = new FirstAttemptPoller({ scheduler, intervalMs: FIRST_ATTEMPT_POLL_MS, logger });
     poller.start();
     undo.push(() => poller.stop());
     const reencryption = new SecretReencryption(prisma, keyring, logger);
@@ -169,7 +176,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       ],
       webhooks,
       deliveries,
-      executor,
+      scheduler,
       manualRetryWaitMs: config.WEBHOOK_TIMEOUT_MS + 1_000,
       capabilities: {
         webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -185,8 +192,8 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       url: server.url,
       port: server.port,
       prisma,
+      retries,
       scheduler,
-      executor,
       deliveries,
       secretReencryption: { ...reencryptionJob, counts: () => reencryption.counts() },
       retention,

@@ -12,7 +12,7 @@ it("serves every declared webhook-delivery route, and only those", async () => {
     capabilities: {} as never,
     webhooks: {} as never,
     deliveries: {} as never,
-    executor: {} as never,
+    scheduler: {} as never,
     manualRetryWaitMs: 0,
   });
   expect(await checkDeclaredRoutes(app, "webhook-delivery")).toEqual([]);

@@ -84,7 +84,7 @@ describe(`recovered deliveries and fairness between businesses on ${preferredMod
 
     let busiest = 0;
     const sampler = setInterval(() => {
-      busiest = Math.max(busiest, service.executor.load().busiestBusiness);
+      busiest = Math.max(busiest, service.scheduler.load().busiestBusiness);
     }, 5);
     try {
       for (const id of hooks) {
@@ -93,7 +93,7 @@ describe(`recovered deliveries and fairness between businesses on ${preferredMod
       }
       // A's recovered attempts are under way (they hang; two at a time per webhook) and A holds all the
       // claims it may, and several retry cycles have run, before B writes anything.
-      await waitFor(() => hanging.requests.length >= 2 && service.executor.load().busiestBusiness >= PENDING_PER_BUSINESS, 10_000, 10);
+      await waitFor(() => hanging.requests.length >= 2 && service.scheduler.load().busiestBusiness >= PENDING_PER_BUSINESS, 10_000, 10);
       await new Promise((resolve) => setTimeout(resolve, 200));
 
       const written = Date.now();

@@ -73,7 +73,7 @@ describePostgres("two service instances on one PostgreSQL database", () => {
       })),
     });
     // Both instances' timers run, and we race extra cycles of both on top.
-    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).scheduler.runOnce()));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).retries.runOnce()));
     await waitFor(async () => (await one.prisma.delivery.count({ where: { id: { in: ids }, status: "SUCCESS" } })) === ids.length, 20_000, 50);
     const counts = countPerDelivery();
     expect(counts.size).toBe(ids.length);

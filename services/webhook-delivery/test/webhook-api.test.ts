@@ -265,7 +265,7 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       const list = await a().get(`/api/v1/webhook/${created.id}/deliveries`).expect(200);
       expect(list.body.data[0]).toMatchObject({ id: res.body.data.id, status: "PENDING" });
       // A retry cycle finds nothing due: a test record is never sent.
-      await setup.service.scheduler.runOnce();
+      await setup.service.retries.runOnce();
       await new Promise((r) => setTimeout(r, 200));
       expect(setup.receiver.requests.length).toBe(before);
       expect((await a().get(`/api/v1/webhook/${created.id}/deliveries`)).body.data[0]).toMatchObject({ status: "PENDING", attempt: 0 });

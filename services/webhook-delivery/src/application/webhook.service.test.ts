@@ -1,7 +1,7 @@
 import type { Delivery, Webhook } from "../generated/prisma/client";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookRepository } from "../persistence/webhook.repository";
-import type { AttemptExecutor } from "./attempt-executor";
+import type { DeliveryScheduler } from "../scheduler/delivery-scheduler";
 import { WebhookService } from "./webhook.service";
 
 const webhook = { id: "w", businessId: "b", isActive: true } as Webhook;
@@ -17,11 +17,11 @@ function serviceWhereAnotherClaimSends(reads: Delivery[], manualRetryWaitMs: num
     requestManualRetry: async () => "accepted" as const,
     find: async () => reads[Math.min(read++, reads.length - 1)],
   };
-  const executor = { sendNow: async () => undefined };
+  const scheduler = { sendNow: async () => undefined };
   const service = new WebhookService({
     webhooks: {} as WebhookRepository,
     deliveries: deliveries as unknown as DeliveryRepository,
-    executor: executor as unknown as AttemptExecutor,
+    scheduler: scheduler as unknown as DeliveryScheduler,
     manualRetryWaitMs,
   });
   return { service, reads: () => read };

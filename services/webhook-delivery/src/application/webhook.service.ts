@@ -20,12 +20,12 @@ import type { Delivery, Webhook } from "../generated/prisma/client";
 import { checkTargetUrl } from "../outbound/ssrf-guard";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookChanges, WebhookRepository } from "../persistence/webhook.repository";
-import type { AttemptExecutor } from "./attempt-executor";
+import type { DeliveryScheduler } from "../scheduler/delivery-scheduler";
 
 export interface WebhookServiceDeps {
   webhooks: WebhookRepository;
   deliveries: DeliveryRepository;
-  executor: AttemptExecutor;
+  scheduler: Pick<DeliveryScheduler, "sendNow">;
   /** How long a manual retry waits for its attempt before answering 202 with the record as it is then. */
   manualRetryWaitMs: number;
   now?: () => Date;
@@ -180,7 +180,7 @@ export class WebhookService {
     // The re-send is durable from here (the record is due); waiting a bounded time lets the answer
     // usually show the attempt's outcome without ever holding the request for a hung receiver.
     const deadline = Date.now() + this.deps.manualRetryWaitMs;
-    await Promise.race([this.deps.executor.sendNow([deliveryId]), delay(this.deps.manualRetryWaitMs)]);
+    await Promise.race([this.deps.scheduler.sendNow([deliveryId]), delay(this.deps.manualRetryWaitMs)]);
     let delivery = await this.deps.deliveries.find(webhook.businessId, webhook.id, deliveryId);
     // The record was due, so a retry cycle (this instance's or another's) may have claimed it before
     // sendNow did, which then returns at once. A manual attempt always ends SUCCESS or FAILED (a

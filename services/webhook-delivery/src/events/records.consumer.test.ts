@@ -4,7 +4,7 @@
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import type { BusEvent } from "@crm/event-bus";
 import { createLogger } from "@crm/logger";
-import type { AttemptExecutor } from "../application/attempt-executor";
+import type { DeliveryScheduler } from "../scheduler/delivery-scheduler";
 import type { CreatedForEvents, DeliveryRepository, NewEvent, NewEventDeliveries } from "../persistence/delivery.repository";
 import { createRecordsConsumer } from "./records.consumer";
 
@@ -50,20 +50,20 @@ function recordingRepository(subscriptions: Map<string, Array<{ type: string; we
   return { calls, deliveries: repository as unknown as DeliveryRepository };
 }
 
-/** An executor that runs the create callback at once with no room (every record created due). */
-const executor = {
+/** A scheduler that runs the create callback at once with no room (every record created due). */
+const scheduler = {
   sendNew: async (businessIds: Iterable<string>, create: (lease: { leaseUntil: Date; limits: ReadonlyMap<string, number> }) => Promise<unknown>) => {
     await create({ leaseUntil: new Date(Date.now() + 60_000), limits: new Map([...businessIds].map((b) => [b, 0])) });
   },
   run: () => [],
-} as unknown as AttemptExecutor;
+} as unknown as DeliveryScheduler;
 
 describe("createRecordsConsumer", () => {
   it("builds no payload and sends no create statement for events no webhook is subscribed to", async () => {
     const a = uuidv7();
     const b = uuidv7();
     const { calls, deliveries } = recordingRepository(new Map());
-    const handle = createRecordsConsumer({ deliveries, executor, logger });
+    const handle = createRecordsConsumer({ deliveries, scheduler, logger });
 
     await handle([busEvent(a, "client.created"), busEvent(b, "client.created"), busEvent(a, "client.created"), busEvent(a, "client.updated")]);
 
@@ -89,7 +89,7 @@ describe("createRecordsConsumer", () => {
         [c, [{ type: "invoice.created", webhookId: "wc", filter: "totalAmount:gt:100" }]],
       ]),
     );
-    const handle = createRecordsConsumer({ deliveries, executor, logger });
+    const handle = createRecordsConsumer({ deliveries, scheduler, logger });
     const batch = [
       busEvent(b, "client.created"),
       busEvent(a, "client.created"),
@@ -111,7 +111,7 @@ describe("createRecordsConsumer", () => {
     const b = uuidv7();
     const subscriptions = new Map([[a, [{ type: "client.created", webhookId: "wa" }]]]);
     const { calls, deliveries } = recordingRepository(subscriptions);
-    const handle = createRecordsConsumer({ deliveries, executor, logger });
+    const handle = createRecordsConsumer({ deliveries, scheduler, logger });
 
     await handle([busEvent(a, "client.created")]);
     expect(calls.subscribed).toHaveLength(1);

@@ -4,12 +4,12 @@ import { activeTraceHeaders, type TraceCarrier } from "@crm/telemetry";
 import { serializePayload } from "../domain/payload";
 import { WebhookFilters } from "../domain/webhook-filter";
 import type { ClaimedDelivery, DeliveryRepository, NewEvent } from "../persistence/delivery.repository";
-import type { AttemptExecutor } from "../application/attempt-executor";
+import type { DeliveryScheduler } from "../scheduler/delivery-scheduler";
 import { RecentSet } from "@crm/service-kit";
 
 export interface RecordsConsumerDeps {
   deliveries: DeliveryRepository;
-  executor: AttemptExecutor;
+  scheduler: Pick<DeliveryScheduler, "sendNew">;
   logger: Logger;
   now?: () => Date;
 }
@@ -58,7 +58,7 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHand
     const fallback = activeTraceHeaders();
     const traces = new Map<string, TraceCarrier | undefined>(batch.map(({ event, context }) => [event.id, context.trace ?? fallback]));
     const traceOfClaim = new Map<string, TraceCarrier | undefined>();
-    await deps.executor.sendNew(
+    await deps.scheduler.sendNew(
       events.map((e) => e.businessId),
       async (lease) => {
         const created = await deps.deliveries.createForEvents(events, at, lease);

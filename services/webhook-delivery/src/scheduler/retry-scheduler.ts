@@ -1,11 +1,11 @@
 import type { Logger } from "@crm/logger";
 import { startLoop, type Loop } from "@crm/service-kit";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
-import type { AttemptExecutor } from "../application/attempt-executor";
+import type { DeliveryScheduler } from "./delivery-scheduler";
 
 export interface RetrySchedulerOptions {
   deliveries: DeliveryRepository;
-  executor: AttemptExecutor;
+  scheduler: Pick<DeliveryScheduler, "pending" | "leaseFrom" | "run">;
   /** WEBHOOK_RETRY_INTERVAL_MS. */
   intervalMs: number;
   /** WEBHOOK_RETRY_BATCH_SIZE: due records claimed per cycle at most. */
@@ -18,7 +18,7 @@ export interface RetrySchedulerOptions {
 
 /**
  * The retry cycle: every interval, claims the oldest due deliveries (at most one batch) and hands them
- * to the executor without waiting for them, so a slow receiver never stalls the cycle. All state is
+ * to the delivery scheduler without waiting for them, so a slow receiver never stalls the cycle. All state is
  * in the database: a restarted process, or any number of instances, just carry on.
  */
 export class RetryScheduler {
@@ -42,7 +42,7 @@ export class RetryScheduler {
     });
   }
 
-  /** No new cycle starts; the current claim finishes (attempts themselves are drained by the executor). */
+  /** No new cycle starts; the current claim finishes (attempts themselves are drained by the delivery scheduler). */
   async stop(): Promise<void> {
     const loop = this.loop;
     this.loop = undefined;
@@ -51,12 +51,12 @@ export class RetryScheduler {
 
   /** One cycle; returns how many deliveries it claimed. Exposed for tests and tools. */
   async runOnce(): Promise<number> {
-    const { deliveries, executor, batchSize, maxPending } = this.options;
-    const limit = Math.min(batchSize, maxPending - executor.pending);
+    const { deliveries, scheduler, batchSize, maxPending } = this.options;
+    const limit = Math.min(batchSize, maxPending - scheduler.pending);
     if (limit < 1) return 0;
     const now = this.now();
-    const claims = await deliveries.claimDue({ now, leaseUntil: executor.leaseFrom(now), limit });
-    executor.run(claims);
+    const claims = await deliveries.claimDue({ now, leaseUntil: scheduler.leaseFrom(now), limit });
+    scheduler.run(claims);
     return claims.length;
   }
 }

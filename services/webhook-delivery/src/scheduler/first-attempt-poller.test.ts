@@ -4,9 +4,9 @@ import { FirstAttemptPoller, type FirstAttemptPollerOptions } from "./first-atte
 
 const logger = createLogger({ service: "test", level: "silent" });
 
-/** Runs `body` while a poller (busy checks every 1 ms) polls `executor`, and stops it after. */
-async function whilePolling(executor: FirstAttemptPollerOptions["executor"], intervalMs: number, body: () => Promise<void>): Promise<void> {
-  const poller = new FirstAttemptPoller({ executor, intervalMs, busyCheckMs: 1, logger });
+/** Runs `body` while a poller (busy checks every 1 ms) polls `scheduler`, and stops it after. */
+async function whilePolling(scheduler: FirstAttemptPollerOptions["scheduler"], intervalMs: number, body: () => Promise<void>): Promise<void> {
+  const poller = new FirstAttemptPoller({ scheduler, intervalMs, busyCheckMs: 1, logger });
   poller.start();
   try {
     await body();
@@ -20,7 +20,7 @@ describe("FirstAttemptPoller", () => {
     const claims = [5, 5, 0, 7];
     const polls: number[] = [];
     let room = true;
-    const executor = {
+    const scheduler = {
       waitingForRoom: false,
       leftOutBusinesses: false,
       get canPull() {
@@ -35,7 +35,7 @@ describe("FirstAttemptPoller", () => {
       },
     };
     // The interval is far longer than the test: every poll after the first (at start) is a busy one.
-    await whilePolling(executor, 60_000, async () => {
+    await whilePolling(scheduler, 60_000, async () => {
       await waitFor(() => polls.length >= 1, 45_000, 5);
       // No room: no query, however long.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -63,7 +63,7 @@ describe("FirstAttemptPoller", () => {
     const polls: number[] = [];
     let roomForLeftOut = false;
     let leftOut = false;
-    const executor = {
+    const scheduler = {
       canPull: true,
       get waitingForRoom() {
         return leftOut && !roomForLeftOut;
@@ -79,7 +79,7 @@ describe("FirstAttemptPoller", () => {
         return answer.claimed;
       },
     };
-    await whilePolling(executor, 60_000, async () => {
+    await whilePolling(scheduler, 60_000, async () => {
       // The full claim, then the poll that has to leave the business out: still busy, not back to 60 s.
       await waitFor(() => polls.length >= 2, 45_000, 5);
       // No room for that business yet: no query, however long.
@@ -95,7 +95,7 @@ describe("FirstAttemptPoller", () => {
 
   it("still looks at other businesses once per interval while it waits for room for one", async () => {
     const polls: number[] = [];
-    const executor = {
+    const scheduler = {
       canPull: true,
       waitingForRoom: true,
       leftOutBusinesses: true,
@@ -104,7 +104,7 @@ describe("FirstAttemptPoller", () => {
         return 0;
       },
     };
-    await whilePolling(executor, 40, async () => {
+    await whilePolling(scheduler, 40, async () => {
       await waitFor(() => polls.length >= 4, 45_000, 5);
       // Once per interval (40 ms), not once per busy check (1 ms).
       for (let i = 1; i < polls.length; i++) expect(polls[i]! - polls[i - 1]!).toBeGreaterThanOrEqual(35);
@@ -116,7 +116,7 @@ describe("FirstAttemptPoller", () => {
     // claimed batch after batch, each as soon as there is room, not once per interval.
     const claims = [10, 10, 10, 0];
     const polls: number[] = [];
-    const executor = {
+    const scheduler = {
       canPull: true,
       waitingForRoom: true,
       leftOutBusinesses: true,
@@ -125,7 +125,7 @@ describe("FirstAttemptPoller", () => {
         return claims.shift() ?? 0;
       },
     };
-    await whilePolling(executor, 60_000, async () => {
+    await whilePolling(scheduler, 60_000, async () => {
       await waitFor(() => polls.length >= 4, 45_000, 5);
       // Then only A is left out and nothing was claimed: no fifth query within the interval.
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -3,18 +3,19 @@ import type { SecretKeyring } from "../domain/secret-keyring";
 import { createConcurrencyLimiter } from "../outbound/concurrency";
 import type { Dispatcher } from "../outbound/dispatcher";
 import type { ClaimedDelivery, DeliveryRepository } from "../persistence/delivery.repository";
-import { AttemptExecutor, MAX_OUTCOMES_WAITING } from "./attempt-executor";
+import { AttemptExecutor } from "../application/attempt-executor";
+import { DeliveryScheduler, MAX_OUTCOMES_WAITING } from "./delivery-scheduler";
 
 const logger = createLogger({ service: "test", level: "silent" });
 /**
- * The executor's clock, stopped where the claims were read: every claim stays fresh (FRESH_CLAIM_MS)
+ * The clock of the scheduler and its executor, stopped where the claims were read: every claim stays fresh (FRESH_CLAIM_MS)
  * however long it waits for a sending slot, so no attempt goes to the repository's startAttempt, which
  * these fakes do not have (on a loaded machine 1,000 claims through 20 slots took longer than 1 s).
  */
 const CLAIMED_AT = new Date();
 
 /** Deliveries whose outcome statements wait until `release()`; every send answers 200 at once. */
-function executorWithHeldOutcomes(bounds: { maxPending: number; maxPendingPerBusiness: number }) {
+function schedulerWithHeldOutcomes(bounds: { maxPending: number; maxPendingPerBusiness: number }) {
   const written: string[] = [];
   let release: () => void = () => undefined;
   const outcomesWritten = new Promise<void>((resolve) => {
@@ -29,18 +30,15 @@ function executorWithHeldOutcomes(bounds: { maxPending: number; maxPendingPerBus
   } as unknown as DeliveryRepository;
   const dispatcher = { send: async () => ({ ok: true, responseStatus: 200, responseBody: "", durationMs: 1 }) } as unknown as Dispatcher;
   const keyring = { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring;
-  const executor = new AttemptExecutor({
+  const scheduler = new DeliveryScheduler({
     deliveries,
-    dispatcher,
+    executor: new AttemptExecutor({ deliveries, dispatcher, keyring, retryDelaysMs: [1000], leaseMs: 60_000, logger, now: () => CLAIMED_AT }),
     limiter: createConcurrencyLimiter({ maxInFlight: 50, maxPerKey: 2, maxPerGroup: 20 }),
-    keyring,
-    retryDelaysMs: [1000],
-    leaseMs: 60_000,
     logger,
     now: () => CLAIMED_AT,
     ...bounds,
   });
-  return { executor, written, release: () => release() };
+  return { scheduler, written, release: () => release() };
 }
 
 function claims(count: number, businessId: string): ClaimedDelivery[] {
@@ -62,31 +60,31 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe("AttemptExecutor's room", () => {
+describe("DeliveryScheduler's room", () => {
   it("gives a claim's room back once its send is over, before its outcome is written", async () => {
-    const { executor, written, release } = executorWithHeldOutcomes({ maxPending: 10, maxPendingPerBusiness: 4 });
-    const done = executor.run(claims(4, "b"));
+    const { scheduler, written, release } = schedulerWithHeldOutcomes({ maxPending: 10, maxPendingPerBusiness: 4 });
+    const done = scheduler.run(claims(4, "b"));
     // All four sent, none written: the business may claim its next four already.
-    await until(() => executor.pending === 0);
+    await until(() => scheduler.pending === 0);
     expect(written).toEqual([]);
-    expect(executor.canPull).toBe(true);
+    expect(scheduler.canPull).toBe(true);
     release();
     await Promise.all(done);
     expect(written.sort()).toEqual(["b-0", "b-1", "b-2", "b-3"]);
   });
 
   it(`claims nothing more while ${MAX_OUTCOMES_WAITING} outcomes wait to be written`, async () => {
-    const { executor, release } = executorWithHeldOutcomes({ maxPending: 2_000, maxPendingPerBusiness: 2_000 });
-    const done = executor.run(claims(MAX_OUTCOMES_WAITING, "b"));
-    await until(() => executor.pending === 0);
-    expect(executor.canPull).toBe(false);
+    const { scheduler, release } = schedulerWithHeldOutcomes({ maxPending: 2_000, maxPendingPerBusiness: 2_000 });
+    const done = scheduler.run(claims(MAX_OUTCOMES_WAITING, "b"));
+    await until(() => scheduler.pending === 0);
+    expect(scheduler.canPull).toBe(false);
     release();
     await Promise.all(done);
-    expect(executor.canPull).toBe(true);
+    expect(scheduler.canPull).toBe(true);
   });
 });
 
-describe("AttemptExecutor's poll of first attempts", () => {
+describe("DeliveryScheduler's poll of first attempts", () => {
   it("claims at most the room left of a business it already holds claims of, none when that is less than a batch", async () => {
     let asked: { perBusiness: number; held: ReadonlyMap<string, number> } | undefined;
     const deliveries = {
@@ -97,27 +95,25 @@ describe("AttemptExecutor's poll of first attempts", () => {
     } as unknown as DeliveryRepository;
     // Sends that never answer: the claims below stay held.
     const dispatcher = { send: () => new Promise(() => undefined) } as unknown as Dispatcher;
-    const executor = new AttemptExecutor({
+    const keyring = { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring;
+    const scheduler = new DeliveryScheduler({
       deliveries,
-      dispatcher,
+      executor: new AttemptExecutor({ deliveries, dispatcher, keyring, retryDelaysMs: [1000], leaseMs: 60_000, logger, now: () => CLAIMED_AT }),
       limiter: createConcurrencyLimiter({ maxInFlight: 50, maxPerKey: 2, maxPerGroup: 20 }),
-      keyring: { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring,
-      retryDelaysMs: [1000],
-      leaseMs: 60_000,
       logger,
       now: () => CLAIMED_AT,
       // Batches of 2 (a quarter of the per-business bound).
       maxPending: 100,
       maxPendingPerBusiness: 8,
     });
-    executor.run(claims(5, "b"));
-    executor.run(claims(7, "c"));
-    await executor.pullFirstAttempts();
+    scheduler.run(claims(5, "b"));
+    scheduler.run(claims(7, "c"));
+    await scheduler.pullFirstAttempts();
     expect(asked?.perBusiness).toBe(8);
     expect([...(asked?.held ?? [])]).toEqual([
       ["b", 3],
       ["c", 0],
     ]);
-    expect(executor.leftOutBusinesses).toBe(true);
+    expect(scheduler.leftOutBusinesses).toBe(true);
   });
 });

@@ -1,9 +1,9 @@
 import type { Logger } from "@crm/logger";
 import { startLoop, type Loop } from "@crm/service-kit";
-import type { AttemptExecutor } from "../application/attempt-executor";
+import type { DeliveryScheduler } from "./delivery-scheduler";
 
 export interface FirstAttemptPollerOptions {
-  executor: Pick<AttemptExecutor, "pullFirstAttempts" | "canPull" | "waitingForRoom" | "leftOutBusinesses">;
+  scheduler: Pick<DeliveryScheduler, "pullFirstAttempts" | "canPull" | "waitingForRoom" | "leftOutBusinesses">;
   /** How often to look for first attempts nobody has claimed. */
   intervalMs: number;
   /**
@@ -57,18 +57,18 @@ export class FirstAttemptPoller {
   }
 
   private async poll(): Promise<void> {
-    const { executor } = this.options;
+    const { scheduler } = this.options;
     if (this.busy) {
       // During a backlog, no query until there is room for a batch. After a poll that only left
       // businesses out (it claimed nothing), also none until one of those has room again: the others
       // had nothing due a moment ago, and are still looked at once per interval.
-      if (!executor.canPull) return;
-      if (!this.claimedLast && executor.waitingForRoom && Date.now() - this.lastQueryAt < this.options.intervalMs) return;
+      if (!scheduler.canPull) return;
+      if (!this.claimedLast && scheduler.waitingForRoom && Date.now() - this.lastQueryAt < this.options.intervalMs) return;
     }
     this.lastQueryAt = Date.now();
-    const claimed = await executor.pullFirstAttempts();
+    const claimed = await scheduler.pullFirstAttempts();
     this.claimedLast = claimed > 0;
-    this.busy = claimed > 0 || executor.leftOutBusinesses;
+    this.busy = claimed > 0 || scheduler.leftOutBusinesses;
     if (claimed > 0) this.options.logger.debug({ claimed }, "first attempts taken over");
   }
 }
