@@ -105,6 +105,30 @@ describePostgres("applyMigrations on PostgreSQL", () => {
     await client.query("ROLLBACK");
   });
 
+  it("lets two starters apply a concurrent index together: the second waits without holding a transaction open", async () => {
+    const url = new URL(adminUrl!);
+    url.pathname = `/${name}`;
+    const clients = [new Client({ connectionString: url.toString() }), new Client({ connectionString: url.toString() })];
+    const dir = migrationsDir({
+      "1_init": `CREATE TABLE "m2"."T" (id int PRIMARY KEY, name text);`,
+      "2_name_index": CONCURRENT_INDEX.replaceAll('"m"', '"m2"'),
+    });
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      await client.query(`CREATE SCHEMA "m2"`);
+      const runs = await Promise.all(
+        clients.map((c) =>
+          applyMigrations({ exec: (sql) => c.query(sql), query: async <T>(sql: string, params?: unknown[]) => ({ rows: (await c.query(sql, params)).rows as T[] }) }, "m2", dir),
+        ),
+      );
+      // One applied both, the other found them applied (with pg_advisory_lock: "deadlock detected").
+      expect(runs.map((r) => r.length).sort()).toEqual([0, 2]);
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("records a failing no-transaction migration as failed, and resets the session's timeouts", async () => {
     const dir = migrationsDir({ "3_bad": `--! no-transaction\nSET lock_timeout = '1s';\nCREATE INDEX CONCURRENTLY "X_idx" ON "m"."Missing" (id);\n` });
     try {

@@ -72,9 +72,23 @@ function lockKey(schema: string): number {
   return createHash("sha256").update(`migrations:${schema}`).digest().readInt32BE(0);
 }
 
+/** How often a starter waiting for another's migrations asks for the lock again. */
+const LOCK_POLL_MS = 50;
+
+/**
+ * The migrations lock, asked for again until free rather than waited for in pg_advisory_lock: a waiting
+ * call is a transaction left open, and a CREATE INDEX CONCURRENTLY in the holder's migration waits for
+ * every open transaction to end, so two instances starting together deadlocked.
+ */
+async function lockMigrations(db: SqlRunner, key: number): Promise<void> {
+  while (!(await db.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [key])).rows[0]?.locked) {
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
 export async function applyMigrations(db: SqlRunner, schema: string, dir: string): Promise<string[]> {
   const table = `"${schema}"."_prisma_migrations"`;
-  await db.query("SELECT pg_advisory_lock($1)", [lockKey(schema)]);
+  await lockMigrations(db, lockKey(schema));
   try {
     await db.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}";
       CREATE TABLE IF NOT EXISTS ${table} (
