@@ -20,9 +20,8 @@ export const UNREADABLE_SECRET_MESSAGE = "Signing secret cannot be decrypted; de
 export const FRESH_CLAIM_MS = 1_000;
 /**
  * How long an attempt's outcome waits for others to share its database statement (AttemptRecorder):
- * the send is over by then, so only the delivery record lags, by this much at most when idle.
- * bench:delivery (distributed, throughput): 0 -> 25 ms took webhook-delivery from 0.42-0.50 to
- * 0.26-0.30 statements per delivery and its PostgreSQL CPU from 740-810 to 550-575 µs per delivery.
+ * the send is over by then, so only the delivery record lags, by this much at most when idle
+ * (docs/performance.md D22: fewer statements and less PostgreSQL CPU per delivery).
  */
 export const OUTCOME_LINGER_MS = 25;
 export interface AttemptExecutorOptions {

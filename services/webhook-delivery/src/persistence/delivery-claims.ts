@@ -98,9 +98,8 @@ export class DeliveryClaims extends DeliveryStore {
    * 20261125180000_first_attempts_by_business): `business` steps from one business with a due first
    * attempt to the next (one index probe each, a loose index scan), and each business's oldest
    * `perBusiness` are read in index order; so a poll reads at most `perBusiness` rows per business,
-   * however long its backlog. Until the seventh round it ranked every business's due rows
-   * (row_number() over all of them, read through ("status", "nextRetryAt")): 750 rows for a claim of
-   * 13 in bench:delivery, where the poller runs every 10 ms while a backlog lasts.
+   * however long its backlog (docs/performance.md D21, D23), not every business's due rows ranked,
+   * which the poller, running every 10 ms while a backlog lasts, would read again each time.
    */
   async claimFirstAttempts(options: { now: Date; leaseUntil: Date; limit: number; perBusiness: number; held: ReadonlyMap<string, number> }): Promise<ClaimedDelivery[]> {
     if (options.limit < 1 || options.perBusiness < 1) return [];

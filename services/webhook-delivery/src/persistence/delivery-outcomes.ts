@@ -21,9 +21,8 @@ import { type AttemptRecord, DELIVERY, DELIVERY_ATTEMPT, DELIVERY_STATUS, Delive
  * all opaque costs the same whatever they hold, so after its first 5 executions (custom plans)
  * PostgreSQL settles on the generic plan and plans it no more on that connection. Otherwise it
  * compares: a 2-outcome recordAttempts, planned for its 2-element arrays, looked cheaper than the
- * generic plan's 10-row guesses, so it was planned again at every execution (bench:delivery:sql:
- * 0 generic plans of 1,500; 567 µs of PostgreSQL CPU per delivery for outcomes, 200-350 with
- * `plan_cache_mode = force_generic_plan`). Use it only where the statement reads the value once
+ * generic plan's 10-row guesses, so it was planned again at every execution (docs/performance.md
+ * D18). Use it only where the statement reads the value once
  * (unnest, an index condition), not in a per-row expression.
  */
 const opaque = (value: unknown, type: string) => Prisma.sql`(SELECT ${value}::${Prisma.raw(type)})::${Prisma.raw(type)}`;

@@ -90,7 +90,7 @@ export const free = (now: Date, d = "") =>
  * as an index condition, so that partial index is the only one that serves the claims of first attempts,
  * whatever the last ANALYZE saw. With `status = 'PENDING'`, their generic plans read every business's due
  * first attempts through ("status", "nextRetryAt") and sorted them whenever ANALYZE had seen no PENDING
- * row (docs/performance.md, thirteenth round). status is NOT NULL: the same rows as `=`.
+ * row (docs/performance.md D23). status is NOT NULL: the same rows as `=`.
  */
 export const FIRST_ATTEMPT = Prisma.sql`status IS NOT DISTINCT FROM 'PENDING'`;
 

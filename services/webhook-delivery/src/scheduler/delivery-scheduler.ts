@@ -153,9 +153,9 @@ export class DeliveryScheduler {
       const carrier = typeof trace === "function" ? trace(claim) : trace;
       // The slot covers the attempt up to the receiver's answer, and the claim's room up to the end
       // of the send: the outcome is written after both are given back (its row's lease still fences
-      // it), so neither a sending slot nor a business's room waits for a database write. The room did
-      // until the sixth round, and with outcomes waiting up to OUTCOME_LINGER_MS to share a statement,
-      // one business's 40 claims bounded its deliveries to ~1,300 /s (docs/performance.md).
+      // it), so neither a sending slot nor a business's room waits for a database write: with outcomes
+      // waiting up to OUTCOME_LINGER_MS to share a statement (docs/performance.md D22), a room held until
+      // the write would bound each business's deliveries to its claims per linger.
       // then(fulfilled, rejected) rather than an async callback and finally(): a finally() makes two
       // promises more than a then() when it runs, and promise reactions (runMicrotasks' own time) were
       // 4.4% of webhook-delivery's busy profile samples (docs/performance.md).
