@@ -1,7 +1,7 @@
 // The schema is the truth (issue 36 item 4): for every service, `pnpm db:migration services/<svc> check`
 // (Prisma's diff from the migrations, applied to a shadow database, to schema.prisma) finds no drift, so
 // a migration generated from schema.prisma never undoes what the migrations built. What Prisma cannot
-// express is declared in each schema.prisma (relationMode, the partial indexes and triggers its comments
+// express is declared in each schema.prisma (a column kept by a trigger, the partial indexes its comments
 // name), never left for the check to trip over.
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

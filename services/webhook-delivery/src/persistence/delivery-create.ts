@@ -90,8 +90,8 @@ export class DeliveryCreates extends DeliveryStore {
     const claimed = await this.query<ClaimRow>(
       Prisma.sql`
       WITH hooks AS (
-        -- The webhooks held (FOR KEY SHARE) until this commits: a deleted one gets nothing (migration
-        -- 20261126210000_webhook_key_by_trigger).
+        -- The webhooks held (FOR KEY SHARE) until this commits: a deleted one gets nothing, rather than
+        -- failing the statement on Delivery's key to Webhook.
         SELECT id FROM ${WEBHOOK} WHERE id = ANY(${input.webhookIds}::uuid[]) FOR KEY SHARE
       ), p AS (
         INSERT INTO ${PAYLOAD} (id, "eventId", body, "createdAt")
@@ -187,8 +187,8 @@ export class DeliveryCreates extends DeliveryStore {
                              ${column(() => uuidv7(at))}::uuid[], ${column((e) => e.payload)}::text[])
           WITH ORDINALITY AS e("eventId", event, "businessId", "payloadId", body, n)
       ), subs AS (
-        -- FOR KEY SHARE: what Delivery's key to Webhook took, once per webhook instead of a check per
-        -- record; a webhook deleted meanwhile gets nothing (migration 20261126210000_webhook_key_by_trigger).
+        -- FOR KEY SHARE until this commits: a webhook deleted meanwhile gets nothing, rather than failing
+        -- the statement on Delivery's key to Webhook.
         SELECT e.n, w.id AS "webhookId", w.filter
         FROM ev AS e JOIN ${WEBHOOK} AS w ON ${subscribes}
         FOR KEY SHARE OF w
@@ -242,8 +242,7 @@ export class DeliveryCreates extends DeliveryStore {
     // (migration 20261126223000_delivery_id_from_payload): payload retention finds it by that range.
     const id = payloadId.slice(0, 19) + uuidv7(now.getTime()).slice(19);
     return this.prisma.$transaction(async (tx) => {
-      // Its webhook held (FOR KEY SHARE) until this commits, as Delivery's key to Webhook did: a webhook
-      // deleted meanwhile gets no delivery (migration 20261126210000_webhook_key_by_trigger).
+      // Its webhook held (FOR KEY SHARE) until this commits: a webhook deleted meanwhile gets no delivery.
       const held = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${WEBHOOK} WHERE id = ${fields.webhookId}::uuid FOR KEY SHARE`;
       if (held.length === 0) throw new Error(`webhook ${fields.webhookId} no longer exists`);
       await tx.payload.create({ data: { id: payloadId, eventId: null, body: payload, createdAt: now } });

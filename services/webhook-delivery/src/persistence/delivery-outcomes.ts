@@ -3,7 +3,7 @@
 // - An outcome is written only while the attempt's lease holds (id, attempt and leaseUntil as claimed);
 //   one whose lease was lost is not recorded (test/lease.test.ts, test/scheduler-instances.test.ts).
 // - A DeliveryAttempt row is inserted only from the outcome's update of its delivery, which holds that
-//   delivery locked: why DeliveryAttempt needs no foreign key (test/attempts-cascade.test.ts).
+//   delivery locked, so its key to Delivery never fails an outcome.
 // - The webhook's health moves in the same statement, once per webhook per batch; reaching
 //   autoDisableAfter deactivates it, and a retry that would wait on an inactive webhook ends FAILED
 //   (test/endpoint-health.test.ts).
@@ -106,8 +106,8 @@ export class DeliveryOutcomes extends DeliveryStore {
         RETURNING i.*
       ), history AS (
         -- Only from \`recorded\`: an attempt of a delivery this statement updated and holds locked. That is
-        -- what keeps DeliveryAttempt without orphans now that it has no foreign key (migration
-        -- 20261126200000_attempts_without_foreign_key): never insert attempts from anywhere else.
+        -- what keeps the attempt's key to its delivery from ever failing the statement: never insert
+        -- attempts from anywhere else.
         INSERT INTO ${DELIVERY_ATTEMPT} ("deliveryId", attempt, manual, succeeded, "responseStatus", "responseBody", "durationMs", "createdAt")
         SELECT id, attempt + 1, manual, succeeded, "responseStatus", "responseBody", "durationMs", at
         FROM recorded

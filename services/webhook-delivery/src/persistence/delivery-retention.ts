@@ -11,8 +11,8 @@ const WEBHOOK = Prisma.raw(`"webhooks"."Webhook"`);
  * SKIP LOCKED, so several instances delete disjoint rows and nobody waits.
  *
  * - Deliveries in a final state (SUCCESS or FAILED) whose last activity (updatedAt: the last attempt,
- *   cancellation or manual retry) is older than the window, with their attempts (deleted by the
- *   trigger on Delivery, migration 20261126200000_attempts_without_foreign_key); and test deliveries
+ *   cancellation or manual retry) is older than the window, with their attempts (deleted by their
+ *   key's ON DELETE CASCADE); and test deliveries
  *   (`webhook.test`: PENDING, never due, never attempted, decisions §6) older than the window, whose
  *   state is as final as it gets from the moment they are made (issue 35 item 13). Other PENDING and
  *   RETRYING deliveries are never deleted, however old. A delivery a manual retry or a recovery is
