@@ -27,5 +27,4 @@ CREATE TABLE "records"."FeedHorizon" (
 
 INSERT INTO "records"."FeedCounter" ("id", "last") VALUES (1, 0);
 
--- CreateIndex: rows get a position only from now on, so the partial index starts empty.
-CREATE INDEX "OutboxEvent_key_feedPosition_idx" ON "records"."OutboxEvent"("key", "feedPosition") WHERE "feedPosition" IS NOT NULL;
+-- The feed's index is built CONCURRENTLY by the next migration, outside a transaction.
