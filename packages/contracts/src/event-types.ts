@@ -3,7 +3,8 @@
 // service answers with and the delivery service sends, so the two cannot drift apart.
 import { z } from "./zod";
 import { eventActions, eventName, recordEntities, type EventAction, type EventName, type RecordEntity } from "./events";
-import { recordContracts, truncatedRelationField } from "./records";
+import { recordContracts } from "./records";
+import { truncatedRelationField } from "./record-responses";
 
 /** What a record event's `data` holds: the record as GET returns it, without relations (decisions §6). */
 export function recordEventDataSchema(entity: RecordEntity) {

@@ -7,6 +7,8 @@ export * from "./ids";
 export * from "./envelope";
 export * from "./webhooks";
 export * from "./records";
+export * from "./record-requests";
+export * from "./record-responses";
 export * from "./identity";
 export * from "./capabilities";
 export * from "./event-types";

@@ -1,5 +1,5 @@
 // The vocabulary of a record's scalar fields, typed for the `where` language. Each entity's fields
-// are declared with its contract in records.ts (`recordContracts[entity].fields`).
+// are declared in record-responses.ts and named by its contract in records.ts (`recordContracts[entity].fields`).
 
 export type RecordFieldType = "string" | "decimal" | "boolean" | "datetime" | "enum" | "uuid";
 

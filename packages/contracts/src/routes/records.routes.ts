@@ -5,7 +5,8 @@ import { dataEnvelope, paginationQuerySchema, recordListEnvelope } from "../enve
 import type { RecordEntity } from "../events";
 import { jsonContent } from "../openapi-responses";
 import { permission } from "../permissions";
-import { RECORD_BATCH_MAX_ITEMS, recordBodyExamples, recordContracts, recordResourceOf, type RecordContract } from "../records";
+import { RECORD_BATCH_MAX_ITEMS, recordBodyExamples } from "../record-requests";
+import { recordContracts, recordResourceOf, type RecordContract } from "../records";
 import { z } from "../zod";
 import { defineRoute, type Route } from "./route";
 
