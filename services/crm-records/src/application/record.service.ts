@@ -1,38 +1,30 @@
 // The one generic service behind all seven entities: list (page + exact total), get,
 // create, update and delete, each scoped by the caller's business, each write committing its
-// outbox event(s) in the same transaction. Everything entity-specific comes from the definition.
+// outbox event(s) with it. Everything entity-specific comes from the definition; what reaches the
+// database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
-import { type AppError, errors, isAppError, validationError, type ErrorDetail } from "@crm/errors";
-import {
-  DEFAULT_ORDER_BY,
-  paginationMeta,
-  parseDate,
-  parseInclude,
-  parseListQuery,
-  parseOrderBy,
-  parseWhere,
-  readPagination,
-  toPrismaOrderBy,
-  type OrderTerm,
-  type QuerySpec,
-} from "@crm/query-language";
-import { querySpecOf, type EntityDefinition } from "../entities";
-import { DecimalText, formatScaled, ITEM_DECIMALS, toScaled, totalAmount } from "../domain/money";
+import { errors, type ErrorDetail } from "@crm/errors";
+import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
 import type { SqlRunner } from "@crm/database";
+import { activeTraceHeaders } from "@crm/telemetry";
+import { querySpecOf, type EntityDefinition } from "../entities";
+import { totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
 import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
-import { capIncludedRelations, includedRowsToRead } from "../domain/included-relations";
+import { capIncludedRelations } from "../domain/included-relations";
 import { readableRelations, type Reader } from "../domain/relation-access";
+import { type Input, itemRows, itemScoped, scalarData, unknownClient } from "../domain/record-input";
 import { nextDocumentNumber, nextDocumentNumbers } from "../persistence/document-number";
-import { appendEvents, buildEnvelope } from "../persistence/outbox.writer";
-import { adjustRecordCount, recordCount } from "../persistence/record-count";
-import { delegateOf, isForeignKeyViolation, isPrismaError, type PrismaClient, type Tx } from "../persistence/prisma";
+import { buildEnvelope } from "../persistence/outbox.writer";
+import { adjustRecordCount } from "../persistence/record-count";
+import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
 import { insertedRow, insertRecordsStatement } from "../persistence/record-insert";
 import { CreateBatcher } from "../persistence/create-batcher";
-import { activeTraceHeaders } from "@crm/telemetry";
-import { listWhereSql, orderBySql, SqlParams } from "../persistence/list-sql";
+import { listWhereSql, SqlParams } from "../persistence/list-sql";
+import { RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
+import { deleteRecord, insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -47,31 +39,20 @@ export interface RecordServiceOptions {
   cursorSecret: string;
   /**
    * The database driver itself (pg's pool, or PGlite, which queues it behind any open transaction),
-   * for the list's statements and the one-statement creates: Prisma's raw query path cost ~0.9 ms
-   * CPU per list call and ~0.5 ms per create more than the driver (docs/performance.md). Absent:
-   * the same statements through Prisma.
+   * for the list's statements and the one-statement creates (D13, D14). Absent: the same statements
+   * through Prisma.
    */
   sql?: Pick<SqlRunner, "query">;
   /**
    * One-record creates of an entity in flight at once (create-batcher.ts); more wait and then go as
    * one statement. Default: 1 without `parallelQueries` (PGlite runs one statement at a time anyway);
-   * unbounded with it (every create its own statement, as before: on PostgreSQL the delivery bench's
-   * 8 concurrent creates showed no difference, docs/performance.md).
+   * unbounded with it (every create its own statement, D15).
    */
   createsInFlight?: number;
 }
 
 /** Most one-record creates written by one statement (create-batcher.ts). */
 const MAX_COALESCED_CREATES = 32;
-
-type Input = Record<string, unknown>;
-
-const ITEMS_ORDER = { orderBy: { position: "asc" } } as const;
-const DEFAULT_ORDER = toPrismaOrderBy(DEFAULT_ORDER_BY.map((term) => ({ ...term })));
-
-function unknownClient(): AppError {
-  return validationError("clientId", "Unknown client");
-}
 
 /** List parameters a cursor already carries. */
 const CURSOR_EXCLUSIVE_PARAMETERS = ["page", "where", "orderBy"] as const;
@@ -85,22 +66,17 @@ function cursorValue(value: unknown): unknown {
 
 export class RecordService {
   private readonly cursors: CursorCodec;
-  /**
-   * Runs one statement with bound parameters: the lists' and the one-statement creates' (see
-   * RecordServiceOptions.sql). `name`: prepared once per connection under it (SqlRunner.query).
-   */
-  private readonly read: (text: string, params: unknown[], name?: string) => Promise<Row[]>;
+  private readonly run: RunStatement;
+  private readonly reads: RecordReads;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
   private readonly creates: CreateBatcher;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
-    const sql = options.sql;
-    this.read = sql
-      ? async (text, params, name) => (await sql.query<Row>(text, params, name ? { name } : undefined)).rows
-      : (text, params) => options.prisma.$queryRawUnsafe<Row[]>(text, ...params);
+    this.run = statementRunner(options.prisma, options.sql);
+    this.reads = new RecordReads({ prisma: options.prisma, definitions: options.definitions, run: this.run, includeCap: this.includeCap });
     this.creates = new CreateBatcher({
-      run: (statement) => this.read(statement.sql, statement.params, statement.name),
+      run: (statement) => this.run(statement.sql, statement.params, statement.name),
       inFlight: options.createsInFlight ?? (options.parallelQueries ? Number.POSITIVE_INFINITY : 1),
       maxBatch: MAX_COALESCED_CREATES,
     });
@@ -128,13 +104,8 @@ export class RecordService {
     const where = listWhereSql(definition, params, businessId, parsed.where);
     // Page and total without a transaction (in parallel where the pool allows): each is exact at
     // the moment it is read (see README, "Lists").
-    const page = () => this.readPage(definition, businessId, where, params, parsed.orderBy, parsed.take, parsed.skip, relations);
-    // Unfiltered: the counts every create and delete keep; filtered: count the matches.
-    const count = async () => {
-      if (parsed.where === undefined) return recordCount(this.read, businessId, definition.entity);
-      const rows = await this.read(`SELECT count(*) AS "total" FROM ${definition.table} WHERE ${where}`, params.values);
-      return Number(rows[0]?.["total"] ?? 0);
-    };
+    const page = () => this.reads.page(definition, businessId, where, params, parsed.orderBy, parsed.take, parsed.skip, relations);
+    const count = () => this.reads.total(definition, businessId, parsed.where === undefined ? undefined : { where, params });
     const [rows, total] = this.options.parallelQueries ? await Promise.all([page(), count()]) : [await page(), await count()];
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
     return {
@@ -167,49 +138,11 @@ export class RecordService {
     const relations = this.relationsFor(definition, include, reader);
     const params = new SqlParams();
     const where = listWhereSql(definition, params, businessId, filter, { orderBy, key: state.key });
-    const rows = await this.readPage(definition, businessId, where, params, orderBy, pagination.perPage, 0, relations);
+    const rows = await this.reads.page(definition, businessId, where, params, orderBy, pagination.perPage, 0, relations);
     return {
       data: this.views(definition, rows, pagination.perPage),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
     };
-  }
-
-  /** Up to take + 1 rows in order (the extra one only says whether more follow), with their relations when asked for. */
-  private async readPage(
-    definition: EntityDefinition,
-    businessId: string,
-    where: string,
-    params: SqlParams,
-    orderBy: readonly OrderTerm[],
-    take: number,
-    skip: number,
-    relations: readonly string[],
-  ): Promise<Row[]> {
-    const columns = Object.keys(definition.columns)
-      .map((name) => `"${name}"`)
-      .join(", ");
-    // take and skip are integers the parser bounded; everything from the client is a parameter.
-    const rows = await this.read(`SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(orderBy)} LIMIT ${take + 1} OFFSET ${skip}`, params.values);
-    // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
-    for (const name of this.decimalColumns(definition)) {
-      for (const row of rows) if (typeof row[name] === "string") row[name] = new DecimalText(row[name] as string);
-    }
-    const include = this.includeArgs(definition, relations, businessId);
-    if (!include || rows.length === 0) return rows;
-    // Relations and line items through Prisma, for the page's ids only; a record deleted between
-    // the two reads is left out rather than shown without its relations.
-    const related = await delegateOf(this.options.prisma, definition.delegate).findMany({ where: { businessId, id: { in: rows.map((row) => row["id"]) } }, include });
-    const byId = new Map(related.map((row) => [row["id"], row]));
-    return rows.flatMap((row) => {
-      const full = byId.get(row["id"]);
-      return full ? [full] : [];
-    });
-  }
-
-  private decimalColumns(definition: EntityDefinition): string[] {
-    return Object.entries(definition.columns)
-      .filter(([, column]) => column.type === "decimal")
-      .map(([name]) => name);
   }
 
   private views(definition: EntityDefinition, rows: readonly Row[], take: number): RecordView[] {
@@ -233,24 +166,26 @@ export class RecordService {
   async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown, reader: Reader): Promise<RecordView> {
     const relations = this.relationsFor(definition, includeParam, reader);
     if (!isUuid(id)) throw errors.notFound();
-    const include = this.includeArgs(definition, relations, businessId);
-    const row = await delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId }, ...(include ? { include } : {}) });
+    const row = await this.reads.one(definition, businessId, id, relations);
     if (!row) throw errors.notFound();
     return this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
   }
 
   async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
     if (!definition.document) return this.createInOneStatement(definition, businessId, input);
+    const document = definition.document;
     return this.write(async (tx) => {
       await this.checkClientReference(tx, definition, businessId, input);
-      const data: Input = { ...this.scalarData(definition, input), id: uuidv7(), businessId };
-      if (definition.document) {
-        const items = input[definition.document.itemsRelation] as RecordItemInput[];
-        data["number"] = await nextDocumentNumber(tx, businessId, definition.document.numberPrefix);
-        data["totalAmount"] = totalAmount(items);
-        data[definition.document.itemsRelation] = { create: itemRows(items) };
-      }
-      const row = await this.withReferenceErrors(() => delegateOf(tx, definition.delegate).create({ data, ...this.baseInclude(definition) }));
+      const items = input[document.itemsRelation] as RecordItemInput[];
+      const data: Input = {
+        ...scalarData(definition, input),
+        id: uuidv7(),
+        businessId,
+        number: await nextDocumentNumber(tx, businessId, document.numberPrefix),
+        totalAmount: totalAmount(items),
+        [document.itemsRelation]: { create: itemRows(items) },
+      };
+      const row = await insertRow(tx, definition, data);
       await adjustRecordCount(tx, businessId, definition.entity, 1);
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "created", businessId, view)] };
@@ -259,14 +194,14 @@ export class RecordService {
 
   /**
    * A record without line items: record, outbox event and record count in one statement
-   * (record-insert.ts), shared with other such creates of the entity under load (create-batcher.ts).
+   * (record-insert.ts, D14), shared with other such creates of the entity under load (create-batcher.ts).
    * A client reference is checked by the composite foreign key (businessId, clientId), which
    * refuses another business's client as well as an unknown one.
    */
   private async createInOneStatement(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
     const field = definition.clientReference;
     if (field && input[field] !== undefined && (typeof input[field] !== "string" || !isUuid(input[field] as string))) throw unknownClient();
-    const data: Input = { ...this.scalarData(definition, input), id: uuidv7(), businessId };
+    const data: Input = { ...scalarData(definition, input), id: uuidv7(), businessId };
     const row = insertedRow(definition, data, new Date());
     const view = serializeRecord(definition, row, this.options.definitions, false);
     const event = buildEnvelope(definition.entity, "created", businessId, view);
@@ -290,7 +225,7 @@ export class RecordService {
   async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<RecordView[]> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
-    const data = inputs.map((input, i) => ({ ...itemScoped(i, () => this.scalarData(definition, input)), id: ids[i]!, businessId }));
+    const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
     const document = definition.document;
     if (!document) {
       await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
@@ -302,7 +237,7 @@ export class RecordService {
       });
       const statement = insertRecordsStatement(definition, entries);
       try {
-        await this.read(statement.sql, statement.params);
+        await this.run(statement.sql, statement.params);
       } catch (err) {
         // A client deleted since the check: name it as the check would have.
         if (isForeignKeyViolation(err)) {
@@ -317,12 +252,11 @@ export class RecordService {
     return this.write(async (tx) => {
       await this.checkClientReferences(tx, definition, businessId, inputs);
       const numbers = await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length);
-      const delegate = delegateOf(tx, definition.delegate);
       const views: RecordView[] = [];
       for (const [i, input] of inputs.entries()) {
         const items = input[document.itemsRelation] as RecordItemInput[];
         const values: Input = { ...data[i], number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } };
-        const row = await itemScoped(i, () => this.withReferenceErrors(() => delegate.create({ data: values, ...this.baseInclude(definition) })));
+        const row = await itemScoped(i, () => insertRow(tx, definition, values));
         views.push(serializeRecord(definition, row, this.options.definitions, false));
       }
       await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
@@ -337,22 +271,19 @@ export class RecordService {
   async update(definition: EntityDefinition, businessId: string, id: string, input: Input, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
-      const delegate = delegateOf(tx, definition.delegate);
       // Locked and read whole: `previousAttributes` is the state this update replaced (not one a
       // concurrent update replaced meanwhile), and If-Match is checked against that same state.
-      await this.lockRow(tx, definition, businessId, id);
-      const existing = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
-      if (!existing) throw errors.notFound();
+      const existing = await lockedRecord(tx, definition, businessId, id);
       if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch);
       const before = serializeRecord(definition, existing, this.options.definitions, false);
       await this.checkClientReference(tx, definition, businessId, input);
-      const data = this.scalarData(definition, input);
+      const data = scalarData(definition, input);
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
       if (definition.document && items) {
         data["totalAmount"] = totalAmount(items);
         data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
       }
-      const row = await this.withReferenceErrors(() => whileRecordExists(() => delegate.update({ where: { id }, data, ...this.baseInclude(definition) })));
+      const row = await updateRow(tx, definition, id, data);
       const view = serializeRecord(definition, row, this.options.definitions, false);
       return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view, previousAttributes(before, view))] };
     });
@@ -362,39 +293,14 @@ export class RecordService {
   async remove(definition: EntityDefinition, businessId: string, id: string, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
-      // Lock the row first: a concurrent insert referencing it (a new contact or invoice) waits for
-      // this transaction, so nothing can slip in between the dependents check and the delete.
-      await this.lockRow(tx, definition, businessId, id);
-      const delegate = delegateOf(tx, definition.delegate);
-      const row = await delegate.findFirst({ where: { id, businessId }, ...this.baseInclude(definition) });
-      if (!row) throw errors.notFound();
+      // Locked first: a concurrent insert referencing it (a new contact or invoice) waits for this
+      // transaction, so nothing can slip in between the dependents check and the delete.
+      const row = await lockedRecord(tx, definition, businessId, id);
       if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch);
-
-      for (const dependent of definition.restrictDelete ?? []) {
-        const target = this.options.definitions[dependent.entity];
-        const found = await delegateOf(tx, target.delegate).findFirst({ where: { businessId, [dependent.foreignKey]: id }, select: { id: true } });
-        if (found) throw errors.hasDependents();
-      }
-      const events: EventEnvelope[] = [];
-      for (const dependent of definition.cascadeDelete ?? []) {
-        const target = this.options.definitions[dependent.entity];
-        const targetDelegate = delegateOf(tx, target.delegate);
-        const children = await targetDelegate.findMany({ where: { businessId, [dependent.foreignKey]: id }, orderBy: DEFAULT_ORDER, ...this.baseInclude(target) });
-        if (children.length === 0) continue;
-        const { count } = await targetDelegate.deleteMany({ where: { businessId, id: { in: children.map((child) => child["id"]) } } });
-        await adjustRecordCount(tx, businessId, target.entity, -count);
-        for (const child of children) {
-          events.push(buildEnvelope(target.entity, "deleted", businessId, serializeRecord(target, child, this.options.definitions, false)));
-        }
-      }
-      try {
-        await delegate.delete({ where: { id } });
-        await adjustRecordCount(tx, businessId, definition.entity, -1);
-      } catch (err) {
-        // Defence in depth: ON DELETE RESTRICT caught a dependent the checks above did not know about.
-        if (isPrismaError(err, "P2003")) throw errors.hasDependents(undefined, { cause: err });
-        throw err;
-      }
+      const cascaded = await deleteRecord(tx, this.options.definitions, definition, businessId, id);
+      const events: EventEnvelope[] = cascaded.map((child) =>
+        buildEnvelope(child.definition.entity, "deleted", businessId, serializeRecord(child.definition, child.row, this.options.definitions, false)),
+      );
       const view = serializeRecord(definition, row, this.options.definitions, false);
       events.push(buildEnvelope(definition.entity, "deleted", businessId, view));
       return { view, events };
@@ -402,21 +308,8 @@ export class RecordService {
   }
 
   /** One transaction for the change and its events; the relay is told once it has committed. */
-  private async write<View = RecordView>(work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
-    const { view } = await this.options.prisma.$transaction(async (tx) => {
-      const result = await work(tx);
-      await appendEvents(tx, result.events);
-      return result;
-    });
-    this.options.onCommitted?.();
-    return view;
-  }
-
-  /** `SELECT ... FOR UPDATE` of one record of the business; 404001 when there is none. */
-  private async lockRow(tx: Tx, definition: EntityDefinition, businessId: string, id: string): Promise<void> {
-    // `table` is a constant of the definition; the values are bound parameters.
-    const locked = await tx.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`, id, businessId);
-    if (locked.length === 0) throw errors.notFound();
+  private write<View = RecordView>(work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
+    return inTransaction(this.options.prisma, work, this.options.onCommitted);
   }
 
   /** If-Match against the record as it is now (locked by the caller): 412000 when it does not hold. */
@@ -430,8 +323,7 @@ export class RecordService {
     if (!field || input[field] === undefined) return;
     const clientId = input[field];
     if (typeof clientId !== "string" || !isUuid(clientId)) throw unknownClient();
-    const client = await tx.client.findFirst({ where: { id: clientId, businessId }, select: { id: true } });
-    if (!client) throw unknownClient();
+    if ((await knownClients(tx, businessId, [clientId])).size === 0) throw unknownClient();
   }
 
   /** A batch's client references in one query; each unknown one (or another business's) named by its item. */
@@ -440,41 +332,11 @@ export class RecordService {
     if (!field) return;
     const wanted = inputs.map((input) => input[field]);
     const candidates = [...new Set(wanted.filter((v): v is string => typeof v === "string" && isUuid(v)).map((v) => v.toLowerCase()))];
-    const found = candidates.length === 0 ? [] : await db.client.findMany({ where: { businessId, id: { in: candidates } }, select: { id: true } });
-    const known = new Set(found.map((client) => client.id));
+    const known = await knownClients(db, businessId, candidates);
     const details = wanted.flatMap((value, i) =>
       value === undefined || (typeof value === "string" && known.has(value.toLowerCase())) ? [] : [{ path: `items.${i}.${field}`, message: "Unknown client" }],
     );
     if (details.length > 0) throw errors.validationFailed(details);
-  }
-
-  /** The composite foreign key (businessId, clientId) is the last word if the client vanished meanwhile. */
-  private async withReferenceErrors<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      if (isPrismaError(err, "P2003")) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
-      throw err;
-    }
-  }
-
-  /** Body fields -> column values: ISO dates to Date, decimals to exact text, items handled by the caller. */
-  private scalarData(definition: EntityDefinition, input: Input): Input {
-    const data: Input = {};
-    const itemsField = definition.document?.itemsRelation;
-    for (const [key, value] of Object.entries(input)) {
-      if (key === itemsField || value === undefined) continue;
-      if (definition.dateInputs?.includes(key) && typeof value === "string") {
-        const date = parseDate(value);
-        if (!date) throw validationError(key, "Expected an ISO 8601 date (YYYY-MM-DD) or date-time");
-        data[key] = date;
-      } else if (definition.decimalInputs?.includes(key) && typeof value === "number") {
-        data[key] = formatScaled(toScaled(value), ITEM_DECIMALS);
-      } else {
-        data[key] = value;
-      }
-    }
-    return data;
   }
 
   private get includeCap(): number {
@@ -483,10 +345,6 @@ export class RecordService {
 
   private withIncludeCap(definition: EntityDefinition, view: RecordView): RecordView {
     return capIncludedRelations(view, definition, this.includeCap);
-  }
-
-  private baseInclude(definition: EntityDefinition): { include?: Record<string, unknown> } {
-    return definition.document ? { include: { [definition.document.itemsRelation]: ITEMS_ORDER } } : {};
   }
 
   /**
@@ -498,58 +356,4 @@ export class RecordService {
     const relations = parsed ?? parseInclude(include as string | undefined, this.specOf(definition));
     return readableRelations(definition, relations, include as string | undefined, reader);
   }
-
-  /** Relations to load; every to-many include is filtered by business too (the FKs already keep them inside it). */
-  private includeArgs(definition: EntityDefinition, relations: readonly string[], businessId: string): Record<string, unknown> | undefined {
-    const include: Record<string, unknown> = { ...this.baseInclude(definition).include };
-    for (const name of relations) {
-      const relation = definition.relations[name]!;
-      const target = this.options.definitions[relation.target];
-      const nested = this.baseInclude(target);
-      include[name] =
-        relation.kind === "many" ? { where: { businessId }, orderBy: DEFAULT_ORDER, take: includedRowsToRead(this.includeCap), ...nested } : nested.include ? nested : true;
-    }
-    return Object.keys(include).length > 0 ? include : undefined;
-  }
-}
-
-/**
- * The read above takes no lock (an update must not wait on readers), so a delete committed between
- * it and the write leaves nothing to update: Prisma's P2025, which is the client's 404001, not a 500.
- * (remove() locks its row FOR UPDATE first, so its own delete cannot meet a vanished row.)
- */
-async function whileRecordExists<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (isPrismaError(err, "P2025")) throw errors.notFound(undefined, { cause: err });
-    throw err;
-  }
-}
-
-/** Runs one batch item's step; its validation details are renamed `items.<i>.<path>`. */
-function itemScoped<T>(index: number, step: () => T): T {
-  const rename = (err: unknown): never => {
-    if (isAppError(err) && err.details)
-      throw errors.validationFailed(
-        err.details.map((d) => ({ ...d, path: `items.${index}.${d.path}` })),
-        { cause: err },
-      );
-    throw err;
-  };
-  try {
-    const result = step();
-    return (result instanceof Promise ? result.catch(rename) : result) as T;
-  } catch (err) {
-    return rename(err);
-  }
-}
-
-function itemRows(items: readonly RecordItemInput[]): Input[] {
-  return items.map((item, position) => ({
-    position,
-    description: item.description,
-    quantity: formatScaled(toScaled(item.quantity), ITEM_DECIMALS),
-    unitPrice: formatScaled(toScaled(item.unitPrice), ITEM_DECIMALS),
-  }));
 }
