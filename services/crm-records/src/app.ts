@@ -19,8 +19,8 @@ export interface AppDeps {
   readiness?: ReadinessCheck[];
   /** Called after each committed write, so the outbox relay publishes at once. */
   onCommitted?: () => void;
-  /** The database driver, for list statements (RecordServiceOptions.sql). */
-  sql?: SqlRunner;
+  /** The database driver, for list statements and one-statement creates (RecordServiceOptions.sql). */
+  sql: SqlRunner;
   /** True on PostgreSQL: a list reads its page and total at once (see RecordServiceOptions). */
   parallelQueries?: boolean;
   /** Most related records per parent and to-many relation in a response (INCLUDE_MAX_PER_RELATION). */

@@ -19,9 +19,8 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
 /**
  * Embedded, under a stream of writes, the relay lets a read wait up to this long for more rows
  * (OutboxRelayOptions.lingerMs): PGlite's one thread runs every statement of the product, and each
- * publish costs it a mark and read here and a batch of statements in webhook-delivery. Without it,
- * creates written several to a statement (create-batcher.ts) shortened the relay's rounds and took
- * 40% more publishes (docs/performance.md, "Webhook delivery"). An event that comes alone is not
+ * publish costs it a mark and read here and a batch of statements in webhook-delivery. Without it, a
+ * stream of creates shortened the relay's rounds and took 40% more publishes (D17). An event that comes alone is not
  * delayed.
  */
 const EMBEDDED_OUTBOX_LINGER_MS = 40;

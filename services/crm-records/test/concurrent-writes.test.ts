@@ -34,7 +34,7 @@ describePostgres("update racing a delete (PostgreSQL, real concurrency)", () => 
         },
       },
     }) as unknown as PrismaClient;
-    raced = createApp({ logger, prisma: hooked, internalTokenSecret: SECRET, parallelQueries: true });
+    raced = createApp({ logger, prisma: hooked, sql: h.db.sql, internalTokenSecret: SECRET, parallelQueries: true });
   });
 
   it.each([

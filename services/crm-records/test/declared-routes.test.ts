@@ -5,6 +5,6 @@ import { checkDeclaredRoutes, errorCollectingLogger, INTERNAL_TOKEN_SECRET } fro
 import { createApp } from "../src/app";
 
 it("serves every declared crm-records route, and only those", async () => {
-  const app = createApp({ logger: errorCollectingLogger("crm-records").logger, prisma: {} as never, internalTokenSecret: INTERNAL_TOKEN_SECRET });
+  const app = createApp({ logger: errorCollectingLogger("crm-records").logger, prisma: {} as never, sql: {} as never, internalTokenSecret: INTERNAL_TOKEN_SECRET });
   expect(await checkDeclaredRoutes(app, "crm-records")).toEqual([]);
 });

@@ -6,7 +6,6 @@ import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, t
 import { errors, type ErrorDetail } from "@crm/errors";
 import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
 import type { SqlRunner } from "@crm/database";
-import { activeTraceHeaders } from "@crm/telemetry";
 import { querySpecOf, type EntityDefinition } from "../entities";
 import { totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
@@ -16,12 +15,11 @@ import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
 import { readableRelations, type Reader } from "../domain/relation-access";
 import { type Input, itemRows, itemScoped, scalarData, unknownClient } from "../domain/record-input";
-import { nextDocumentNumber, nextDocumentNumbers } from "../persistence/document-number";
+import { nextDocumentNumbers } from "../persistence/document-number";
 import { buildEnvelope } from "../persistence/outbox.writer";
 import { adjustRecordCount } from "../persistence/record-count";
 import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
-import { insertedRow, insertRecordsStatement } from "../persistence/record-insert";
-import { CreateBatcher } from "../persistence/create-batcher";
+import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
 import { listWhereSql, SqlParams } from "../persistence/list-sql";
 import { RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
 import { deleteRecord, insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
@@ -39,20 +37,20 @@ export interface RecordServiceOptions {
   cursorSecret: string;
   /**
    * The database driver itself (pg's pool, or PGlite, which queues it behind any open transaction),
-   * for the list's statements and the one-statement creates (D13, D14). Absent: the same statements
-   * through Prisma.
+   * for the list's statements and the one-statement creates (D13, D14).
    */
-  sql?: Pick<SqlRunner, "query">;
-  /**
-   * One-record creates of an entity in flight at once (create-batcher.ts); more wait and then go as
-   * one statement. Default: 1 without `parallelQueries` (PGlite runs one statement at a time anyway);
-   * unbounded with it (every create its own statement, D15).
-   */
-  createsInFlight?: number;
+  sql: Pick<SqlRunner, "query">;
 }
 
-/** Most one-record creates written by one statement (create-batcher.ts). */
-const MAX_COALESCED_CREATES = 32;
+/** How a create checks its client references, and names one a foreign key refused after the check. */
+interface ClientCheck {
+  check(db: PrismaClient | Tx): Promise<void>;
+  refused(err: unknown): Promise<never>;
+}
+
+function refusedClient(cause: unknown) {
+  return errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause });
+}
 
 /** List parameters a cursor already carries. */
 const CURSOR_EXCLUSIVE_PARAMETERS = ["page", "where", "orderBy"] as const;
@@ -69,17 +67,11 @@ export class RecordService {
   private readonly run: RunStatement;
   private readonly reads: RecordReads;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
-  private readonly creates: CreateBatcher;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
-    this.run = statementRunner(options.prisma, options.sql);
+    this.run = statementRunner(options.sql);
     this.reads = new RecordReads({ prisma: options.prisma, definitions: options.definitions, run: this.run, includeCap: this.includeCap });
-    this.creates = new CreateBatcher({
-      run: (statement) => this.run(statement.sql, statement.params, statement.name),
-      inFlight: options.createsInFlight ?? (options.parallelQueries ? Number.POSITIVE_INFINITY : 1),
-      maxBatch: MAX_COALESCED_CREATES,
-    });
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
     }
@@ -171,92 +163,75 @@ export class RecordService {
     return this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
   }
 
+  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). */
   async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
-    if (!definition.document) return this.createInOneStatement(definition, businessId, input);
-    const document = definition.document;
-    return this.write(async (tx) => {
-      await this.checkClientReference(tx, definition, businessId, input);
-      const items = input[document.itemsRelation] as RecordItemInput[];
-      const data: Input = {
-        ...scalarData(definition, input),
-        id: uuidv7(),
-        businessId,
-        number: await nextDocumentNumber(tx, businessId, document.numberPrefix),
-        totalAmount: totalAmount(items),
-        [document.itemsRelation]: { create: itemRows(items) },
-      };
-      const row = await insertRow(tx, definition, data);
-      await adjustRecordCount(tx, businessId, definition.entity, 1);
-      const view = serializeRecord(definition, row, this.options.definitions, false);
-      return { view, events: [buildEnvelope(definition.entity, "created", businessId, view)] };
-    });
+    const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
+    const clients: ClientCheck = definition.document
+      ? { check: (db) => this.checkClientReference(db, definition, businessId, input, true), refused: (err) => Promise.reject(refusedClient(err)) }
+      : // Without line items the composite foreign key (businessId, clientId) is the check: it refuses
+        // another business's client as well as an unknown one.
+        { check: () => this.checkClientReference(undefined, definition, businessId, input, false), refused: (err) => Promise.reject(refusedClient(err)) };
+    return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step()))[0]!;
   }
 
-  /**
-   * A record without line items: record, outbox event and record count in one statement
-   * (record-insert.ts, D14), shared with other such creates of the entity under load (create-batcher.ts).
-   * A client reference is checked by the composite foreign key (businessId, clientId), which
-   * refuses another business's client as well as an unknown one.
-   */
-  private async createInOneStatement(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
-    const field = definition.clientReference;
-    if (field && input[field] !== undefined && (typeof input[field] !== "string" || !isUuid(input[field] as string))) throw unknownClient();
-    const data: Input = { ...scalarData(definition, input), id: uuidv7(), businessId };
-    const row = insertedRow(definition, data, new Date());
-    const view = serializeRecord(definition, row, this.options.definitions, false);
-    const event = buildEnvelope(definition.entity, "created", businessId, view);
-    try {
-      // The write's trace continues through the relay and the consumer (tracing on; else null).
-      await this.creates.create(definition, { data, row, event, traceparent: activeTraceHeaders()?.traceparent ?? null });
-    } catch (err) {
-      if (isForeignKeyViolation(err)) throw errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause: err });
-      throw err;
-    }
-    this.options.onCommitted?.();
-    return view;
-  }
-
-  /**
-   * `POST /{entity}/batch` (extensions §E2.2): every record or none, each with its own created event,
-   * in the inputs' order. Records without line items go in one statement (record-insert.ts), invoices
-   * and quotes in one transaction with a range of numbers. Every problem is named by its item
-   * (`items.<i>.<field>`), client references included, and a refusal writes nothing.
-   */
+  /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
   async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<RecordView[]> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
     const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
+    const clients: ClientCheck = {
+      check: (db) => this.checkClientReferences(db, definition, businessId, inputs),
+      // A client deleted since the check: name it as the check would have.
+      refused: async () => {
+        await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
+        throw unknownClient();
+      },
+    };
+    return this.insert(definition, businessId, inputs, data, clients, itemScoped);
+  }
+
+  /**
+   * The one create path: every record or none, each with its own created event, in the inputs' order.
+   * `data`: each record's column values, id and business included. Records without line items: the
+   * records, their events and the count in one statement (record-insert.ts, D14); invoices and quotes:
+   * one transaction with a range of numbers. `scoped` names an item's problems.
+   */
+  private async insert(
+    definition: EntityDefinition,
+    businessId: string,
+    inputs: readonly Input[],
+    data: readonly Input[],
+    clients: ClientCheck,
+    scoped: <T>(index: number, step: () => T) => T,
+  ): Promise<RecordView[]> {
     const document = definition.document;
     if (!document) {
-      await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
+      await clients.check(this.options.prisma);
       const now = new Date();
       const entries = data.map((values) => {
         const row = insertedRow(definition, values, now);
         const view = serializeRecord(definition, row, this.options.definitions, false);
         return { data: values, row, view, event: buildEnvelope(definition.entity, "created", businessId, view) };
       });
-      const statement = insertRecordsStatement(definition, entries);
+      const statement =
+        entries.length === 1 ? insertRecordStatement(definition, entries[0]!.data, entries[0]!.row, entries[0]!.event) : insertRecordsStatement(definition, entries);
       try {
-        await this.run(statement.sql, statement.params);
+        await this.run(statement.sql, statement.params, statement.name);
       } catch (err) {
-        // A client deleted since the check: name it as the check would have.
-        if (isForeignKeyViolation(err)) {
-          await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
-          throw unknownClient();
-        }
+        if (isForeignKeyViolation(err)) await clients.refused(err);
         throw err;
       }
       this.options.onCommitted?.();
       return entries.map((entry) => entry.view);
     }
     return this.write(async (tx) => {
-      await this.checkClientReferences(tx, definition, businessId, inputs);
+      await clients.check(tx);
       const numbers = await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length);
       const views: RecordView[] = [];
       for (const [i, input] of inputs.entries()) {
         const items = input[document.itemsRelation] as RecordItemInput[];
         const values: Input = { ...data[i], number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } };
-        const row = await itemScoped(i, () => insertRow(tx, definition, values));
+        const row = await scoped(i, () => insertRow(tx, definition, values));
         views.push(serializeRecord(definition, row, this.options.definitions, false));
       }
       await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
@@ -276,7 +251,7 @@ export class RecordService {
       const existing = await lockedRecord(tx, definition, businessId, id);
       if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch);
       const before = serializeRecord(definition, existing, this.options.definitions, false);
-      await this.checkClientReference(tx, definition, businessId, input);
+      await this.checkClientReference(tx, definition, businessId, input, true);
       const data = scalarData(definition, input);
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
       if (definition.document && items) {
@@ -318,12 +293,13 @@ export class RecordService {
     if (!ifMatchHolds(ifMatch, current)) throw errors.preconditionFailed();
   }
 
-  private async checkClientReference(tx: Tx, definition: EntityDefinition, businessId: string, input: Input): Promise<void> {
+  /** One body's client reference: a UUID (else 400001 at its path) and, with `db`, a client of the business. */
+  private async checkClientReference(db: PrismaClient | Tx | undefined, definition: EntityDefinition, businessId: string, input: Input, lookUp: boolean): Promise<void> {
     const field = definition.clientReference;
     if (!field || input[field] === undefined) return;
     const clientId = input[field];
     if (typeof clientId !== "string" || !isUuid(clientId)) throw unknownClient();
-    if ((await knownClients(tx, businessId, [clientId])).size === 0) throw unknownClient();
+    if (lookUp && db && (await knownClients(db, businessId, [clientId])).size === 0) throw unknownClient();
   }
 
   /** A batch's client references in one query; each unknown one (or another business's) named by its item. */

@@ -3,11 +3,7 @@
 // concurrent creates of one business until commit, and a rollback gives the number back.
 import type { Tx } from "./prisma";
 
-export async function nextDocumentNumber(tx: Tx, businessId: string, prefix: "INV" | "QUO"): Promise<string> {
-  return (await nextDocumentNumbers(tx, businessId, prefix, 1))[0]!;
-}
-
-/** `count` consecutive numbers in one statement (a batch create): the same counter, the same lock. */
+/** `count` consecutive numbers in one statement (one per record a create writes): the same counter, the same lock. */
 export async function nextDocumentNumbers(tx: Tx, businessId: string, prefix: "INV" | "QUO", count: number): Promise<string[]> {
   const rows = await tx.$queryRaw<Array<{ value: number }>>`
     INSERT INTO "records"."DocumentCounter" ("businessId", "kind", "next")

@@ -19,8 +19,7 @@ export interface InsertStatement {
   /**
    * A one-record create's text is the same for every create of its entity, so it is prepared once
    * per connection under this name: PostgreSQL then skips parsing, analysing and (after a few runs)
-   * planning the three-CTE statement, ~0.15-0.2 ms of its CPU per create (docs/performance.md,
-   * "Tenth round"). Batches vary in length, so they stay unnamed.
+   * planning the three-CTE statement (D14). Batches vary in length, so they stay unnamed.
    */
   name?: string;
 }
@@ -72,38 +71,6 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
 INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, ${count}::int)
 ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
   return { sql, params };
-}
-
-/**
- * Separate one-record creates of one entity, of any businesses, as one statement (create-batcher.ts):
- * each event keeps its own request's traceparent, and each business's count is raised by its number of
- * records on one random slot. The text depends only on the entity and the number of records (the
- * counts travel as arrays), so it is prepared under a name per length, a set bounded by the batcher's
- * largest batch. Count rows are upserted in business order, so two such statements running at once
- * lock them in the same order and cannot deadlock on them.
- */
-export function insertCoalescedStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>): InsertStatement {
-  const { params, param } = statementParameters();
-  const records = recordValues(definition, entries, param);
-  const topic = param(RECORDS_TOPIC);
-  const events = entries.map(
-    ({ event, traceparent }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::json, ${param(traceparent ?? null)})`,
-  );
-  const perBusiness = new Map<string, number>();
-  for (const { row } of entries) {
-    const businessId = row["businessId"] as string;
-    perBusiness.set(businessId, (perBusiness.get(businessId) ?? 0) + 1);
-  }
-  const businesses = [...perBusiness.keys()].sort();
-  const businessIds = param(businesses);
-  const slots = param(businesses.map(() => Math.floor(Math.random() * COUNT_SLOTS)));
-  const counts = param(businesses.map((businessId) => perBusiness.get(businessId)!));
-  const entity = param(definition.entity satisfies RecordEntity);
-  const sql = `${recordAndEventInserts(definition, records, events)}
-INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count")
-SELECT "b", ${entity}, "s", "c" FROM unnest(${businessIds}::uuid[], ${slots}::int[], ${counts}::int[]) WITH ORDINALITY AS "t" ("b", "s", "c", "n") ORDER BY "n"
-ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
-  return { sql, params, name: `records_create_${definition.entity}_x${entries.length}` };
 }
 
 /** A statement's parameter list, and `param`, which appends a value and returns its placeholder. */

@@ -15,14 +15,11 @@ import { recordCount } from "./record-count";
 export type RunStatement = (text: string, params: unknown[], name?: string) => Promise<Row[]>;
 
 /**
- * Statements on the database driver itself (pg's pool, or PGlite): Prisma's raw query path cost
- * more CPU per list call and per create than the driver (D13, D14). Without a driver, the same
- * statements go through Prisma.
+ * Statements on the database driver itself (pg's pool, or PGlite), not Prisma's raw query path,
+ * which cost more CPU per list call and per create (D13, D14).
  */
-export function statementRunner(prisma: PrismaClient, sql: Pick<SqlRunner, "query"> | undefined): RunStatement {
-  return sql
-    ? async (text, params, name) => (await sql.query<Row>(text, params, name ? { name } : undefined)).rows
-    : (text, params) => prisma.$queryRawUnsafe<Row[]>(text, ...params);
+export function statementRunner(sql: Pick<SqlRunner, "query">): RunStatement {
+  return async (text, params, name) => (await sql.query<Row>(text, params, name ? { name } : undefined)).rows;
 }
 
 const ITEMS_ORDER = { orderBy: { position: "asc" } } as const;
