@@ -9,11 +9,13 @@ import { startDistributed, type RunningDistributed } from "../../e2e/harness";
 
 /**
  * The product's environment for what a run asks for: `BENCH_CPU_PROF=<dir>` (every product process writes
- * a .cpuprofile there, through the cpu-profile.cjs preload) and `BENCH_NODE_OPTIONS` (flags for every
- * product process, e.g. `--perf-basic-prof` for Linux `perf`).
+ * a .cpuprofile there, through the cpu-profile.cjs preload), `BENCH_NODE_OPTIONS` (flags for every
+ * product process, e.g. `--perf-basic-prof` for Linux `perf`), and crm-records' device switches
+ * (`RECORDS_*`, docs/performance.md), passed through so a device can be measured on and off.
  */
 export function probeSettings(): Record<string, string> {
   const settings: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (name.startsWith("RECORDS_") && value !== undefined) settings[name] = value;
   const nodeOptions: string[] = process.env.BENCH_NODE_OPTIONS ? [process.env.BENCH_NODE_OPTIONS] : [];
   const profiles = process.env.BENCH_CPU_PROF;
   if (profiles) {

@@ -7,7 +7,7 @@ import { createRecordsRouter } from "./http/records.router";
 import type { PrismaClient } from "./persistence/prisma";
 import { FeedService } from "./application/feed.service";
 import { FeedWaiters } from "./application/feed-waiters";
-import { RecordService } from "./application/record.service";
+import { type RecordDevices, RecordService } from "./application/record.service";
 import { feedRouter } from "./http/feed.router";
 import { FeedStore } from "./persistence/feed.store";
 
@@ -27,6 +27,8 @@ export interface AppDeps {
   includeMaxPerRelation?: number;
   /** The change feed's waiting requests, woken when events become readable (extensions §E6). */
   feedWaiters?: FeedWaiters;
+  /** Tuning devices turned off (RECORDS_* settings, config.ts). */
+  devices?: Partial<RecordDevices>;
 }
 
 /** The crm-records HTTP app, not listening (tests drive it in-process). */
@@ -39,6 +41,7 @@ export function createApp(deps: AppDeps): Express {
     includeMaxPerRelation: deps.includeMaxPerRelation,
     cursorSecret: deps.internalTokenSecret,
     sql: deps.sql,
+    devices: deps.devices,
   });
   const feed = new FeedService(new FeedStore(deps.sql ?? prismaSqlRunner(deps.prisma)), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret);
   const api = Router();

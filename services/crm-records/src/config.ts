@@ -1,6 +1,7 @@
 import { env, parseEnv, z } from "@crm/config";
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, EVENTS_RETENTION_DAYS_DEFAULT } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
+import type { RecordDevices } from "./application/record.service";
 
 /** Everything the crm-records service reads from the environment (decisions §1). */
 export const configSchema = z
@@ -19,6 +20,13 @@ export const configSchema = z
     EVENTS_RETENTION_DAYS: env.int(EVENTS_RETENTION_DAYS_DEFAULT, 1),
     /** Replaced by EVENTS_RETENTION_DAYS (the outbox is now the change feed's history). Refused when set. */
     OUTBOX_RETENTION_MS: z.string().optional(),
+    /** Tuning devices (docs/performance.md), each on by default; `false` turns one off (to measure it, or to rule it out). */
+    /** D13: lists as SQL on the driver; off: Prisma's findMany and count. */
+    RECORDS_LIST_SQL: env.bool(true),
+    /** D14: a record without line items created by one prepared statement; off: a transaction, as for invoices. */
+    RECORDS_ONE_STATEMENT_CREATES: env.bool(true),
+    /** D16: unfiltered totals from the per-business count slots; off: the business's rows counted. */
+    RECORDS_COUNT_SLOTS: env.bool(true),
   })
   .superRefine((config, ctx) => {
     if (config.OUTBOX_RETENTION_MS !== undefined) {
@@ -27,6 +35,11 @@ export const configSchema = z
   });
 
 export type RecordsConfig = z.infer<typeof configSchema>;
+
+/** The devices as RecordService takes them. */
+export function recordDevicesOf(config: RecordsConfig): RecordDevices {
+  return { listSql: config.RECORDS_LIST_SQL, oneStatementCreates: config.RECORDS_ONE_STATEMENT_CREATES, countSlots: config.RECORDS_COUNT_SLOTS };
+}
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<RecordsConfig> {
   return parseEnv(configSchema, source);

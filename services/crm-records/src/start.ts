@@ -8,7 +8,7 @@ import { createLogger } from "@crm/logger";
 import { outboxBacklog } from "@crm/telemetry";
 import { listen, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
-import type { RecordsConfig } from "./config";
+import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
 import { FEED_CHANNEL, SqlOutboxStore } from "./persistence/outbox.store";
@@ -101,6 +101,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       parallelQueries: db.kind === "postgres",
       includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
       feedWaiters,
+      devices: recordDevicesOf(config),
       readiness: [
         { name: "database", check: () => db.ping() },
         { name: "bus", check: () => bus.ping() },

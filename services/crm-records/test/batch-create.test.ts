@@ -4,8 +4,8 @@ import { RECORD_BATCH_MAX_ITEMS, type EventEnvelope } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
 import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
-function batchSuite(mode: Mode): void {
-  const h = sharedHarness(mode);
+function batchSuite(mode: Mode, config: NodeJS.ProcessEnv = {}): void {
+  const h = sharedHarness(mode, { config });
 
   const events = async (caller: Caller) =>
     (await h.prisma.outboxEvent.findMany({ where: { key: caller.businessId }, orderBy: { sequence: "asc" } })).map((r) => r.payload as unknown as EventEnvelope);
@@ -159,3 +159,4 @@ function batchSuite(mode: Mode): void {
 
 describe("batch create on PGlite", () => batchSuite("pglite"));
 describePostgres("batch create on PostgreSQL", () => batchSuite("postgres"));
+describePostgres("batch create on PostgreSQL, creates in a transaction (D14 off)", () => batchSuite("postgres", { RECORDS_ONE_STATEMENT_CREATES: "false" }));

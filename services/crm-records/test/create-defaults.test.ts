@@ -5,8 +5,8 @@ import type { EventEnvelope, RecordEntity } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
 import { createClient, sharedHarness, type Mode } from "./harness";
 
-function suite(mode: Mode) {
-  const h = sharedHarness(mode);
+function suite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
+  const h = sharedHarness(mode, { config });
 
   it.each<[RecordEntity, (clientId: string) => object]>([
     ["client", () => ({ firstName: "Ada", lastName: "Lovelace" })],
@@ -47,3 +47,4 @@ function suite(mode: Mode) {
 
 describe("create defaults on PGlite", () => suite("pglite"));
 describePostgres("create defaults on PostgreSQL", () => suite("postgres"));
+describePostgres("create defaults on PostgreSQL, creates in a transaction (D14 off)", () => suite("postgres", { RECORDS_ONE_STATEMENT_CREATES: "false" }));

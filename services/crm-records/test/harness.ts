@@ -8,7 +8,7 @@ import type { Database } from "@crm/database";
 import { createLogger } from "@crm/logger";
 import { INTERNAL_TOKEN_SECRET, internalCaller, openTestDatabase, sharedFixture, principalFor as kitPrincipal, type DatabaseMode } from "@crm/testing";
 import { createApp } from "../src/app";
-import { loadConfig } from "../src/config";
+import { loadConfig, recordDevicesOf } from "../src/config";
 import { createPrismaClient, type PrismaClient, type Tx } from "../src/persistence/prisma";
 import { adjustRecordCount } from "../src/persistence/record-count";
 import { MIGRATIONS_DIR } from "../src/start";
@@ -59,6 +59,7 @@ export async function openHarness(mode: Mode, options: { onCommitted?: () => voi
     parallelQueries: mode === "postgres",
     includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
     feedWaiters: options.feedWaiters,
+    devices: recordDevicesOf(config),
   });
   return {
     mode,

@@ -28,8 +28,8 @@ async function walk(caller: Caller, entity: string, query: string, perPage: numb
 
 const ids = (pages: Page[]) => pages.flatMap((page) => page.data.map((row) => row.id));
 
-function suite(mode: Mode) {
-  const h = sharedHarness(mode);
+function suite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
+  const h = sharedHarness(mode, { config });
   let caller: Caller;
 
   beforeAll(async () => {
@@ -184,3 +184,4 @@ function suite(mode: Mode) {
 
 describe("list cursors on PGlite", () => suite("pglite"));
 describePostgres("list cursors on PostgreSQL", () => suite("postgres"));
+describePostgres("list cursors on PostgreSQL, through Prisma (D13 off)", () => suite("postgres", { RECORDS_LIST_SQL: "false" }));

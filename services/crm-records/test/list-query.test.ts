@@ -4,8 +4,8 @@ import { uuidv7 } from "@crm/contracts";
 import { describePostgres } from "@crm/testing";
 import { countSeeded, createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
-function listSuite(mode: Mode) {
-  const h = sharedHarness(mode);
+function listSuite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
+  const h = sharedHarness(mode, { config });
   let caller: Caller;
 
   beforeAll(async () => {
@@ -134,6 +134,11 @@ function listSuite(mode: Mode) {
     const both = (await caller.get(`/client/${clientId}?include=invoices`).expect(200)).body.data;
     expect(both.contacts).toEqual([contact]);
     expect(both.invoices).toEqual([invoice]);
+    // `include` is a set: a relation named twice is included once, and naming one wins over `-name`.
+    for (const include of ["invoices,invoices", "contacts,invoices,contacts,invoices", "invoices,-contacts,contacts"]) {
+      expect((await caller.get(`/client/${clientId}?include=${include}`).expect(200)).body.data).toEqual(both);
+      expect((await caller.get(`/client?where=firstName:WithRelations&include=${include}`).expect(200)).body.data).toEqual([both]);
+    }
     const quotesOnly = (await caller.get(`/client/${clientId}?include=quotes,-contacts,-invoices`).expect(200)).body.data;
     expect([quotesOnly.quotes, quotesOnly.contacts, quotesOnly.invoices]).toEqual([[], undefined, undefined]);
 
@@ -193,3 +198,4 @@ function listSuite(mode: Mode) {
 
 describe("lists on PGlite", () => listSuite("pglite"));
 describePostgres("lists on PostgreSQL", () => listSuite("postgres"));
+describePostgres("lists on PostgreSQL, through Prisma (D13 off)", () => listSuite("postgres", { RECORDS_LIST_SQL: "false" }));

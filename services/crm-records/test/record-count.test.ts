@@ -6,8 +6,8 @@ import { createClient, sharedHarness, type Caller, type Mode } from "./harness";
 
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
 
-function recordCountSuite(mode: Mode) {
-  const h = sharedHarness(mode);
+function recordCountSuite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
+  const h = sharedHarness(mode, { config });
 
   async function totals(caller: Caller, entity: string): Promise<{ unfiltered: number; filtered: number }> {
     const unfiltered = (await caller.get(`/${entity}?perPage=1`).expect(200)).body.meta.total as number;
@@ -49,3 +49,4 @@ function recordCountSuite(mode: Mode) {
 
 describe("record counts on PGlite", () => recordCountSuite("pglite"));
 describePostgres("record counts on PostgreSQL", () => recordCountSuite("postgres"));
+describePostgres("record counts on PostgreSQL, rows counted (D16 off)", () => recordCountSuite("postgres", { RECORDS_COUNT_SLOTS: "false" }));

@@ -20,8 +20,7 @@ import { buildEnvelope } from "../persistence/outbox.writer";
 import { adjustRecordCount } from "../persistence/record-count";
 import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
 import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
-import { listWhereSql, SqlParams } from "../persistence/list-sql";
-import { RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
+import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
 import { deleteRecord, insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
 
 export interface RecordServiceOptions {
@@ -40,6 +39,14 @@ export interface RecordServiceOptions {
    * for the list's statements and the one-statement creates (D13, D14).
    */
   sql: Pick<SqlRunner, "query">;
+  /** Tuning devices to turn off (docs/performance.md; config.ts reads them from the environment): all on by default. */
+  devices?: Partial<RecordDevices>;
+}
+
+/** The tuning devices of the records path (docs/performance.md), each on unless turned off. */
+export interface RecordDevices extends ReadDevices {
+  /** D14: a record without line items, its event and its count as one statement (record-insert.ts); off: the transaction invoices use. */
+  oneStatementCreates: boolean;
 }
 
 /** How a create checks its client references, and names one a foreign key refused after the check. */
@@ -68,10 +75,20 @@ export class RecordService {
   private readonly reads: RecordReads;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
 
+  private readonly devices: RecordDevices;
+
   constructor(private readonly options: RecordServiceOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
+    this.devices = { listSql: true, countSlots: true, oneStatementCreates: true, ...options.devices };
     this.run = statementRunner(options.sql);
-    this.reads = new RecordReads({ prisma: options.prisma, definitions: options.definitions, run: this.run, includeCap: this.includeCap });
+    this.reads = new RecordReads({
+      prisma: options.prisma,
+      definitions: options.definitions,
+      run: this.run,
+      includeCap: this.includeCap,
+      parallelQueries: options.parallelQueries ?? false,
+      devices: this.devices,
+    });
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
     }
@@ -92,17 +109,11 @@ export class RecordService {
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
     const relations = this.relationsFor(definition, query["include"], reader, parsed.include);
-    const params = new SqlParams();
-    const where = listWhereSql(definition, params, businessId, parsed.where);
-    // Page and total without a transaction (in parallel where the pool allows): each is exact at
-    // the moment it is read (see README, "Lists").
-    const page = () => this.reads.page(definition, businessId, where, params, parsed.orderBy, parsed.take, parsed.skip, relations);
-    const count = () => this.reads.total(definition, businessId, parsed.where === undefined ? undefined : { where, params });
-    const [rows, total] = this.options.parallelQueries ? await Promise.all([page(), count()]) : [await page(), await count()];
+    const { rows, total } = await this.reads.list(definition, businessId, { filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip }, relations, true);
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
     return {
       data: this.views(definition, rows, parsed.take),
-      meta: { ...paginationMeta(total, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
+      meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
     };
   }
 
@@ -128,9 +139,7 @@ export class RecordService {
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
     const relations = this.relationsFor(definition, include, reader);
-    const params = new SqlParams();
-    const where = listWhereSql(definition, params, businessId, filter, { orderBy, key: state.key });
-    const rows = await this.reads.page(definition, businessId, where, params, orderBy, pagination.perPage, 0, relations);
+    const { rows } = await this.reads.list(definition, businessId, { filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key }, relations, false);
     return {
       data: this.views(definition, rows, pagination.perPage),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
@@ -192,9 +201,10 @@ export class RecordService {
 
   /**
    * The one create path: every record or none, each with its own created event, in the inputs' order.
-   * `data`: each record's column values, id and business included. Records without line items: the
-   * records, their events and the count in one statement (record-insert.ts, D14); invoices and quotes:
-   * one transaction with a range of numbers. `scoped` names an item's problems.
+   * `data`: each record's column values, id and business included. One transaction writes the
+   * records, their events and counts (invoices and quotes with a range of numbers and their items);
+   * records without line items go as one statement instead (record-insert.ts, D14). `scoped` names an
+   * item's problems.
    */
   private async insert(
     definition: EntityDefinition,
@@ -205,7 +215,7 @@ export class RecordService {
     scoped: <T>(index: number, step: () => T) => T,
   ): Promise<RecordView[]> {
     const document = definition.document;
-    if (!document) {
+    if (!document && this.devices.oneStatementCreates) {
       await clients.check(this.options.prisma);
       const now = new Date();
       const entries = data.map((values) => {
@@ -226,11 +236,14 @@ export class RecordService {
     }
     return this.write(async (tx) => {
       await clients.check(tx);
-      const numbers = await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length);
+      const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
       const views: RecordView[] = [];
       for (const [i, input] of inputs.entries()) {
-        const items = input[document.itemsRelation] as RecordItemInput[];
-        const values: Input = { ...data[i], number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } };
+        const values: Input = { ...data[i] };
+        if (document) {
+          const items = input[document.itemsRelation] as RecordItemInput[];
+          Object.assign(values, { number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } });
+        }
         const row = await scoped(i, () => insertRow(tx, definition, values));
         views.push(serializeRecord(definition, row, this.options.definitions, false));
       }

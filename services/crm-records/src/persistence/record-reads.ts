@@ -1,13 +1,15 @@
 // What the reads of records send to the database: a list's page and its total as the statements of
-// list-sql.ts (D13), one record by id, and the relations `include` loads, through Prisma for both.
+// list-sql.ts (D13) or, with that device off, as Prisma's findMany and count; one record by id; and
+// the relations `include` loads, through Prisma for both.
 import type { RecordEntity } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
-import { DEFAULT_ORDER_BY, toPrismaOrderBy, type OrderTerm } from "@crm/query-language";
-import type { EntityDefinition } from "../entities";
+import { DEFAULT_ORDER_BY, toPrismaOrderBy, toPrismaWhere, type OrderTerm, type QuerySpec, type WhereNode } from "@crm/query-language";
+import { querySpecOf, type EntityDefinition } from "../entities";
+import { guardUuidFilters } from "../domain/where-guard";
 import { DecimalText } from "../domain/money";
 import { includedRowsToRead } from "../domain/included-relations";
 import type { Row } from "../domain/record.serializer";
-import { orderBySql, type SqlParams } from "./list-sql";
+import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
 import { delegateOf, type PrismaClient } from "./prisma";
 import { recordCount } from "./record-count";
 
@@ -31,57 +33,111 @@ export function baseInclude(definition: EntityDefinition): { include?: Record<st
   return definition.document ? { include: { [definition.document.itemsRelation]: ITEMS_ORDER } } : {};
 }
 
+/** Tuning devices of the reads (docs/performance.md), each on unless turned off. */
+export interface ReadDevices {
+  /** D13: a list's page and filtered total as SQL on the driver (list-sql.ts); off: Prisma's findMany and count. */
+  listSql: boolean;
+  /** D16: the unfiltered total from the count slots (record-count.ts); off: the business's rows counted. */
+  countSlots: boolean;
+}
+
 export interface RecordReadsOptions {
   prisma: PrismaClient;
   definitions: Readonly<Record<RecordEntity, EntityDefinition>>;
   run: RunStatement;
   /** Most related records per parent and to-many relation in a response (included-relations.ts). */
   includeCap: number;
+  /** PostgreSQL: page and total on two pooled connections at once. PGlite has one connection, and its adapter stalls on concurrent queries. */
+  parallelQueries: boolean;
+  devices: ReadDevices;
+}
+
+/** One page of a list: the client's filter, its order, and where the page starts (offset, or after a cursor's key). */
+export interface PageQuery {
+  filter: WhereNode | undefined;
+  orderBy: readonly OrderTerm[];
+  take: number;
+  skip: number;
+  /** A cursor page: the values of `orderBy`'s fields on the last row of the page before. */
+  afterKey?: readonly unknown[];
 }
 
 export class RecordReads {
-  constructor(private readonly options: RecordReadsOptions) {}
+  private readonly specs = new Map<RecordEntity, QuerySpec>();
 
-  /** Up to take + 1 rows in order (the extra one only says whether more follow), with their relations when asked for. */
-  async page(
-    definition: EntityDefinition,
-    businessId: string,
-    where: string,
-    params: SqlParams,
-    orderBy: readonly OrderTerm[],
-    take: number,
-    skip: number,
-    relations: readonly string[],
-  ): Promise<Row[]> {
-    const columns = Object.keys(definition.columns)
-      .map((name) => `"${name}"`)
-      .join(", ");
-    // take and skip are integers the parser bounded; everything from the client is a parameter.
-    const rows = await this.options.run(
-      `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(orderBy)} LIMIT ${take + 1} OFFSET ${skip}`,
-      params.values,
+  constructor(private readonly options: RecordReadsOptions) {
+    for (const definition of Object.values(options.definitions)) this.specs.set(definition.entity, querySpecOf(definition));
+  }
+
+  /**
+   * Up to take + 1 rows in order (the extra one only says whether more follow), with their relations
+   * when asked for, and with `withTotal` the exact number of matching records. Page and total without a
+   * transaction (in parallel where the pool allows): each is exact at the moment it is read.
+   */
+  async list(definition: EntityDefinition, businessId: string, query: PageQuery, relations: readonly string[], withTotal: boolean): Promise<{ rows: Row[]; total?: number }> {
+    const list = this.options.devices.listSql ? this.sqlList(definition, businessId, query) : this.prismaList(definition, businessId, query);
+    const page = () => this.withRelations(definition, businessId, list.page(), relations);
+    const total = () => (query.filter === undefined && this.options.devices.countSlots ? recordCount(this.options.run, businessId, definition.entity) : list.count());
+    if (!withTotal) return { rows: await page() };
+    const [rows, count] = this.options.parallelQueries ? await Promise.all([page(), total()]) : [await page(), await total()];
+    return { rows, total: count };
+  }
+
+  /** D13: the page and the count as statements of list-sql.ts on the driver. */
+  private sqlList(definition: EntityDefinition, businessId: string, query: PageQuery): { page(): Promise<Row[]>; count(): Promise<number> } {
+    const params = new SqlParams();
+    const after = query.afterKey === undefined ? undefined : { orderBy: query.orderBy, key: query.afterKey };
+    const where = listWhereSql(definition, params, businessId, query.filter, after);
+    return {
+      page: async () => {
+        const columns = Object.keys(definition.columns)
+          .map((name) => `"${name}"`)
+          .join(", ");
+        // take and skip are integers the parser bounded; everything from the client is a parameter.
+        const sql = `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
+        const rows = await this.options.run(sql, params.values);
+        // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
+        for (const name of decimalColumns(definition)) {
+          for (const row of rows) if (typeof row[name] === "string") row[name] = new DecimalText(row[name] as string);
+        }
+        return rows;
+      },
+      count: async () => {
+        const rows = await this.options.run(`SELECT count(*) AS "total" FROM ${definition.table} WHERE ${where}`, params.values);
+        return Number(rows[0]?.["total"] ?? 0);
+      },
+    };
+  }
+
+  /** D13 off: the query language's Prisma arguments (the specification list-sql.ts is tested against). */
+  private prismaList(definition: EntityDefinition, businessId: string, query: PageQuery): { page(): Promise<Row[]>; count(): Promise<number> } {
+    const spec = this.specs.get(definition.entity)!;
+    const uuidColumns = new Set(
+      Object.entries(definition.columns)
+        .filter(([, column]) => column.uuid)
+        .map(([name]) => name),
     );
-    // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
-    for (const name of decimalColumns(definition)) {
-      for (const row of rows) if (typeof row[name] === "string") row[name] = new DecimalText(row[name] as string);
-    }
+    const conditions: object[] = [{ businessId }, guardUuidFilters(toPrismaWhere(query.filter, spec), uuidColumns)];
+    if (query.afterKey !== undefined) conditions.push(keysetWhere(definition, query.orderBy, query.afterKey));
+    const where = { AND: conditions };
+    const delegate = delegateOf(this.options.prisma, definition.delegate);
+    return {
+      page: () => delegate.findMany({ where, orderBy: toPrismaOrderBy([...query.orderBy]), take: query.take + 1, skip: query.skip }),
+      count: () => delegate.count({ where }),
+    };
+  }
+
+  /** The page's relations and line items through Prisma, for its ids only; a record deleted between the two reads is left out. */
+  private async withRelations(definition: EntityDefinition, businessId: string, page: Promise<Row[]>, relations: readonly string[]): Promise<Row[]> {
+    const rows = await page;
     const include = this.includeArgs(definition, relations, businessId);
     if (!include || rows.length === 0) return rows;
-    // Relations and line items through Prisma, for the page's ids only; a record deleted between
-    // the two reads is left out rather than shown without its relations.
     const related = await delegateOf(this.options.prisma, definition.delegate).findMany({ where: { businessId, id: { in: rows.map((row) => row["id"]) } }, include });
     const byId = new Map(related.map((row) => [row["id"], row]));
     return rows.flatMap((row) => {
       const full = byId.get(row["id"]);
       return full ? [full] : [];
     });
-  }
-
-  /** The exact total: unfiltered, the counts every create and delete keep (record-count.ts); filtered, the matches counted. */
-  async total(definition: EntityDefinition, businessId: string, filter: { where: string; params: SqlParams } | undefined): Promise<number> {
-    if (filter === undefined) return recordCount(this.options.run, businessId, definition.entity);
-    const rows = await this.options.run(`SELECT count(*) AS "total" FROM ${definition.table} WHERE ${filter.where}`, filter.params.values);
-    return Number(rows[0]?.["total"] ?? 0);
   }
 
   /** One record of the business with its line items and `relations`, or null. */
@@ -102,6 +158,25 @@ export class RecordReads {
     }
     return Object.keys(include).length > 0 ? include : undefined;
   }
+}
+
+/** Rows strictly after `key` in `orderBy`, as Prisma arguments: what keysetSql (list-sql.ts) means, NULLs last ascending and first descending. */
+function keysetWhere(definition: EntityDefinition, orderBy: readonly OrderTerm[], key: readonly unknown[]): object {
+  const after = (i: number): object => {
+    const term = orderBy[i]!;
+    const value = key[i] ?? null;
+    const last = i === orderBy.length - 1;
+    const ascending = term.direction === "asc";
+    if (value === null) {
+      const tail = last ? { id: { in: [] } } : { AND: [{ [term.field]: null }, after(i + 1)] };
+      return ascending ? tail : { OR: [{ NOT: { [term.field]: null } }, tail] };
+    }
+    const options: object[] = [{ [term.field]: { [ascending ? "gt" : "lt"]: value } }];
+    if (ascending && (definition.columns[term.field]?.nullable ?? true)) options.push({ [term.field]: null });
+    if (!last) options.push({ AND: [{ [term.field]: value }, after(i + 1)] });
+    return { OR: options };
+  };
+  return after(0);
 }
 
 function decimalColumns(definition: EntityDefinition): string[] {
