@@ -175,11 +175,12 @@ export class RecordService {
   /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). */
   async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
-    const clients: ClientCheck = definition.document
-      ? { check: (db) => this.checkClientReference(db, definition, businessId, input, true), refused: (err) => Promise.reject(refusedClient(err)) }
-      : // Without line items the composite foreign key (businessId, clientId) is the check: it refuses
-        // another business's client as well as an unknown one.
-        { check: () => this.checkClientReference(undefined, definition, businessId, input, false), refused: (err) => Promise.reject(refusedClient(err)) };
+    const clients: ClientCheck = {
+      // Without line items the composite foreign key (businessId, clientId) is the lookup: it refuses
+      // another business's client as well as an unknown one.
+      check: (db) => this.checkClientReference(db, definition, businessId, input, definition.document !== undefined),
+      refused: (err) => Promise.reject(refusedClient(err)),
+    };
     return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step()))[0]!;
   }
 
@@ -306,13 +307,13 @@ export class RecordService {
     if (!ifMatchHolds(ifMatch, current)) throw errors.preconditionFailed();
   }
 
-  /** One body's client reference: a UUID (else 400001 at its path) and, with `db`, a client of the business. */
-  private async checkClientReference(db: PrismaClient | Tx | undefined, definition: EntityDefinition, businessId: string, input: Input, lookUp: boolean): Promise<void> {
+  /** One body's client reference: a UUID (else 400001 at its path) and, with `lookUp`, a client of the business. */
+  private async checkClientReference(db: PrismaClient | Tx, definition: EntityDefinition, businessId: string, input: Input, lookUp: boolean): Promise<void> {
     const field = definition.clientReference;
     if (!field || input[field] === undefined) return;
     const clientId = input[field];
     if (typeof clientId !== "string" || !isUuid(clientId)) throw unknownClient();
-    if (lookUp && db && (await knownClients(db, businessId, [clientId])).size === 0) throw unknownClient();
+    if (lookUp && (await knownClients(db, businessId, [clientId])).size === 0) throw unknownClient();
   }
 
   /** A batch's client references in one query; each unknown one (or another business's) named by its item. */

@@ -3,8 +3,8 @@
 // @crm/query-language (toPrismaWhere, toPrismaOrderBy) plus where-guard.ts mean, so both stay the
 // specification; test/list-sql.test.ts runs the two side by side on the same rows.
 //
-// Why not Prisma here: its client spent ~1.3-1.5 ms CPU per list call building and reading these
-// two statements (docs/performance.md). Every value is a bound parameter whose type PostgreSQL infers
+// Why not Prisma here: its client costs far more CPU per list call building and reading these two
+// statements (D13; RECORDS_LIST_SQL=false lists through Prisma instead, record-reads.ts). Every value is a bound parameter whose type PostgreSQL infers
 // from the column it meets; identifiers come from the entity definition, never from the request.
 import { isUuid } from "@crm/contracts";
 import { escapeLike, invalidWhere, type ConditionNode, type OrderTerm, type WhereNode } from "@crm/query-language";

@@ -3,11 +3,9 @@
 // so any statement sees both or neither. Counting the business's slice of an index instead costs
 // O(records in the business) on every list; this costs a sum over at most COUNT_SLOTS rows.
 // Each change lands on a random slot, so concurrent creates in one business rarely wait for each
-// other's row lock until commit (one row would serialise them, as document numbering does). The
-// lock is held through the commit's WAL flush, so a collision costs a whole commit: with 8 slots
-// and 20 concurrent creates in one business, ~40% of the create statement's sampled time was spent
-// waiting on another create's row lock (docs/performance.md, "Writes: where POST /client waits").
-// 64 slots make a collision ~3.5x rarer (26% of creates instead of 92%); the list's sum reads at most 64 rows of one index range.
+// other's row lock until commit (one row would serialise them, as document numbering does): the
+// lock is held through the commit's WAL flush, so a collision costs a whole commit. The list's sum
+// reads at most 64 rows of one index range (D16; RECORDS_COUNT_SLOTS=false counts the rows instead).
 import type { RecordEntity } from "@crm/contracts";
 import type { Tx } from "./prisma";
 

@@ -89,8 +89,7 @@ function statementParameters(): { params: unknown[]; param: (value: unknown) => 
  * The two CTEs every create statement opens with: the records' INSERT and their outbox events'. The
  * count's upsert follows as the statement itself, so the statement answers with no rows (a CTE that
  * modifies data runs to completion whether or not anything reads it): no row description and data
- * row for the driver to parse per create, about 15 µs of this process's CPU per create on
- * PostgreSQL (docs/performance.md).
+ * row for the driver to parse per create (D14).
  */
 function recordAndEventInserts(definition: EntityDefinition, records: readonly string[], events: readonly string[]): string {
   return `WITH "record" AS (
