@@ -4070,7 +4070,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -4265,6 +4267,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -4845,7 +4849,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -5040,6 +5046,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -5611,7 +5619,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -5806,6 +5816,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -6377,7 +6389,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -6572,6 +6586,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -7143,7 +7159,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -7338,6 +7356,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -7909,7 +7929,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -8104,6 +8126,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -8675,7 +8699,9 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage and include may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
             };
             header?: never;
@@ -8870,6 +8896,8 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                fields?: string;
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */

@@ -14,6 +14,7 @@ import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
 import { readableRelations, type Reader } from "../domain/relation-access";
+import { type FieldSelection, parseFieldSelection, selectFields } from "../domain/field-selection";
 import { type Input, itemRows, itemScoped, scalarData, unknownClient } from "../domain/record-input";
 import { nextDocumentNumbers } from "../persistence/document-number";
 import { buildEnvelope } from "../persistence/outbox.writer";
@@ -108,11 +109,11 @@ export class RecordService {
     if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query, reader);
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
-    const relations = this.relationsFor(definition, query["include"], reader, parsed.include);
+    const { relations, selection } = this.readPlan(definition, query, reader, parsed.include);
     const { rows, total } = await this.reads.list(definition, businessId, { filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip }, relations, true);
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
     return {
-      data: this.views(definition, rows, parsed.take),
+      data: this.views(definition, rows, parsed.take, selection),
       meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
     };
   }
@@ -138,16 +139,16 @@ export class RecordService {
     if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
-    const relations = this.relationsFor(definition, include, reader);
+    const { relations, selection } = this.readPlan(definition, query, reader);
     const { rows } = await this.reads.list(definition, businessId, { filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key }, relations, false);
     return {
-      data: this.views(definition, rows, pagination.perPage),
+      data: this.views(definition, rows, pagination.perPage, selection),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
     };
   }
 
-  private views(definition: EntityDefinition, rows: readonly Row[], take: number): RecordView[] {
-    return rows.slice(0, take).map((row) => this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true)));
+  private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined): RecordView[] {
+    return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true)), selection));
   }
 
   /** A cursor after the last row of the page, or null when the extra row says nothing follows. */
@@ -164,12 +165,17 @@ export class RecordService {
     return this.cursors.encode({ businessId, entity: definition.entity, where: query.where, orderBy: query.orderBy, key: orderBy.map((term) => cursorValue(last[term.field])) });
   }
 
-  async get(definition: EntityDefinition, businessId: string, id: string, includeParam: unknown, reader: Reader): Promise<RecordView> {
-    const relations = this.relationsFor(definition, includeParam, reader);
+  /**
+   * One record: `view` whole (its ETag's source, extensions §E2.3), `answer` as `fields` selects it
+   * (§E8). `query`: the request's `include` and `fields`.
+   */
+  async get(definition: EntityDefinition, businessId: string, id: string, query: Record<string, unknown>, reader: Reader): Promise<{ view: RecordView; answer: RecordView }> {
+    const { relations, selection } = this.readPlan(definition, query, reader);
     if (!isUuid(id)) throw errors.notFound();
     const row = await this.reads.one(definition, businessId, id, relations);
     if (!row) throw errors.notFound();
-    return this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
+    const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
+    return { view, answer: selectFields(view, selection) };
   }
 
   /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). */
@@ -338,12 +344,20 @@ export class RecordService {
   }
 
   /**
-   * The relations a read loads: what `include` resolves to (`parsed`, when the list query parsed it
-   * already), less those `reader` may not read, 401014 for a named one (extensions §E10). Every read
-   * that returns relations (get, list, list after a cursor) takes them from here; writes return none.
+   * What a read loads and answers: the relations `include` resolves to (`parsed`, when the list query
+   * parsed it already), less those `reader` may not read, 401014 for a named one (extensions §E10);
+   * and the fields `fields` selects (field-selection.ts). Every read (get, list, list after a cursor)
+   * takes them from here; writes return whole records without relations.
    */
-  private relationsFor(definition: EntityDefinition, include: unknown, reader: Reader, parsed?: readonly string[]): readonly string[] {
-    const relations = parsed ?? parseInclude(include as string | undefined, this.specOf(definition));
-    return readableRelations(definition, relations, include as string | undefined, reader);
+  private readPlan(
+    definition: EntityDefinition,
+    query: Record<string, unknown>,
+    reader: Reader,
+    parsed?: readonly string[],
+  ): { relations: readonly string[]; selection?: FieldSelection } {
+    const include = query["include"] as string | undefined;
+    const requested = parsed ?? parseInclude(include, this.specOf(definition));
+    const relations = readableRelations(definition, requested, include, reader);
+    return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations) };
   }
 }

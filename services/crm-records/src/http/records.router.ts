@@ -32,11 +32,12 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
 
     // Conditional requests (extensions §E2.3): every single-record answer carries the record's ETag.
     mountRoute(router, routes.get, async (req, res) => {
-      const view = await service.get(definition, businessOf(req), idParam(req), req.query["include"], principalOf(req));
+      // The ETag is the whole record's, whatever `fields` selects (extensions §E8).
+      const { view, answer } = await service.get(definition, businessOf(req), idParam(req), req.query as Record<string, unknown>, principalOf(req));
       const etag = recordEtag(definition, view);
       res.setHeader("ETag", etag);
       if (noneMatchFails(req.get("if-none-match"), etag)) return void res.status(304).end();
-      res.json(ok(view));
+      res.json(ok(answer));
     });
 
     mountRoute(router, routes.create, async (req, res) => {
