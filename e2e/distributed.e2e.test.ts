@@ -3,7 +3,7 @@ import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
 import { runApiKeyControlsFlow, runApiKeyFlow } from "./api-keys.flow";
-import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
+import { runBatchCreateFlow, runConditionalRequestFlow, runFieldSelectionFlow } from "./records-ext.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
@@ -26,6 +26,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("records: ETag, If-None-Match and If-Match (extensions §E2.3)", async () => {
     await runConditionalRequestFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("records: field selection (extensions §E8)", async () => {
+    await runFieldSelectionFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("records: batch create, all or nothing, an event per record (extensions §E2.2)", async () => {

@@ -5,7 +5,7 @@ import { waitFor } from "@crm/testing";
 import { ApiClient } from "./api-client";
 import { runApiKeyControlsFlow, runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
-import { runBatchCreateFlow, runConditionalRequestFlow } from "./records-ext.flow";
+import { runBatchCreateFlow, runConditionalRequestFlow, runFieldSelectionFlow } from "./records-ext.flow";
 import { runCoreFlow } from "./flow";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
@@ -30,6 +30,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("records: ETag, If-None-Match and If-Match (extensions §E2.3)", async () => {
     await runConditionalRequestFlow(product.baseUrl, "embedded");
+  });
+
+  it("records: field selection (extensions §E8)", async () => {
+    await runFieldSelectionFlow(product.baseUrl, "embedded");
   });
 
   it("records: batch create, all or nothing, an event per record (extensions §E2.2)", async () => {

@@ -98,3 +98,30 @@ export async function runBatchCreateFlow(baseUrl: string, suffix: string): Promi
     await receiver.close();
   }
 }
+
+/** Extensions §E8 through the gateway: `fields` on one record, a list and a cursor page; strict names; the ETag unchanged. */
+export async function runFieldSelectionFlow(baseUrl: string, suffix: string): Promise<void> {
+  const api = await ownerClient(baseUrl, `fields-${suffix}`);
+  const created = await api.POST("/api/v1/client", { body: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.test" } });
+  expect(created.response.status).toBe(201);
+  const id = created.data!.data.id;
+  const contact = await api.POST("/api/v1/contact", { body: { clientId: id, type: "EMAIL", value: "ada@example.test" } });
+  expect(contact.response.status).toBe(201);
+  await api.POST("/api/v1/client", { body: { firstName: "Grace", lastName: "Hopper" } });
+
+  const whole = await api.GET("/api/v1/client/{id}", { params: { path: { id } } });
+  const selected = await api.GET("/api/v1/client/{id}", { params: { path: { id }, query: { fields: "lastName,contacts.value" } } });
+  expect(selected.response.status).toBe(200);
+  expect(selected.data!.data).toEqual({ id, lastName: "Lovelace", contacts: [{ id: contact.data!.data.id, value: "ada@example.test" }] });
+  expect(selected.response.headers.get("etag")).toBe(whole.response.headers.get("etag"));
+
+  const page = await api.GET("/api/v1/client", { params: { query: { perPage: 1, fields: "firstName" } } });
+  expect(page.data!.data).toEqual([{ id: expect.any(String), firstName: "Grace" }]);
+  const next = await api.GET("/api/v1/client", { params: { query: { perPage: 1, fields: "firstName", cursor: page.data!.meta.nextCursor! } } });
+  expect(next.data!.data).toEqual([{ id, firstName: "Ada" }]);
+
+  for (const fields of ["", "nope", "invoices.number", "customFields.tier"]) {
+    const refused = await api.GET("/api/v1/client", { params: { query: { fields } } });
+    expect([fields, refused.response.status, refused.error?.error.code, refused.error?.error.details?.[0]?.path]).toEqual([fields, 400, 400019, "fields"]);
+  }
+}
