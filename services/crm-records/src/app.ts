@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): Express {
     sql: deps.sql,
     devices: deps.devices,
   });
-  const feed = new FeedService(new FeedStore(deps.sql ?? prismaSqlRunner(deps.prisma)), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret);
+  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret);
   const api = Router();
   api.use(feedRouter(feed));
   api.use(createRecordsRouter(service, entityDefinitions));
@@ -53,9 +53,4 @@ export function createApp(deps: AppDeps): Express {
     readiness: deps.readiness ?? [],
     api,
   });
-}
-
-/** The driver interface over Prisma, where a caller gave no driver (tests that build the app alone). */
-function prismaSqlRunner(prisma: PrismaClient): Pick<SqlRunner, "query"> {
-  return { query: async <T>(text: string, params: unknown[] = []) => ({ rows: await prisma.$queryRawUnsafe<T[]>(text, ...params) }) };
 }
