@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): Express {
     sql: deps.sql,
     devices: deps.devices,
   });
-  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret);
+  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));
   api.use(createRecordsRouter(service, entityDefinitions));

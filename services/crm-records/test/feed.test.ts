@@ -97,6 +97,25 @@ describeEachMode("change feed on %s", (mode) => {
     expect((await all.get("/events?since=1")).body.error.code).toBe(400001);
   });
 
+  it("keeps only the fields named in each event's data (extensions §E8), strictly", async () => {
+    const caller = h.caller();
+    const id = await createClient(caller, { email: "ada@example.test" });
+    await caller.patch(`/client/${id}`, { lastName: "Byron" });
+    await settled(caller, 2);
+    const res = await caller.get("/events?fields=email,lastName");
+    expect(res.body.data.map((e: EventEnvelope) => e.data)).toEqual([
+      { id, lastName: "Lovelace", email: "ada@example.test" },
+      { id, lastName: "Byron", email: "ada@example.test" },
+    ]);
+    expect(res.body.data[1].previousAttributes).toEqual({ lastName: "Lovelace" });
+    // A field of invoices only is known when invoice events may be in the answer, not otherwise.
+    expect((await caller.get("/events?fields=dueDate")).status).toBe(200);
+    expect((await caller.get("/events?types=client.*&fields=dueDate")).body.error).toMatchObject({ code: 400019, details: [{ path: "fields" }] });
+    expect((await caller.get("/events?fields=nope")).body.error).toMatchObject({ code: 400019, details: [{ path: "fields" }] });
+    expect((await caller.get("/events?fields=contacts.email")).body.error.code).toBe(400019);
+    expect((await caller.get("/events?fields=")).body.error.code).toBe(400019);
+  });
+
   it("refuses a cursor it did not make or made for another business (400019), and one past retention (410000)", async () => {
     const caller = h.caller();
     await createClient(caller);

@@ -9465,6 +9465,8 @@ export interface operations {
                 types?: string;
                 /** @description 1-100, default 100 */
                 perPage?: string;
+                /** @description Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, else 400019 */
+                fields?: string;
                 /** @description 0-30 seconds: when nothing follows the cursor, wait until an event commits or the time ends (then data may be []) */
                 wait?: string;
             };

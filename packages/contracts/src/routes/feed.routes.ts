@@ -18,6 +18,10 @@ const feedQuery = z.object({
     .string()
     .optional()
     .openapi({ description: `1-${FEED_PER_PAGE_MAX}, default ${FEED_PER_PAGE_MAX}` }),
+  fields: z.string().optional().openapi({
+    description: "Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, else 400019",
+    example: "email,updatedAt",
+  }),
   wait: z
     .string()
     .optional()
@@ -30,7 +34,7 @@ export const feedRoutes = {
     path: "/events",
     service: "crm-records",
     errors: [400001, 400019, 401014, 410000],
-    query: ["after", "types", "perPage", "wait"],
+    query: ["after", "types", "perPage", "wait", "fields"],
     waitsUpToMs: FEED_WAIT_MAX_S * 1000,
     docs: () => ({
       tags: ["Change feed"],

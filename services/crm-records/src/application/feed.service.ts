@@ -16,7 +16,10 @@ import {
   type RecordEntity,
 } from "@crm/contracts";
 import { errors, validationError } from "@crm/errors";
+import type { EntityDefinition } from "../entities";
 import { FeedCursorCodec } from "../domain/feed-cursor";
+import { parseEventFieldSelection, selectFields } from "../domain/field-selection";
+import type { RecordView } from "../domain/record.serializer";
 import type { FeedStore } from "../persistence/feed.store";
 import type { FeedWaiters } from "./feed-waiters";
 
@@ -25,6 +28,7 @@ export interface FeedQuery {
   types?: unknown;
   perPage?: unknown;
   wait?: unknown;
+  fields?: unknown;
 }
 
 export interface FeedPage {
@@ -42,6 +46,7 @@ export class FeedService {
     private readonly store: FeedStore,
     private readonly waiters: FeedWaiters,
     cursorSecret: string,
+    private readonly definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
   ) {
     this.cursors = new FeedCursorCodec(cursorSecret);
   }
@@ -50,6 +55,11 @@ export class FeedService {
     const perPage = intParam(query.perPage, "perPage", 1, FEED_PER_PAGE_MAX, FEED_PER_PAGE_MAX);
     const waitMs = Math.round(numberParam(query.wait, "wait", 0, FEED_WAIT_MAX_S, 0) * 1000);
     const types = readableTypes(requestedTypes(query.types), principal);
+    const entities = recordEntities.filter((entity) => eventActions.some((action) => types.has(eventName(entity, action))));
+    const selection = parseEventFieldSelection(
+      entities.map((entity) => this.definitions[entity]),
+      query.fields,
+    );
     const businessId = principal.businessId;
     const horizon = await this.store.horizon(businessId);
     let position = horizon;
@@ -70,7 +80,11 @@ export class FeedService {
         const page = rows.slice(0, perPage);
         const last = page.at(-1)?.position ?? position;
         return {
-          events: page.map((row) => JSON.parse(row.json) as unknown),
+          events: page.map((row) => {
+            const event = JSON.parse(row.json) as { data: RecordView };
+            if (selection) event.data = selectFields(event.data, selection);
+            return event;
+          }),
           meta: { perPage, nextCursor: this.cursors.encode(businessId, last), hasMore: rows.length > perPage },
         };
       }

@@ -25,10 +25,32 @@ function invalidFields(message: string) {
 }
 
 /** The built-in fields of a record's answer: its columns, and an invoice's or quote's line items. */
-function builtInFields(definition: EntityDefinition): ReadonlySet<string> {
+export function builtInFields(definition: EntityDefinition): ReadonlySet<string> {
   const names = new Set(Object.keys(definition.columns));
   if (definition.document) names.add(definition.document.itemsRelation);
   return names;
+}
+
+/**
+ * `fields` for the change feed's `data` (extensions §E6, §E8): the records of several entities, with no
+ * relations. A name must be a field of at least one of `entities` (those whose events the answer may
+ * hold); each event's `data` keeps `id` and the named fields it has. Undefined when absent.
+ */
+export function parseEventFieldSelection(entities: readonly EntityDefinition[], input: unknown): FieldSelection | undefined {
+  if (input === undefined) return undefined;
+  if (typeof input !== "string") throw invalidFields("fields must be given once, as one string");
+  if (input.length > MAX_FIELDS_LENGTH) throw invalidFields(`fields is longer than ${MAX_FIELDS_LENGTH} characters`);
+  const names = input.split(",");
+  if (names.length > MAX_SELECTED_FIELDS) throw invalidFields(`fields lists more than ${MAX_SELECTED_FIELDS} names`);
+  const known = new Set(entities.flatMap((definition) => [...builtInFields(definition)]));
+  const own = new Set(["id"]);
+  for (const [index, name] of names.entries()) {
+    if (name === "") throw invalidFields(`empty field name at position ${index + 1}`);
+    if (name.includes(".")) throw invalidFields(`"${name}": an event's data holds the record without relations`);
+    if (!known.has(name)) throw invalidFields(`unknown field "${name}" for the events this answer may hold`);
+    own.add(name);
+  }
+  return { own, related: new Map() };
 }
 
 /**
