@@ -197,6 +197,9 @@ const STATUS_CLASSES = ["other", "1xx", "2xx", "3xx", "4xx", "5xx"];
 export class SampledValues<T> {
   private readonly sources = new Set<() => Promise<T | undefined>>();
 
+  /** `now`: epoch ms, Date.now unless a test moves time itself. */
+  constructor(private readonly now: () => number = Date.now) {}
+
   /** Adds a source; the returned function removes it (on stop). */
   add(source: () => Promise<T | undefined>): () => void {
     this.sources.add(source);
@@ -205,7 +208,7 @@ export class SampledValues<T> {
 
   /** The values of every source; one read serves the gauges of one scrape (shared for 1 s). */
   read(): Promise<T[]> {
-    const now = Date.now();
+    const now = this.now();
     if (this.last && now - this.last.at < 1_000) return this.last.values;
     const values = Promise.all([...this.sources].map((s) => withTimeout(s(), 2_000).catch(() => undefined))).then((all) =>
       all.filter((v): v is Awaited<T> => v !== undefined),

@@ -40,6 +40,8 @@ export interface SecurityDeps {
   identityUrl: Upstream;
   internalTokenSecret: string;
   logger: Logger;
+  /** Epoch ms for API keys' and tokens' expiry: Date.now unless a test moves time itself. */
+  clock?: () => number;
 }
 
 /** The edge's security stages (CORS, authentication, rate limit, permission). */
@@ -77,7 +79,7 @@ function bucketOf(req: Request): string {
 
 export function createSecurity(deps: SecurityDeps): Security {
   const identity = new IdentityClient(deps.identityUrl, deps.internalTokenSecret);
-  const authenticator = new Authenticator(deps.config.JWT_SECRET, deps.kv, identity);
+  const authenticator = new Authenticator(deps.config.JWT_SECRET, deps.kv, identity, deps.clock);
   const usage = new ApiKeyUsage((uses) => identity.reportApiKeyUse(uses), deps.config.API_KEY_USAGE_FLUSH_MS ?? 15_000, deps.logger);
   // Authentication runs before the rate limit (the bucket depends on who is calling) but its
   // failure is raised after it, so requests with bad credentials still count, per address.

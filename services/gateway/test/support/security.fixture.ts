@@ -161,7 +161,7 @@ export interface Gateway {
 }
 
 /** The gateway's pipeline around the security stages, with a downstream that echoes the principal. */
-export function buildGateway(kv: KvStore, identityUrl: string, config: Partial<SecurityConfig> = {}, redisUrl?: string): Gateway {
+export function buildGateway(kv: KvStore, identityUrl: string, config: Partial<SecurityConfig> = {}, redisUrl?: string, clock?: () => number): Gateway {
   const logs: string[] = [];
   const logger = createLogger({ service: "gateway", level: "debug", destination: { write: (line: string) => void logs.push(line) } });
   const security = createSecurity({
@@ -171,6 +171,7 @@ export function buildGateway(kv: KvStore, identityUrl: string, config: Partial<S
     identityUrl,
     internalTokenSecret: INTERNAL_SECRET,
     logger,
+    clock,
   });
   const app = express();
   app.disable("x-powered-by");
