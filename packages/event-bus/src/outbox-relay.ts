@@ -59,6 +59,8 @@ export interface OutboxRelayOptions {
   lingerMs?: number;
   /** Rows a read must have found before the next one lingers (default 4). */
   lingerRows?: number;
+  /** Milliseconds of a monotonic clock for the lease's half term (performance.now unless a test moves time). */
+  leaseClock?: () => number;
 }
 
 /**
@@ -104,7 +106,7 @@ export class OutboxRelay {
   private lingerWake: (() => void) | undefined;
   private readonly counters: OutboxRelayStats = { published: 0, deadLettered: 0 };
   private readonly metrics = outboxMetrics();
-  /** `performance.now()` until which the lease this relay took is still good for half its term. */
+  /** The lease clock's time until which the lease this relay took is still good for half its term. */
   private leaseFreshUntil = 0;
 
   constructor(private readonly options: OutboxRelayOptions) {
@@ -323,8 +325,9 @@ export class OutboxRelay {
    * sent, so this side's view expires before the database's does.
    */
   private async holdLease(): Promise<boolean> {
-    if (performance.now() < this.leaseFreshUntil) return true;
-    const askedAt = performance.now();
+    const clock = this.options.leaseClock ?? performance.now.bind(performance);
+    if (clock() < this.leaseFreshUntil) return true;
+    const askedAt = clock();
     const held = await this.options.store.acquireLease(this.options.holder, this.leaseMs);
     this.leaseFreshUntil = held ? askedAt + this.leaseMs / 2 : 0;
     return held;
