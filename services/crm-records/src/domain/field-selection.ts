@@ -31,17 +31,24 @@ export function builtInFields(definition: EntityDefinition): ReadonlySet<string>
   return names;
 }
 
+/** The names `fields` lists, within its bounds; undefined when absent. */
+function fieldNames(input: unknown): string[] | undefined {
+  if (input === undefined) return undefined;
+  if (typeof input !== "string") throw invalidFields("fields must be given once, as one string");
+  if (input.length > MAX_FIELDS_LENGTH) throw invalidFields(`fields is longer than ${MAX_FIELDS_LENGTH} characters`);
+  const names = input.split(",");
+  if (names.length > MAX_SELECTED_FIELDS) throw invalidFields(`fields lists more than ${MAX_SELECTED_FIELDS} names`);
+  return names;
+}
+
 /**
  * `fields` for the change feed's `data` (extensions §E6, §E8): the records of several entities, with no
  * relations. A name must be a field of at least one of `entities` (those whose events the answer may
  * hold); each event's `data` keeps `id` and the named fields it has. Undefined when absent.
  */
 export function parseEventFieldSelection(entities: readonly EntityDefinition[], input: unknown): FieldSelection | undefined {
-  if (input === undefined) return undefined;
-  if (typeof input !== "string") throw invalidFields("fields must be given once, as one string");
-  if (input.length > MAX_FIELDS_LENGTH) throw invalidFields(`fields is longer than ${MAX_FIELDS_LENGTH} characters`);
-  const names = input.split(",");
-  if (names.length > MAX_SELECTED_FIELDS) throw invalidFields(`fields lists more than ${MAX_SELECTED_FIELDS} names`);
+  const names = fieldNames(input);
+  if (!names) return undefined;
   const known = new Set(entities.flatMap((definition) => [...builtInFields(definition)]));
   const own = new Set(["id"]);
   for (const [index, name] of names.entries()) {
@@ -64,11 +71,8 @@ export function parseFieldSelection(
   requested: readonly string[],
   readable: readonly string[],
 ): FieldSelection | undefined {
-  if (input === undefined) return undefined;
-  if (typeof input !== "string") throw invalidFields("fields must be given once, as one string");
-  if (input.length > MAX_FIELDS_LENGTH) throw invalidFields(`fields is longer than ${MAX_FIELDS_LENGTH} characters`);
-  const names = input.split(",");
-  if (names.length > MAX_SELECTED_FIELDS) throw invalidFields(`fields lists more than ${MAX_SELECTED_FIELDS} names`);
+  const names = fieldNames(input);
+  if (!names) return undefined;
   const own = new Set(["id"]);
   const related = new Map<string, Set<string>>();
   const builtIn = builtInFields(definition);
