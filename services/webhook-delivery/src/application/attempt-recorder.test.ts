@@ -1,13 +1,14 @@
+import { DependencyUnavailableError } from "@crm/errors";
 import type { AttemptRecord, StartedAttempt } from "../persistence/delivery.repository";
 import { AttemptRecorder } from "./attempt-recorder";
 
 const outcome: AttemptRecord = { responseStatus: 200, responseBody: "", durationMs: 1, succeeded: true, status: "SUCCESS", nextRetryAt: null };
-const started = (id: string): StartedAttempt => ({
+const started = (id: string, leaseUntil = new Date(0)): StartedAttempt => ({
   id,
   webhookId: "w",
   businessId: "b",
   attempt: 0,
-  leaseUntil: new Date(0),
+  leaseUntil,
   event: "client.created",
   payload: "{}",
   manualRetry: false,
@@ -18,7 +19,7 @@ const started = (id: string): StartedAttempt => ({
 });
 
 /** A fake recordAttempts whose statements finish only when the test says so. */
-function fakeRepository(options: { lost?: Set<string>; failing?: Set<string> } = {}) {
+function fakeRepository(options: { lost?: Set<string>; failing?: Set<string>; unreachable?: () => boolean } = {}) {
   const statements: string[][] = [];
   const finish: Array<() => void> = [];
   return {
@@ -32,7 +33,8 @@ function fakeRepository(options: { lost?: Set<string>; failing?: Set<string> } =
       statements.push(ids);
       return new Promise<Set<string>>((resolve, reject) =>
         finish.push(() => {
-          if (ids.some((id) => options.failing?.has(id))) reject(new Error("bad row"));
+          if (options.unreachable?.()) reject(new DependencyUnavailableError("database", "connection lost"));
+          else if (ids.some((id) => options.failing?.has(id))) reject(new Error("bad row"));
           else resolve(new Set(ids.filter((id) => !options.lost?.has(id))));
         }),
       );
@@ -116,6 +118,48 @@ describe("AttemptRecorder", () => {
       expect(repo.statements).toEqual([["a"], ["b"]]);
       jest.advanceTimersByTime(10);
       expect(repo.statements).toEqual([["a"], ["b"], ["c"]]);
+    });
+  });
+
+  describe("when the database is unreachable", () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ["setImmediate"], now: 0 }));
+    afterEach(() => jest.useRealTimers());
+
+    it("writes the outcome again, with a growing delay, until the database answers", async () => {
+      let down = true;
+      const repo = fakeRepository({ unreachable: () => down });
+      const recorder = new AttemptRecorder({ deliveries: repo, retryDelayMs: 100, now: () => Date.now() });
+      const result = recorder.record(started("a", new Date(10_000)), outcome, new Date());
+      await repo.finishNext(); // fails: due again in 100 ms
+      jest.advanceTimersByTime(99);
+      expect(repo.statements).toEqual([["a"]]);
+      jest.advanceTimersByTime(1);
+      await repo.finishNext(); // fails again: due in 200 ms
+      jest.advanceTimersByTime(199);
+      expect(repo.statements).toHaveLength(2);
+      down = false;
+      jest.advanceTimersByTime(1);
+      await repo.finishNext();
+      expect(repo.statements).toEqual([["a"], ["a"], ["a"]]);
+      await expect(result).resolves.toBe(true);
+    });
+
+    it("gives up when the next write would come after the lease ends, and fails a bad row at once", async () => {
+      const repo = fakeRepository({ unreachable: () => true });
+      const recorder = new AttemptRecorder({ deliveries: repo, retryDelayMs: 100, now: () => Date.now() });
+      const result = recorder.record(started("a", new Date(150)), outcome, new Date()).catch((err: Error) => err.name);
+      await repo.finishNext(); // fails at 0: due at 100, inside the lease
+      jest.advanceTimersByTime(100);
+      await repo.finishNext(); // fails at 100: the next (at 300) would be after the lease
+      await expect(result).resolves.toBe("DependencyUnavailableError");
+      expect(repo.statements).toHaveLength(2);
+
+      const badRow = fakeRepository({ failing: new Set(["b"]) });
+      const other = new AttemptRecorder({ deliveries: badRow, retryDelayMs: 100, now: () => Date.now() });
+      const failed = other.record(started("b", new Date(10_000)), outcome, new Date()).catch((err: Error) => err.message);
+      await badRow.finishNext();
+      await expect(failed).resolves.toBe("bad row");
+      expect(badRow.statements).toHaveLength(1);
     });
   });
 });
