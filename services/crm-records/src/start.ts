@@ -10,6 +10,7 @@ import { listen, startRetention, startService, startServiceTracing, type Retenti
 import { createApp } from "./app";
 import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
+import { idempotentCreateRetentionRule } from "./persistence/idempotent-create";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
 import { FEED_CHANNEL, SqlOutboxStore } from "./persistence/outbox.store";
 import { FeedWaiters } from "./application/feed-waiters";
@@ -84,7 +85,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     undo.push(outboxBacklog.add(() => outboxStore.backlog()));
     const retention = undo.add(
       startRetention({
-        rules: [outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000)],
+        rules: [outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000), idempotentCreateRetentionRule(prisma)],
         intervalMs: config.RETENTION_INTERVAL_MS,
         batchSize: config.RETENTION_BATCH_SIZE,
         logger,

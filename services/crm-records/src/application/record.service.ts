@@ -22,6 +22,7 @@ import { adjustRecordCount } from "../persistence/record-count";
 import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
 import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
 import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
+import { type CreateClaim, claimedCreate, claimInTransaction, isClaimTaken } from "../persistence/idempotent-create";
 import { deleteRecord, insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
 
 export interface RecordServiceOptions {
@@ -48,6 +49,12 @@ export interface RecordServiceOptions {
 export interface RecordDevices extends ReadDevices {
   /** D14: a record without line items, its event and its count as one statement (record-insert.ts); off: the transaction invoices use. */
   oneStatementCreates: boolean;
+}
+
+/** What a create answers: the records, and whether they were created by an earlier request with the same Idempotency-Key. */
+export interface Created {
+  views: RecordView[];
+  replayed: boolean;
 }
 
 /** How a create checks its client references, and names one a foreign key refused after the check. */
@@ -178,8 +185,8 @@ export class RecordService {
     return { view, answer: selectFields(view, selection) };
   }
 
-  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). */
-  async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
+  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `claim`: its Idempotency-Key, if sent. */
+  async create(definition: EntityDefinition, businessId: string, input: Input, claim?: CreateClaim): Promise<Created> {
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
     const clients: ClientCheck = {
       // Without line items the composite foreign key (businessId, clientId) is the lookup: it refuses
@@ -187,11 +194,11 @@ export class RecordService {
       check: (db) => this.checkClientReference(db, definition, businessId, input, definition.document !== undefined),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
-    return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step()))[0]!;
+    return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), claim);
   }
 
   /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
-  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<RecordView[]> {
+  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], claim?: CreateClaim): Promise<Created> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
     const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
@@ -203,7 +210,7 @@ export class RecordService {
         throw unknownClient();
       },
     };
-    return this.insert(definition, businessId, inputs, data, clients, itemScoped);
+    return this.insert(definition, businessId, inputs, data, clients, itemScoped, claim);
   }
 
   /**
@@ -211,7 +218,8 @@ export class RecordService {
    * `data`: each record's column values, id and business included. One transaction writes the
    * records, their events and counts (invoices and quotes with a range of numbers and their items);
    * records without line items go as one statement instead (record-insert.ts, D14). `scoped` names an
-   * item's problems.
+   * item's problems. With `claim` the same statement or transaction claims the Idempotency-Key; a key
+   * claimed already answers what its first run created (replay).
    */
   private async insert(
     definition: EntityDefinition,
@@ -220,6 +228,43 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    claim?: CreateClaim,
+  ): Promise<Created> {
+    try {
+      return { views: await this.insertOnce(definition, businessId, inputs, data, clients, scoped, claim), replayed: false };
+    } catch (err) {
+      if (claim && isClaimTaken(err)) return { views: await this.replay(definition, claim), replayed: true };
+      throw err;
+    }
+  }
+
+  /**
+   * The records an earlier create with `claim`'s key made, as they are now. The same caller and request
+   * only (else 409002, as the gateway answers); a record deleted since cannot be answered (409002 too).
+   */
+  private async replay(definition: EntityDefinition, claim: CreateClaim): Promise<RecordView[]> {
+    const first = await claimedCreate(this.options.prisma, claim);
+    if (!first || first.caller !== claim.caller || first.fingerprint !== claim.fingerprint || first.entity !== claim.entity) throw errors.idempotencyKeyReused();
+    const views: RecordView[] = [];
+    for (const id of first.recordIds) {
+      // As a create answers: the record's columns (and line items), no relations.
+      const row = await this.reads.one(definition, claim.businessId, id, []);
+      if (!row) {
+        throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: "The first request with this key completed, but a record it created was deleted since" }]);
+      }
+      views.push(serializeRecord(definition, row, this.options.definitions, false));
+    }
+    return views;
+  }
+
+  private async insertOnce(
+    definition: EntityDefinition,
+    businessId: string,
+    inputs: readonly Input[],
+    data: readonly Input[],
+    clients: ClientCheck,
+    scoped: <T>(index: number, step: () => T) => T,
+    claim: CreateClaim | undefined,
   ): Promise<RecordView[]> {
     const document = definition.document;
     if (!document && this.devices.oneStatementCreates) {
@@ -230,8 +275,11 @@ export class RecordService {
         const view = serializeRecord(definition, row, this.options.definitions, false);
         return { data: values, row, view, event: buildEnvelope(definition.entity, "created", businessId, view) };
       });
+      // A claimed create is rare and its text differs: unnamed, so the prepared one-record text stays as it is.
       const statement =
-        entries.length === 1 ? insertRecordStatement(definition, entries[0]!.data, entries[0]!.row, entries[0]!.event) : insertRecordsStatement(definition, entries);
+        entries.length === 1 && !claim
+          ? insertRecordStatement(definition, entries[0]!.data, entries[0]!.row, entries[0]!.event)
+          : insertRecordsStatement(definition, entries, claim);
       try {
         await this.run(statement.sql, statement.params, statement.name);
       } catch (err) {
@@ -255,6 +303,12 @@ export class RecordService {
         views.push(serializeRecord(definition, row, this.options.definitions, false));
       }
       await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
+      if (claim)
+        await claimInTransaction(
+          tx,
+          claim,
+          views.map((view) => String(view.id)),
+        );
       return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
     });
   }

@@ -6,6 +6,7 @@ import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
+import { createClaimOf, REPLAYED_HEADER } from "./idempotency-claim";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
@@ -43,7 +44,9 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.create, async (req, res) => {
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
-      const view = await service.create(definition, businessId, input);
+      const { views, replayed } = await service.create(definition, businessId, input, createClaimOf(req, businessId, definition.entity));
+      const view = views[0]!;
+      if (replayed) res.setHeader(REPLAYED_HEADER, "true");
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(201).json(ok(view));
     });
@@ -51,7 +54,9 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.createBatch, async (req, res) => {
       const businessId = businessOf(req);
       const inputs = parseBatchBody(definition.createSchema, req.body);
-      res.status(201).json(ok(await service.createMany(definition, businessId, inputs)));
+      const { views, replayed } = await service.createMany(definition, businessId, inputs, createClaimOf(req, businessId, `${definition.entity} batch`));
+      if (replayed) res.setHeader(REPLAYED_HEADER, "true");
+      res.status(201).json(ok(views));
     });
 
     const update = async (req: Request, res: import("express").Response) => {

@@ -11,6 +11,7 @@ import { activeTraceHeaders } from "@crm/telemetry";
 import type { EntityDefinition } from "../entities";
 import { toJsonNumber } from "../domain/money";
 import type { Row } from "../domain/record.serializer";
+import { type CreateClaim, claimCte } from "./idempotent-create";
 import { COUNT_SLOTS } from "./record-count";
 
 export interface InsertStatement {
@@ -54,9 +55,10 @@ export interface InsertEntry {
  * The same for several records of one business (a batch create): one multi-row INSERT each for the
  * records and their events (events in the entries' order), and the count raised by their number.
  * The events carry the first entry's traceparent when it was taken (the one request that wrote them
- * all), else the current request's.
+ * all), else the current request's. With `claim` (an Idempotency-Key) the statement claims the key for
+ * these records too, and fails whole on a key claimed already.
  */
-export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>): InsertStatement {
+export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, claim?: CreateClaim): InsertStatement {
   const { params, param } = statementParameters();
   const records = recordValues(definition, entries, param);
   const topic = param(RECORDS_TOPIC);
@@ -67,7 +69,9 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
   const count = param(entries.length);
-  const sql = `${recordAndEventInserts(definition, records, events)}
+  const recordIds = entries.map((entry) => String(entry.row["id"]));
+  const claimed = claim ? `, ${claimCte(claim, recordIds, param)}` : "";
+  const sql = `${recordAndEventInserts(definition, records, events)}${claimed}
 INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, ${count}::int)
 ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
   return { sql, params };

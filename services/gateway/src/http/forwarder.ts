@@ -20,9 +20,9 @@ export interface UpstreamResponse {
 }
 
 /** Request headers a service may need; everything else (credentials included) stays at the edge. */
-const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent", "if-match", "if-none-match"];
+const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent", "if-match", "if-none-match", "idempotency-key"];
 /** Response headers passed back to the client. */
-const PASSED_RESPONSE_HEADERS = new Set(["content-type", "set-cookie", "location", "cache-control", "etag", "retry-after"]);
+const PASSED_RESPONSE_HEADERS = new Set(["content-type", "set-cookie", "location", "cache-control", "etag", "retry-after", "idempotent-replayed"]);
 
 /** The service announced an answer larger than the gateway relays; it is not read. */
 class DeclaredTooLarge extends Error {
