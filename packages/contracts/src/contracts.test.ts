@@ -1,4 +1,4 @@
-import { allPermissions, eventCatalogue, isUuid, rolePermissions, uuidv7 } from "./index";
+import { allPermissions, eventCatalogue, eventEnvelopeSchema, isUuid, rolePermissions, uuidv7 } from "./index";
 
 describe("catalogues", () => {
   it("has 21 event names of the form entity.action", () => {
@@ -35,5 +35,20 @@ describe("uuidv7", () => {
       expect(id.startsWith("00000000-1388-7")).toBe(true);
       expect("89ab").toContain(id[19]);
     }
+  });
+});
+
+// Services of neighbouring releases share the bus (issue 38): a field a newer producer adds is ignored by an
+// older consumer (expand), and only an incompatible change bumps `version`, which a consumer refuses.
+describe("the event envelope across releases", () => {
+  const envelope = { id: uuidv7(), type: "client.created", businessId: uuidv7(), occurredAt: new Date().toISOString(), version: 1, data: { id: "x" } };
+
+  it("reads an envelope with fields it does not know, and leaves them out", () => {
+    const parsed = eventEnvelopeSchema.safeParse({ ...envelope, addedLater: { any: "shape" } });
+    expect(parsed.success && parsed.data).toEqual(envelope);
+  });
+
+  it("refuses an envelope of another version", () => {
+    expect(eventEnvelopeSchema.safeParse({ ...envelope, version: 2 }).success).toBe(false);
   });
 });
