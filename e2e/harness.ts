@@ -60,7 +60,12 @@ function spawnLogged(args: string[] | [string, string[]], env: NodeJS.ProcessEnv
 }
 
 /** A command run to its end without blocking this process's event loop: its exit status and output. */
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; error?: Error; stdout: string; stderr: string }> {
+/** A command's exit and output, without blocking the event loop (fault proxies in this process keep passing bytes). */
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ status: number | null; error?: Error; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -147,11 +152,15 @@ export interface RunningDistributed extends RunningProduct {
   processes: RestartableProcess[];
 }
 
-/** One replica's process: `restart()` SIGTERMs it (it must exit 0), starts it again on the same port and waits until its /readyz answers 200. */
+/**
+ * One replica's process: `restart()` SIGTERMs it (it must exit 0), starts it again on the same port and
+ * waits until its /readyz answers 200. `serviceDir`: start another build's folder from then on (an
+ * upgrade or a downgrade of that replica, as a rolling deploy does).
+ */
 export interface RestartableProcess {
   label: string;
   url: string;
-  restart(): Promise<void>;
+  restart(serviceDir?: string): Promise<void>;
 }
 
 export interface DistributedOptions {
@@ -191,15 +200,16 @@ export async function startDistributed(extra: Record<string, string> = {}, optio
   const logs = () => sink.join("");
   const children: ChildProcess[] = [];
   const processes: RestartableProcess[] = [];
-  /** Spawns a process, kept restartable with the same command and environment. */
+  /** Spawns a process, kept restartable with the same environment (and command, unless another build is named). */
   const launch = (command: [string, string[]], env: NodeJS.ProcessEnv, label: string, url: string): void => {
     let child = spawnLogged(command, env, sink, label);
     children.push(child);
     processes.push({
       label,
       url,
-      restart: async () => {
+      restart: async (serviceDir) => {
         await stopChild(child);
+        if (serviceDir !== undefined) command = serviceCommand(serviceDir);
         const next = spawnLogged(command, env, sink, label);
         children[children.indexOf(child)] = next;
         child = next;
