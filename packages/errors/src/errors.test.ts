@@ -60,7 +60,11 @@ describe("errorMiddleware", () => {
       },
       json: (body: unknown) => void (sent.body = body),
     };
-    const log = { error: (obj: object) => void sent.logged.push({ level: "error", obj }), info: (obj: object) => void sent.logged.push({ level: "info", obj }) };
+    const log = {
+      error: (obj: object) => void sent.logged.push({ level: "error", obj }),
+      warn: (obj: object) => void sent.logged.push({ level: "warn", obj }),
+      info: (obj: object) => void sent.logged.push({ level: "info", obj }),
+    };
     errorMiddleware(() => log)(err, {} as never, res as never, () => undefined);
     return sent;
   }
@@ -86,6 +90,12 @@ describe("errorMiddleware", () => {
     expect(res).toMatchObject({ status: 503, headers: { "retry-after": "1" }, body: { success: false, error: { code: 503000, message: "Service unavailable" } } });
     expect(res.logged).toEqual([{ level: "error", obj: expect.objectContaining({ dependency: "database" }) }]);
     expect(JSON.stringify(res.body)).not.toContain("terminating");
+  });
+
+  it("logs a 5xx the code raised at warn with its cause, a client error at info without one", () => {
+    const cause = new Error("connect ECONNREFUSED 127.0.0.1:4001");
+    expect(answer(errors.unavailable(undefined, { cause })).logged).toEqual([{ level: "warn", obj: { code: 503000, status: 503, err: cause } }]);
+    expect(answer(errors.notFound()).logged).toEqual([{ level: "info", obj: { code: 404001, status: 404 } }]);
   });
 
   it("anything else unknown is still 500000, without Retry-After", () => {

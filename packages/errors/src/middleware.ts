@@ -6,6 +6,7 @@ import { errors } from "./errors";
 
 export interface ErrorLogger {
   error(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
 }
 
@@ -44,7 +45,9 @@ export function bodyReadError(err: unknown): AppError {
 /**
  * The one error middleware: AppError -> its envelope; a dependency that failed -> 503000, logged at
  * error level with its cause; anything else -> 500000 with nothing internal in the body, the cause
- * logged at error level. Client errors are logged at info. Every 503000 carries `Retry-After`.
+ * logged at error level. Client errors are logged at info; a 5xx the code raised itself (a 503000 for
+ * an upstream that did not answer, say) at warn, with the cause it carries, so an operator can tell
+ * why. Every 503000 carries `Retry-After`.
  */
 export function errorMiddleware(getLogger: (req: Parameters<RequestHandler>[0]) => ErrorLogger): ErrorRequestHandler {
   return (err, req, res, next) => {
@@ -56,7 +59,8 @@ export function errorMiddleware(getLogger: (req: Parameters<RequestHandler>[0]) 
     }
     const known = isAppError(err) ? err : typeof err === "object" && err !== null ? fromBodyParser(err) : undefined;
     if (known) {
-      log.info({ code: known.code, status: known.status }, known.message);
+      if (known.status >= 500) log.warn({ code: known.code, status: known.status, err: known.cause }, known.message);
+      else log.info({ code: known.code, status: known.status }, known.message);
       sendError(res, known);
       return;
     }

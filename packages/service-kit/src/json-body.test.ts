@@ -5,7 +5,7 @@ import request from "supertest";
 import { errorMiddleware } from "@crm/errors";
 import { jsonBody } from "./json-body";
 
-const silent = { error: () => undefined, info: () => undefined };
+const silent = { error: () => undefined, warn: () => undefined, info: () => undefined };
 
 function app(): express.Express {
   const a = express();

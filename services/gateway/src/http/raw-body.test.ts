@@ -8,7 +8,7 @@ import { errorMiddleware } from "@crm/errors";
 import { BODY_LIMIT_BYTES } from "@crm/service-kit";
 import { rawJsonBody } from "./raw-body";
 
-const silent = { error: () => undefined, info: () => undefined };
+const silent = { error: () => undefined, warn: () => undefined, info: () => undefined };
 
 function app(): express.Express {
   const a = express();

@@ -80,7 +80,7 @@ export class FakeIdentity {
       this.useReports.push(req.body.uses);
       res.status(204).end();
     });
-    app.use(errorMiddleware(() => ({ error: () => undefined, info: () => undefined })));
+    app.use(errorMiddleware(() => ({ error: () => undefined, warn: () => undefined, info: () => undefined })));
     this.server = http.createServer(app);
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
