@@ -83,13 +83,13 @@ export async function runWebhookExtensionsFlow(baseUrl: string, suffix: string):
   await eventCatalogueFlow(baseUrl, suffix, doc);
 }
 
-/** §E1.6: the catalogue is public, and every real delivery body of all 21 events validates against its schema. */
+/** §E1.6: the catalogue is public, and every real delivery body of all 28 events validates against its schema. */
 async function eventCatalogueFlow(baseUrl: string, suffix: string, doc: Record<string, unknown>): Promise<void> {
   const anonymous = new ApiClient(baseUrl, new OpenApiResponseValidator(doc));
   const catalogue = await anonymous.call("GET", "/api/v1/event-types");
   expect(catalogue.status).toBe(200);
   const types = catalogue.body.data as Array<{ name: string; entity: string; action: string; description: string; schema: object }>;
-  expect(types).toHaveLength(21);
+  expect(types).toHaveLength(28);
   // The typed client knows the operation and its answer's shape.
   const typed = await createCrmClient({ baseUrl }).GET("/api/v1/event-types");
   expect(typed.data?.data.map((t) => t.name)).toEqual(types.map((t) => t.name));
@@ -124,11 +124,15 @@ async function eventCatalogueFlow(baseUrl: string, suffix: string, doc: Record<s
       expect([entity, created.status]).toEqual([entity, 201]);
       expect((await api.call("PATCH", `/api/v1/${entity}/${created.body.data.id}`, update)).status).toBe(200);
       expect((await api.call("DELETE", `/api/v1/${entity}/${created.body.data.id}`)).status).toBe(200);
+      // Back from the trash (extensions §E5), then gone again, so the client's own delete is not refused.
+      expect((await api.call("POST", `/api/v1/${entity}/${created.body.data.id}/restore`)).status).toBe(200);
+      expect((await api.call("DELETE", `/api/v1/${entity}/${created.body.data.id}`)).status).toBe(200);
     }
     expect((await api.call("PATCH", `/api/v1/client/${client.id}`, { notes: "n" })).status).toBe(200);
     expect((await api.call("DELETE", `/api/v1/client/${client.id}`)).status).toBe(200);
+    expect((await api.call("POST", `/api/v1/client/${client.id}/restore`)).status).toBe(200);
 
-    const received = await waitFor(() => (receiver.received.length >= 21 ? bodiesOf(receiver, secret) : undefined), 60_000, 200);
+    const received = await waitFor(() => (receiver.received.length >= 34 ? bodiesOf(receiver, secret) : undefined), 60_000, 200);
     expect(new Set(received.map((b) => b.event))).toEqual(new Set(types.map((t) => t.name)));
     for (const body of received) {
       const validate = validators.get(body.event)!;

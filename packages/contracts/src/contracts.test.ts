@@ -1,8 +1,8 @@
 import { allPermissions, eventCatalogue, eventEnvelopeSchema, isUuid, rolePermissions, uuidv7 } from "./index";
 
 describe("catalogues", () => {
-  it("has 21 event names of the form entity.action", () => {
-    expect(eventCatalogue).toHaveLength(21);
+  it("has 28 event names of the form entity.action", () => {
+    expect(eventCatalogue).toHaveLength(28);
     expect(eventCatalogue).toContain("client.created");
     expect(eventCatalogue).toContain("contact.deleted");
   });

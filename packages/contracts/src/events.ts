@@ -4,7 +4,8 @@ import { z } from "./zod";
 export const recordEntities = ["client", "contact", "invoice", "quote", "product", "service", "employee"] as const;
 export type RecordEntity = (typeof recordEntities)[number];
 
-export const eventActions = ["created", "updated", "deleted"] as const;
+/** `restored`: a record brought back from the trash (extensions §E5). */
+export const eventActions = ["created", "updated", "deleted", "restored"] as const;
 export type EventAction = (typeof eventActions)[number];
 
 export type EventName = `${RecordEntity}.${EventAction}`;

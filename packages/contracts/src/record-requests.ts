@@ -7,7 +7,11 @@ export const invoiceStatuses = ["DRAFT", "SENT", "PAID", "OVERDUE", "VOID"] as c
 export const quoteStatuses = ["DRAFT", "SENT", "ACCEPTED", "DECLINED", "EXPIRED"] as const;
 
 /** Fields no body may set: the server owns them (decisions §8). */
-export const readOnlyRecordFields = ["id", "businessId", "number", "totalAmount", "createdAt", "updatedAt"] as const;
+/** Extensions §E5: which records a read sees (`deleted=`): live ones (the default), trashed ones, or both. */
+export const deletedModes = ["exclude", "include", "only"] as const;
+export type DeletedMode = (typeof deletedModes)[number];
+
+export const readOnlyRecordFields = ["id", "businessId", "number", "totalAmount", "createdAt", "updatedAt", "deletedAt"] as const;
 
 /** Most decimal places an item quantity, unit price or product price may carry. */
 export const MONEY_MAX_DECIMALS = 4;

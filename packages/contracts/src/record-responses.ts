@@ -23,7 +23,8 @@ export function truncatedRelationField(relation: string): string {
 // columns, the query language's allow-lists and webhook filters all derive from these.
 
 const idFields = { id: recordField("uuid"), businessId: recordField("uuid") };
-const timeFields = { createdAt: recordField("datetime"), updatedAt: recordField("datetime") };
+/** `deletedAt`: null while the record is live, the time it moved to the trash otherwise (extensions §E5). */
+const timeFields = { createdAt: recordField("datetime"), updatedAt: recordField("datetime"), deletedAt: recordField("datetime", true) };
 
 export const clientFields = {
   ...idFields,

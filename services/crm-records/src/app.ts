@@ -8,6 +8,7 @@ import type { PrismaClient } from "./persistence/prisma";
 import { FeedService } from "./application/feed.service";
 import { FeedWaiters } from "./application/feed-waiters";
 import { type RecordDevices, RecordService } from "./application/record.service";
+import { TrashService } from "./application/trash.service";
 import { feedRouter } from "./http/feed.router";
 import { FeedStore } from "./persistence/feed.store";
 
@@ -46,7 +47,8 @@ export function createApp(deps: AppDeps): Express {
   const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));
-  api.use(createRecordsRouter(service, entityDefinitions));
+  const trash = new TrashService({ prisma: deps.prisma, definitions: entityDefinitions, onCommitted: deps.onCommitted });
+  api.use(createRecordsRouter(service, trash, entityDefinitions));
   return createServiceApp({
     logger: deps.logger,
     internalTokenSecret: deps.internalTokenSecret,

@@ -93,7 +93,14 @@ function suite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
     expect((await caller.get(`/client?cursor=${encodeURIComponent(cursor)}&perPage=0`).expect(400)).body.error.code).toBe(400001);
 
     // A cursor of this business's own query, sealed with another secret (or by the old signed format, base64url(JSON).HMAC).
-    const state = { businessId: caller.businessId, entity: "client" as const, where: "isActive:false", orderBy: undefined, key: ["2025-01-01T00:00:00.000Z", uuidv7()] };
+    const state = {
+      businessId: caller.businessId,
+      entity: "client" as const,
+      where: "isActive:false",
+      orderBy: undefined,
+      deleted: "exclude" as const,
+      key: ["2025-01-01T00:00:00.000Z", uuidv7()],
+    };
     const otherSecret = new CursorCodec("another secret").encode(state);
     const signedJson = `${Buffer.from(JSON.stringify({ v: 1, b: caller.businessId, e: "client", w: "isActive:false", k: state.key })).toString("base64url")}.${"A".repeat(43)}`;
     const sealed = Buffer.from(cursor, "base64url");

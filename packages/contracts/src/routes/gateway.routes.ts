@@ -40,7 +40,7 @@ export const gatewayRoutes = {
     docs: () => ({
       summary: "The event catalogue: every event with a JSON Schema (draft-07) of its delivery body",
       description:
-        "Public, no credentials. The 21 events, each {name, entity, action, description, schema}; every real delivery body validates " +
+        "Public, no credentials. The 28 events, each {name, entity, action, description, schema}; every real delivery body validates " +
         "against its schema. Origin: null is refused (403000), as on every endpoint but capabilities.",
       tags,
       responses: {

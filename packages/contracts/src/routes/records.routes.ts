@@ -5,7 +5,7 @@ import { dataEnvelope, paginationQuerySchema, recordListEnvelope } from "../enve
 import type { RecordEntity } from "../events";
 import { jsonContent } from "../openapi-responses";
 import { permission } from "../permissions";
-import { RECORD_BATCH_MAX_ITEMS, recordBodyExamples } from "../record-requests";
+import { deletedModes, RECORD_BATCH_MAX_ITEMS, recordBodyExamples } from "../record-requests";
 import { recordContracts, recordResourceOf, type RecordContract } from "../records";
 import { z } from "../zod";
 import { defineRoute, type Route } from "./route";
@@ -36,9 +36,21 @@ const fieldsParam = param(
  * `perpage` or a `limit` from another API would otherwise be ignored without a word. `cursor` is
  * extensions §E2.1's.
  */
-export const RECORD_LIST_PARAMETERS = ["page", "perPage", "where", "orderBy", "include", "fields", "cursor"] as const;
+export const RECORD_LIST_PARAMETERS = ["page", "perPage", "where", "orderBy", "include", "fields", "cursor", "deleted"] as const;
 /** What reading one record takes. */
-export const RECORD_GET_PARAMETERS = ["include", "fields"] as const;
+export const RECORD_GET_PARAMETERS = ["include", "fields", "deleted"] as const;
+
+const deletedParam = (one: boolean) =>
+  z
+    .enum(deletedModes)
+    .optional()
+    .openapi({
+      param: { name: "deleted", in: "query" },
+      description: one
+        ? "include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001."
+        : "Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. " +
+          "A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001.",
+    });
 
 const listQuery = (relations: RecordContract["relations"]) =>
   paginationQuerySchema.extend({
@@ -57,6 +69,15 @@ const listQuery = (relations: RecordContract["relations"]) =>
         "and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); " +
         "a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}.",
     ),
+    deleted: deletedParam(false),
+  });
+
+const permanentParam = z
+  .enum(["true", "false"])
+  .optional()
+  .openapi({
+    param: { name: "permanent", in: "query" },
+    description: "true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash",
   });
 
 /** Extensions §E2.3: the record's entity tag, on every single-record answer. */
@@ -152,7 +173,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       docs: () => ({
         tags,
         summary: `Get one ${name} (permission ${resource}.read)`,
-        request: { params: idParams, query: z.object({ include: includeParam(contract.relations), fields: fieldsParam }), headers: ifNoneMatchHeader },
+        request: { params: idParams, query: z.object({ include: includeParam(contract.relations), fields: fieldsParam, deleted: deletedParam(true) }), headers: ifNoneMatchHeader },
         responses: {
           200: { description: "The record", headers: etagHeader, ...jsonContent(one()) },
           304: { description: "Not modified: If-None-Match named the current ETag; no body", headers: etagHeader },
@@ -207,13 +228,43 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       method: "DELETE",
       path: `/${entity}/{id}`,
       permission: permission(resource, "delete"),
-      errors: entity === "client" ? [404001, 409003, 412000] : [404001, 412000],
+      errors: entity === "client" ? [404001, 409003, 409007, 412000] : [404001, 409007, 412000],
       docs: () => ({
         tags,
-        summary: `Delete a ${name} (permission ${resource}.delete); emits ${entity}.deleted`,
-        description: entity === "client" ? "Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003." : undefined,
-        request: { params: idParams, headers: ifMatchHeader },
-        responses: { 200: { description: "The record as it was (without relations), with the ETag it had", headers: etagHeader, ...jsonContent(one()) } },
+        summary: `Delete a ${name}: move it to the trash (permission ${resource}.delete); emits ${entity}.deleted`,
+        description:
+          (entity === "client" ? "Moves the client's contacts to the trash too (each emits contact.deleted). A client with invoices or quotes: 409003. " : "") +
+          `The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/${entity}/{id}/restore. ` +
+          "With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007." +
+          (entity === "client" ? " Purging a client purges its trashed contacts with it; while a trashed invoice or quote still names it: 409003." : ""),
+        request: { params: idParams, query: z.object({ permanent: permanentParam }), headers: ifMatchHeader },
+        responses: {
+          200: {
+            description: "The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it",
+            headers: etagHeader,
+            ...jsonContent(one()),
+          },
+        },
+      }),
+    }),
+    restore: defineRoute({
+      ...base,
+      method: "POST",
+      path: `/${entity}/{id}/restore`,
+      permission: permission(resource, "delete"),
+      errors: clientReference ? [404001, 409007, 409008] : [404001, 409007],
+      docs: () => ({
+        tags,
+        summary: `Restore a ${name} from the trash (permission ${resource}.delete); emits ${entity}.restored`,
+        description:
+          "A record that is not in the trash: 409007. Purged or unknown: 404001. " +
+          (entity === "client"
+            ? "The contacts the client's delete moved to the trash come back with it (each emits contact.restored); contacts deleted before it stay in the trash."
+            : clientReference
+              ? "While its client is in the trash: 409008 (restore the client first)."
+              : ""),
+        request: { params: idParams },
+        responses: { 200: { description: "The live record (without relations), with its ETag", headers: etagHeader, ...jsonContent(one()) } },
       }),
     }),
   };

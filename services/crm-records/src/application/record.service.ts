@@ -23,7 +23,9 @@ import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistenc
 import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
 import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
 import { type CreateClaim, claimedCreate, claimInTransaction, isClaimTaken } from "../persistence/idempotent-create";
-import { deleteRecord, insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
+import { insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
+import { trashRecord } from "../persistence/trash-writes";
+import { type DeletedMode, parseDeletedMode } from "../domain/deleted-mode";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -116,9 +118,16 @@ export class RecordService {
     if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query, reader);
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
+    const deleted = parseDeletedMode(query["deleted"]);
     const { relations, selection } = this.readPlan(definition, query, reader, parsed.include);
-    const { rows, total } = await this.reads.list(definition, businessId, { filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip }, relations, true);
-    const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
+    const { rows, total } = await this.reads.list(
+      definition,
+      businessId,
+      { deleted, filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip },
+      relations,
+      true,
+    );
+    const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined, deleted };
     return {
       data: this.views(definition, rows, parsed.take, selection),
       meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
@@ -141,13 +150,23 @@ export class RecordService {
     const { pagination, details } = readPagination({ perPage: query["perPage"] });
     if (details.length > 0) throw errors.validationFailed(details);
     const state = this.cursors.decode(query["cursor"], businessId, definition.entity);
+    // A walk stays in the mode it started in: `deleted` beside a cursor may only repeat it.
+    if (query["deleted"] !== undefined && parseDeletedMode(query["deleted"]) !== state.deleted) {
+      throw errors.validationFailed([{ path: "deleted", message: `The cursor continues a deleted=${state.deleted} list; send the same deleted or none` }]);
+    }
     const filter = state.where === undefined ? undefined : parseWhere(state.where, spec);
     const orderBy = parseOrderBy(state.orderBy, spec);
     if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
     const { relations, selection } = this.readPlan(definition, query, reader);
-    const { rows } = await this.reads.list(definition, businessId, { filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key }, relations, false);
+    const { rows } = await this.reads.list(
+      definition,
+      businessId,
+      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key },
+      relations,
+      false,
+    );
     return {
       data: this.views(definition, rows, pagination.perPage, selection),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
@@ -162,24 +181,33 @@ export class RecordService {
   private nextCursor(
     definition: EntityDefinition,
     businessId: string,
-    query: { where: string | undefined; orderBy: string | undefined },
+    query: { where: string | undefined; orderBy: string | undefined; deleted: DeletedMode },
     orderBy: readonly OrderTerm[],
     rows: readonly Row[],
     take: number,
   ): string | null {
     if (rows.length <= take) return null;
     const last = rows[take - 1]!;
-    return this.cursors.encode({ businessId, entity: definition.entity, where: query.where, orderBy: query.orderBy, key: orderBy.map((term) => cursorValue(last[term.field])) });
+    return this.cursors.encode({
+      businessId,
+      entity: definition.entity,
+      where: query.where,
+      orderBy: query.orderBy,
+      deleted: query.deleted,
+      key: orderBy.map((term) => cursorValue(last[term.field])),
+    });
   }
 
   /**
    * One record: `view` whole (its ETag's source, extensions §E2.3), `answer` as `fields` selects it
-   * (§E8). `query`: the request's `include` and `fields`.
+   * (§E8). `query`: the request's `include`, `fields` and `deleted` (a trashed record is read only with
+   * deleted=include|only, extensions §E5).
    */
   async get(definition: EntityDefinition, businessId: string, id: string, query: Record<string, unknown>, reader: Reader): Promise<{ view: RecordView; answer: RecordView }> {
     const { relations, selection } = this.readPlan(definition, query, reader);
+    const deleted = parseDeletedMode(query["deleted"]);
     if (!isUuid(id)) throw errors.notFound();
-    const row = await this.reads.one(definition, businessId, id, relations);
+    const row = await this.reads.one(definition, businessId, id, relations, deleted);
     if (!row) throw errors.notFound();
     const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
     return { view, answer: selectFields(view, selection) };
@@ -338,7 +366,11 @@ export class RecordService {
     });
   }
 
-  /** Deletes and returns the record as it was; dependents per the definition (cascade with events, or 409003). */
+  /**
+   * Moves the record to the trash (extensions §E5) and returns it as it was; dependents per the
+   * definition (live ones cascade to the trash with their events, or 409003). Restore and purge:
+   * trash.service.ts.
+   */
   async remove(definition: EntityDefinition, businessId: string, id: string, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
     return this.write(async (tx) => {
@@ -346,7 +378,7 @@ export class RecordService {
       // transaction, so nothing can slip in between the dependents check and the delete.
       const row = await lockedRecord(tx, definition, businessId, id);
       if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch);
-      const cascaded = await deleteRecord(tx, this.options.definitions, definition, businessId, id);
+      const cascaded = await trashRecord(tx, this.options.definitions, definition, businessId, id, new Date());
       const events: EventEnvelope[] = cascaded.map((child) =>
         buildEnvelope(child.definition.entity, "deleted", businessId, serializeRecord(child.definition, child.row, this.options.definitions, false)),
       );

@@ -10,7 +10,7 @@
 // A random 96-bit nonce per cursor keeps a nonce reused under one key improbable for the first 2^32
 // cursors of a secret (NIST SP 800-38D); rotating INTERNAL_TOKEN_SECRET starts a new key.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
-import type { RecordEntity } from "@crm/contracts";
+import { type DeletedMode, deletedModes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
 
 const VERSION = 2;
@@ -25,6 +25,8 @@ export interface CursorState {
   /** The list's `where` and `orderBy` parameters as written; undefined when absent. */
   where: string | undefined;
   orderBy: string | undefined;
+  /** Which records the list reads (extensions §E5); a walk stays in the mode it started in. */
+  deleted: DeletedMode;
   /** The values of the (parsed) orderBy fields on the last record of the page, id last. */
   key: unknown[];
 }
@@ -33,6 +35,8 @@ export interface CursorState {
 interface Payload {
   w?: string;
   o?: string;
+  /** Absent for `exclude`, so cursors made before the trash still read as they did. */
+  d?: DeletedMode;
   k: unknown[];
 }
 
@@ -74,6 +78,7 @@ export class CursorCodec {
     const payload: Payload = { k: state.key };
     if (state.where !== undefined) payload.w = state.where;
     if (state.orderBy !== undefined) payload.o = state.orderBy;
+    if (state.deleted !== "exclude") payload.d = state.deleted;
     const nonce = nextNonce();
     const cipher = createCipheriv("aes-256-gcm", this.key, nonce);
     cipher.setAAD(associatedData(state.businessId, state.entity));
@@ -100,6 +105,8 @@ export class CursorCodec {
       throw invalidCursor(`not one of ours for this business and entity (${String(err)})`);
     }
     if (!Array.isArray(payload.k)) throw invalidCursor("no key");
-    return { businessId, entity, where: payload.w, orderBy: payload.o, key: payload.k };
+    const deleted = payload.d ?? "exclude";
+    if (!(deletedModes as readonly string[]).includes(deleted)) throw invalidCursor("unknown deleted mode");
+    return { businessId, entity, where: payload.w, orderBy: payload.o, deleted, key: payload.k };
   }
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { recordEntities } from "@crm/contracts";
+import { CASCADE_MARK_COLUMN } from "../persistence/trash-writes";
 import { entityDefinitions, modelNameOf, type ColumnSpec } from "./index";
 
 interface PrismaField {
@@ -55,7 +56,11 @@ function columnOf(field: PrismaField): ColumnSpec {
 describe("entity definitions against schema.prisma", () => {
   it.each(recordEntities)("%s: columns, in order, are the model's scalar fields", (entity) => {
     const definition = entityDefinitions[entity];
-    const scalars = modelFields(modelNameOf(entity)).filter((field) => !models.has(field.type));
+    const all = modelFields(modelNameOf(entity)).filter((field) => !models.has(field.type));
+    // The trash's mark of a cascaded delete is persistence's own column, on exactly the entities a delete cascades to.
+    const cascadeTarget = recordEntities.some((owner) => entityDefinitions[owner].cascadeDelete?.some((dependent) => dependent.entity === entity));
+    expect([entity, all.some((field) => field.name === CASCADE_MARK_COLUMN && field.optional && field.attributes.includes("@db.Uuid"))]).toEqual([entity, cascadeTarget]);
+    const scalars = all.filter((field) => field.name !== CASCADE_MARK_COLUMN);
     const fromPrisma = Object.fromEntries(scalars.map((field) => [field.name, columnOf(field)]));
     expect(Object.keys(definition.columns)).toEqual(Object.keys(fromPrisma));
     expect(definition.columns).toEqual(fromPrisma);

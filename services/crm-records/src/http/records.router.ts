@@ -1,10 +1,11 @@
 // One router for every entity: the seven routes declared per entity, permission-checked, business-scoped.
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
-import { errors } from "@crm/errors";
+import { errors, validationError } from "@crm/errors";
 import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
+import type { TrashService } from "../application/trash.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
 import { createClaimOf, REPLAYED_HEADER } from "./idempotency-claim";
 import { parseBatchBody, parseRecordBody } from "./record-body";
@@ -20,7 +21,15 @@ function idParam(req: Request): string {
   return String(req.params["id"] ?? "");
 }
 
-export function createRecordsRouter(service: RecordService, definitions: Readonly<Record<RecordEntity, EntityDefinition>>): Router {
+/** `permanent` of a DELETE (extensions §E5): true purges a trashed record; false, or none, moves a live one to the trash. */
+function isPermanent(req: Request): boolean {
+  const raw = req.query["permanent"];
+  if (raw === undefined || raw === "false") return false;
+  if (raw === "true") return true;
+  throw validationError("permanent", "Expected true or false");
+}
+
+export function createRecordsRouter(service: RecordService, trash: TrashService, definitions: Readonly<Record<RecordEntity, EntityDefinition>>): Router {
   const router = Router();
   for (const definition of Object.values(definitions)) {
     const routes = recordRoutes[definition.entity];
@@ -73,7 +82,16 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.put, update);
 
     mountRoute(router, routes.delete, async (req, res) => {
-      const view = await service.remove(definition, businessOf(req), idParam(req), req.get("if-match"));
+      const businessId = businessOf(req);
+      const view = isPermanent(req)
+        ? await trash.purge(definition, businessId, idParam(req), req.get("if-match"))
+        : await service.remove(definition, businessId, idParam(req), req.get("if-match"));
+      res.setHeader("ETag", recordEtag(definition, view));
+      res.status(200).json(ok(view));
+    });
+
+    mountRoute(router, routes.restore, async (req, res) => {
+      const view = await trash.restore(definition, businessOf(req), idParam(req));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(200).json(ok(view));
     });

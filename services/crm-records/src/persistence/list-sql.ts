@@ -9,6 +9,7 @@
 import { isUuid } from "@crm/contracts";
 import { escapeLike, invalidWhere, type ConditionNode, type OrderTerm, type WhereNode } from "@crm/query-language";
 import type { EntityDefinition } from "../entities";
+import type { DeletedMode } from "../domain/deleted-mode";
 
 /** Collects bound parameters; `add` returns the placeholder. */
 export class SqlParams {
@@ -25,16 +26,29 @@ function column(name: string): string {
   return `"${name}"`;
 }
 
-/** The WHERE clause of a list: the business first, then the client's filter, then the keyset. */
+/**
+ * The trash condition of `deleted` (extensions §E5), written as the partial indexes' predicates
+ * (`"deletedAt" IS NULL` / `IS NOT NULL`, migrations 20261129030100 and 20261129030200), so the planner
+ * can prove them and a live list keeps its index (and index-only counts). Nothing for `include`.
+ */
+export function trashSql(deleted: DeletedMode): string | undefined {
+  if (deleted === "include") return undefined;
+  return deleted === "exclude" ? `"deletedAt" IS NULL` : `"deletedAt" IS NOT NULL`;
+}
+
+/** The WHERE clause of a list: the business and the trash condition first, then the client's filter, then the keyset. */
 export function listWhereSql(
   definition: EntityDefinition,
   params: SqlParams,
   businessId: string,
+  deleted: DeletedMode,
   where: WhereNode | undefined,
   after?: { orderBy: readonly OrderTerm[]; key: readonly unknown[] },
 ): string {
   // The business scope is ANDed outside whatever the client wrote, so no filter can widen it.
   const parts = [`"businessId" = ${params.add(businessId)}::uuid`];
+  const trash = trashSql(deleted);
+  if (trash) parts.push(trash);
   if (where) parts.push(compile(definition, params, where, false));
   if (after) parts.push(keysetSql(definition, params, after.orderBy, after.key));
   return parts.join(" AND ");

@@ -14,6 +14,8 @@ export function buildEnvelope(entity: RecordEntity, action: EventAction, busines
 
 /** Several events in one INSERT; their sequence follows the array's order. */
 export async function appendEvents(tx: Tx, envelopes: readonly EventEnvelope[]): Promise<void> {
+  // A purge commits no event (extensions §E5).
+  if (envelopes.length === 0) return;
   if (envelopes.length === 1) return appendEvent(tx, envelopes[0]!);
   const traceparent = activeTraceHeaders()?.traceparent ?? null;
   await tx.outboxEvent.createMany({

@@ -9,6 +9,7 @@ import { guardUuidFilters } from "../domain/where-guard";
 import { DecimalText } from "../domain/money";
 import { includedRowsToRead } from "../domain/included-relations";
 import type { Row } from "../domain/record.serializer";
+import type { DeletedMode } from "../domain/deleted-mode";
 import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
 import { delegateOf, type PrismaClient } from "./prisma";
 import { recordCount } from "./record-count";
@@ -52,8 +53,9 @@ export interface RecordReadsOptions {
   devices: ReadDevices;
 }
 
-/** One page of a list: the client's filter, its order, and where the page starts (offset, or after a cursor's key). */
+/** One page of a list: live or trashed records, the client's filter, its order, and where the page starts (offset, or after a cursor's key). */
 export interface PageQuery {
+  deleted: DeletedMode;
   filter: WhereNode | undefined;
   orderBy: readonly OrderTerm[];
   take: number;
@@ -77,7 +79,9 @@ export class RecordReads {
   async list(definition: EntityDefinition, businessId: string, query: PageQuery, relations: readonly string[], withTotal: boolean): Promise<{ rows: Row[]; total?: number }> {
     const list = this.options.devices.listSql ? this.sqlList(definition, businessId, query) : this.prismaList(definition, businessId, query);
     const page = () => this.withRelations(definition, businessId, list.page(), relations);
-    const total = () => (query.filter === undefined && this.options.devices.countSlots ? recordCount(this.options.run, businessId, definition.entity) : list.count());
+    // The count slots count live records (extensions §E5): a delete takes its record off, a restore puts it back.
+    const slotsAnswer = query.filter === undefined && query.deleted === "exclude" && this.options.devices.countSlots;
+    const total = () => (slotsAnswer ? recordCount(this.options.run, businessId, definition.entity) : list.count());
     if (!withTotal) return { rows: await page() };
     const [rows, count] = this.options.parallelQueries ? await Promise.all([page(), total()]) : [await page(), await total()];
     return { rows, total: count };
@@ -87,7 +91,7 @@ export class RecordReads {
   private sqlList(definition: EntityDefinition, businessId: string, query: PageQuery): { page(): Promise<Row[]>; count(): Promise<number> } {
     const params = new SqlParams();
     const after = query.afterKey === undefined ? undefined : { orderBy: query.orderBy, key: query.afterKey };
-    const where = listWhereSql(definition, params, businessId, query.filter, after);
+    const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after);
     return {
       page: async () => {
         const columns = Object.keys(definition.columns)
@@ -117,7 +121,7 @@ export class RecordReads {
         .filter(([, column]) => column.uuid)
         .map(([name]) => name),
     );
-    const conditions: object[] = [{ businessId }, guardUuidFilters(toPrismaWhere(query.filter, spec), uuidColumns)];
+    const conditions: object[] = [{ businessId, ...trashWhere(query.deleted) }, guardUuidFilters(toPrismaWhere(query.filter, spec), uuidColumns)];
     if (query.afterKey !== undefined) conditions.push(keysetWhere(definition, query.orderBy, query.afterKey));
     const where = { AND: conditions };
     const delegate = delegateOf(this.options.prisma, definition.delegate);
@@ -133,17 +137,31 @@ export class RecordReads {
     const include = this.includeArgs(definition, relations, businessId);
     if (!include || rows.length === 0) return rows;
     const related = await delegateOf(this.options.prisma, definition.delegate).findMany({ where: { businessId, id: { in: rows.map((row) => row["id"]) } }, include });
-    const byId = new Map(related.map((row) => [row["id"], row]));
+    const byId = new Map(related.map((row) => [row["id"], this.withoutTrashedRelations(definition, row, relations)]));
     return rows.flatMap((row) => {
       const full = byId.get(row["id"]);
       return full ? [full] : [];
     });
   }
 
-  /** One record of the business with its line items and `relations`, or null. */
-  async one(definition: EntityDefinition, businessId: string, id: string, relations: readonly string[]): Promise<Row | null> {
+  /** One record of the business that `deleted` reads, with its line items and `relations`, or null. */
+  async one(definition: EntityDefinition, businessId: string, id: string, relations: readonly string[], deleted: DeletedMode = "exclude"): Promise<Row | null> {
     const include = this.includeArgs(definition, relations, businessId);
-    return delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId }, ...(include ? { include } : {}) });
+    const row = await delegateOf(this.options.prisma, definition.delegate).findFirst({ where: { id, businessId, ...trashWhere(deleted) }, ...(include ? { include } : {}) });
+    return row && this.withoutTrashedRelations(definition, row, relations);
+  }
+
+  /**
+   * A to-one relation (a contact's client) whose record is in the trash is left out, like an unknown
+   * one (extensions §E5); to-many relations are filtered in their query. Only a trashed record read
+   * with deleted=include|only can name a trashed client: a live one never does.
+   */
+  private withoutTrashedRelations(definition: EntityDefinition, row: Row, relations: readonly string[]): Row {
+    for (const name of relations) {
+      const related = row[name] as Row | null | undefined;
+      if (definition.relations[name]!.kind === "one" && related && related["deletedAt"] != null) delete row[name];
+    }
+    return row;
   }
 
   /** Relations to load; every to-many include is filtered by business too (the FKs already keep them inside it). */
@@ -154,10 +172,20 @@ export class RecordReads {
       const target = this.options.definitions[relation.target];
       const nested = baseInclude(target);
       include[name] =
-        relation.kind === "many" ? { where: { businessId }, orderBy: DEFAULT_ORDER, take: includedRowsToRead(this.options.includeCap), ...nested } : nested.include ? nested : true;
+        relation.kind === "many"
+          ? { where: { businessId, deletedAt: null }, orderBy: DEFAULT_ORDER, take: includedRowsToRead(this.options.includeCap), ...nested }
+          : nested.include
+            ? nested
+            : true;
     }
     return Object.keys(include).length > 0 ? include : undefined;
   }
+}
+
+/** The trash condition of `deleted` as Prisma arguments: what trashSql (list-sql.ts) means. */
+export function trashWhere(deleted: DeletedMode): { deletedAt?: null | { not: null } } {
+  if (deleted === "include") return {};
+  return { deletedAt: deleted === "exclude" ? null : { not: null } };
 }
 
 /** Rows strictly after `key` in `orderBy`, as Prisma arguments: what keysetSql (list-sql.ts) means, NULLs last ascending and first descending. */

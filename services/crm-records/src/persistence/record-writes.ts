@@ -1,15 +1,14 @@
 // What the writes of records send to the database inside their transaction: the row lock and read an
-// update or delete starts with, the row written through Prisma, the dependents a delete cascades to
-// or is refused by, and the client references a create names. Records without line items are created
+// update or delete starts with, the row written through Prisma, and the client references a create
+// names (a delete's own statements are the trash's: trash-writes.ts). Records without line items are created
 // by one statement instead (record-insert.ts, D14).
-import type { EventEnvelope, RecordEntity } from "@crm/contracts";
+import type { EventEnvelope } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
 import type { Row } from "../domain/record.serializer";
 import { appendEvents } from "./outbox.writer";
 import { delegateOf, isPrismaError, type PrismaClient, type Tx } from "./prisma";
-import { adjustRecordCount } from "./record-count";
-import { baseInclude, DEFAULT_ORDER } from "./record-reads";
+import { baseInclude } from "./record-reads";
 
 /** One transaction for the change and its events; `committed` runs once it has committed. */
 export async function inTransaction<View>(prisma: PrismaClient, work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>, committed?: () => void): Promise<View> {
@@ -23,13 +22,17 @@ export async function inTransaction<View>(prisma: PrismaClient, work: (tx: Tx) =
 }
 
 /**
- * `SELECT ... FOR UPDATE` of one record of the business, then the record read whole; 404001 when
- * there is none. Locked first: an update's `previousAttributes` is the state it replaced, and a
+ * `SELECT ... FOR UPDATE` of one live record of the business, then the record read whole; 404001 when
+ * there is none (a record in the trash is none: extensions §E5). Locked first: an update's `previousAttributes` is the state it replaced, and a
  * concurrent insert referencing a record being deleted waits for the delete.
  */
 export async function lockedRecord(tx: Tx, definition: EntityDefinition, businessId: string, id: string): Promise<Row> {
   // `table` is a constant of the definition; the values are bound parameters.
-  const locked = await tx.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid FOR UPDATE`, id, businessId);
+  const locked = await tx.$queryRawUnsafe<unknown[]>(
+    `SELECT 1 FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid AND "deletedAt" IS NULL FOR UPDATE`,
+    id,
+    businessId,
+  );
   if (locked.length === 0) throw errors.notFound();
   const row = await delegateOf(tx, definition.delegate).findFirst({ where: { id, businessId }, ...baseInclude(definition) });
   if (!row) throw errors.notFound();
@@ -56,47 +59,10 @@ export async function updateRow(tx: Tx, definition: EntityDefinition, id: string
   });
 }
 
-/**
- * Deletes a record locked by lockedRecord and its dependents per the definition: 409003 while a
- * `restrictDelete` dependent exists; `cascadeDelete` dependents go first, returned in order for their events.
- */
-export async function deleteRecord(
-  tx: Tx,
-  definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
-  definition: EntityDefinition,
-  businessId: string,
-  id: string,
-): Promise<Array<{ definition: EntityDefinition; row: Row }>> {
-  for (const dependent of definition.restrictDelete ?? []) {
-    const target = definitions[dependent.entity];
-    const found = await delegateOf(tx, target.delegate).findFirst({ where: { businessId, [dependent.foreignKey]: id }, select: { id: true } });
-    if (found) throw errors.hasDependents();
-  }
-  const deleted: Array<{ definition: EntityDefinition; row: Row }> = [];
-  for (const dependent of definition.cascadeDelete ?? []) {
-    const target = definitions[dependent.entity];
-    const targetDelegate = delegateOf(tx, target.delegate);
-    const children = await targetDelegate.findMany({ where: { businessId, [dependent.foreignKey]: id }, orderBy: DEFAULT_ORDER, ...baseInclude(target) });
-    if (children.length === 0) continue;
-    const { count } = await targetDelegate.deleteMany({ where: { businessId, id: { in: children.map((child) => child["id"]) } } });
-    await adjustRecordCount(tx, businessId, target.entity, -count);
-    for (const row of children) deleted.push({ definition: target, row });
-  }
-  try {
-    await delegateOf(tx, definition.delegate).delete({ where: { id } });
-    await adjustRecordCount(tx, businessId, definition.entity, -1);
-  } catch (err) {
-    // Defence in depth: ON DELETE RESTRICT caught a dependent the checks above did not know about.
-    if (isPrismaError(err, "P2003")) throw errors.hasDependents(undefined, { cause: err });
-    throw err;
-  }
-  return deleted;
-}
-
-/** Which of `ids` (lower-case UUIDs) are clients of the business. */
+/** Which of `ids` (lower-case UUIDs) are live clients of the business: one in the trash is like an unknown one (extensions §E5). */
 export async function knownClients(db: PrismaClient | Tx, businessId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const found = await db.client.findMany({ where: { businessId, id: { in: [...ids] } }, select: { id: true } });
+  const found = await db.client.findMany({ where: { businessId, id: { in: [...ids] }, deletedAt: null }, select: { id: true } });
   return new Set(found.map((client) => client.id));
 }
 

@@ -27,13 +27,13 @@ describe("public documents", () => {
     expect(cached.status).toBe(304);
   });
 
-  it("serves the event catalogue without credentials: 21 events with a JSON Schema each, same bytes and ETag every time", async () => {
+  it("serves the event catalogue without credentials: 28 events with a JSON Schema each, same bytes and ETag every time", async () => {
     const app = express().use("/api/v1", publicRouter({ capabilities: { version: "v1" }, openapi: () => ({}) }));
     const first = await request(app).get("/api/v1/event-types");
     expect(first.status).toBe(200);
     expect(first.headers["content-type"]).toMatch(/^application\/json/);
     expect(first.body.success).toBe(true);
-    expect(first.body.data).toHaveLength(21);
+    expect(first.body.data).toHaveLength(28);
     expect(first.body.data[0]).toMatchObject({ name: "client.created", entity: "client", action: "created", schema: { type: "object" } });
     const second = await request(app).get("/api/v1/event-types");
     expect(second.text).toBe(first.text);
