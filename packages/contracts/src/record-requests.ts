@@ -10,6 +10,8 @@ export const quoteStatuses = ["DRAFT", "SENT", "ACCEPTED", "DECLINED", "EXPIRED"
 /** Extensions §E5: which records a read sees (`deleted=`): live ones (the default), trashed ones, or both. */
 export const deletedModes = ["exclude", "include", "only"] as const;
 export type DeletedMode = (typeof deletedModes)[number];
+/** TRASH_RETENTION_DAYS' default: how long a deleted record can be restored before it is purged. */
+export const TRASH_RETENTION_DAYS_DEFAULT = 30;
 
 export const readOnlyRecordFields = ["id", "businessId", "number", "totalAmount", "createdAt", "updatedAt", "deletedAt"] as const;
 

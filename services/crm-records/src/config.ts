@@ -1,5 +1,5 @@
 import { env, parseEnv, z } from "@crm/config";
-import { DEFAULT_INCLUDE_MAX_PER_RELATION, EVENTS_RETENTION_DAYS_DEFAULT } from "@crm/contracts";
+import { DEFAULT_INCLUDE_MAX_PER_RELATION, EVENTS_RETENTION_DAYS_DEFAULT, TRASH_RETENTION_DAYS_DEFAULT } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 import type { RecordDevices } from "./application/record.service";
 
@@ -18,6 +18,8 @@ export const configSchema = z
      * their outbox rows, the feed's history, are deleted then.
      */
     EVENTS_RETENTION_DAYS: env.int(EVENTS_RETENTION_DAYS_DEFAULT, 1),
+    /** Records stay in the trash this many days after their delete, then are purged for good (extensions §E5). */
+    TRASH_RETENTION_DAYS: env.int(TRASH_RETENTION_DAYS_DEFAULT, 1),
     /** Replaced by EVENTS_RETENTION_DAYS (the outbox is now the change feed's history). Refused when set. */
     OUTBOX_RETENTION_MS: z.string().optional(),
     /** Tuning devices (docs/performance.md), each on by default; `false` turns one off (to measure it, or to rule it out). */

@@ -12,6 +12,8 @@ import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
 import { idempotentCreateRetentionRule } from "./persistence/idempotent-create";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
+import { trashRetentionRule } from "./persistence/trash-retention";
+import { entityDefinitions } from "./entities";
 import { FEED_CHANNEL, SqlOutboxStore } from "./persistence/outbox.store";
 import { FeedWaiters } from "./application/feed-waiters";
 
@@ -85,7 +87,11 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     undo.push(outboxBacklog.add(() => outboxStore.backlog()));
     const retention = undo.add(
       startRetention({
-        rules: [outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000), idempotentCreateRetentionRule(prisma)],
+        rules: [
+          outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000),
+          idempotentCreateRetentionRule(prisma),
+          trashRetentionRule(prisma, entityDefinitions, config.TRASH_RETENTION_DAYS * 86_400_000),
+        ],
         intervalMs: config.RETENTION_INTERVAL_MS,
         batchSize: config.RETENTION_BATCH_SIZE,
         logger,

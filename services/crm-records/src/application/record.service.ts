@@ -20,7 +20,7 @@ import { nextDocumentNumbers } from "../persistence/document-number";
 import { buildEnvelope } from "../persistence/outbox.writer";
 import { adjustRecordCount } from "../persistence/record-count";
 import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
-import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
+import { insertedRow, insertRecordsStatement, insertRecordStatement, refusedAsTrashedClient } from "../persistence/record-insert";
 import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
 import { type CreateClaim, claimedCreate, claimInTransaction, isClaimTaken } from "../persistence/idempotent-create";
 import { insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
@@ -311,7 +311,7 @@ export class RecordService {
       try {
         await this.run(statement.sql, statement.params, statement.name);
       } catch (err) {
-        if (isForeignKeyViolation(err)) await clients.refused(err);
+        if (isForeignKeyViolation(err) || refusedAsTrashedClient(definition, err)) await clients.refused(err);
         throw err;
       }
       this.options.onCommitted?.();

@@ -103,17 +103,39 @@ function recordAndEventInserts(definition: EntityDefinition, records: readonly s
 )`;
 }
 
+/**
+ * The client a record names, only while it is live (extensions §E5: a client in the trash is like an
+ * unknown one). The composite foreign key refuses an unknown client, but a trashed client's row is still
+ * there; this scalar subquery makes the reference NULL instead. Its lock waits for a delete of that
+ * client in progress and then reads the row as the delete left it, so no contact slips under a client
+ * that went to the trash meanwhile; and a delete that comes after waits for this insert and cascades to it.
+ */
+function liveClientSql(businessId: string, clientId: string): string {
+  return `(SELECT c."id" FROM "records"."Client" AS c WHERE c."businessId" = ${businessId}::uuid AND c."id" = ${clientId}::uuid AND c."deletedAt" IS NULL FOR KEY SHARE)`;
+}
+
+/** The statement refused a client reference liveClientSql made NULL (SQLSTATE 23502 on that column): a trashed client. */
+export function refusedAsTrashedClient(definition: EntityDefinition, err: unknown): boolean {
+  const { code, column } = (err ?? {}) as { code?: unknown; column?: unknown };
+  return code === "23502" && definition.clientReference !== undefined && column === definition.clientReference;
+}
+
 function columnNames(definition: EntityDefinition): string {
   return Object.keys(definition.columns)
     .map((name) => `"${name}"`)
     .join(", ");
 }
 
-/** Each entry's `(...)` of column values; decimals come from `data`, so no precision passes through a float. */
+/**
+ * Each entry's `(...)` of column values; decimals come from `data`, so no precision passes through a float.
+ * A client reference is the id of a live client of the business, read `FOR KEY SHARE` (liveClientSql),
+ * or NULL, which the column refuses (refusedAsTrashedClient).
+ */
 function recordValues(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, param: (value: unknown) => string): string[] {
   return entries.map(({ data, row }) => {
     const values = Object.entries(definition.columns).map(([name, column]) => {
       const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
+      if (name === definition.clientReference) return liveClientSql(param(row["businessId"]), param(value));
       return param(value ?? null);
     });
     return `(${values.join(", ")})`;

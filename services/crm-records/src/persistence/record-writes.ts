@@ -59,10 +59,15 @@ export async function updateRow(tx: Tx, definition: EntityDefinition, id: string
   });
 }
 
-/** Which of `ids` (lower-case UUIDs) are live clients of the business: one in the trash is like an unknown one (extensions §E5). */
+/**
+ * Which of `ids` (lower-case UUIDs) are live clients of the business: one in the trash is like an
+ * unknown one (extensions §E5). In a transaction they stay locked `FOR KEY SHARE` until it commits: a
+ * delete of one in progress is waited for (and then the client is not live), a later one waits.
+ */
 export async function knownClients(db: PrismaClient | Tx, businessId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const found = await db.client.findMany({ where: { businessId, id: { in: [...ids] }, deletedAt: null }, select: { id: true } });
+  const found = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT "id" FROM "records"."Client" WHERE "businessId" = ${businessId}::uuid AND "id" = ANY(${[...ids]}::uuid[]) AND "deletedAt" IS NULL FOR KEY SHARE`;
   return new Set(found.map((client) => client.id));
 }
 
