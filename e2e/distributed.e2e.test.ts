@@ -1,4 +1,5 @@
 import { runChangeFeedFlow } from "./feed.flow";
+import { runTrashFlow } from "./trash.flow";
 import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
@@ -60,6 +61,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("issue 35: include and webhook subscriptions obey scopes, recoveries are bounded, cursors and the delivery log give nothing away", async () => {
     await runRecordsAndWebhooksSecurityFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("trash: restore brings back exactly the contacts a client's delete took; purge; restored events in webhooks and the feed (extensions §E5)", async () => {
+    await runTrashFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("change feed: a sync reads every change once, in order, and follows with wait (extensions §E6)", async () => {

@@ -1,4 +1,5 @@
 import { runChangeFeedFlow } from "./feed.flow";
+import { runTrashFlow } from "./trash.flow";
 import { rmSync } from "node:fs";
 import net from "node:net";
 import { waitFor } from "@crm/testing";
@@ -108,6 +109,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
       await open.stop();
       rmSync(open.dataDir, { recursive: true, force: true });
     }
+  });
+
+  it("trash: restore brings back exactly the contacts a client's delete took; purge; restored events in webhooks and the feed (extensions §E5)", async () => {
+    await runTrashFlow(product.baseUrl, `embedded-${Date.now()}`);
   });
 
   it("change feed: a sync reads every change once, in order, and follows with wait (extensions §E6)", async () => {

@@ -177,8 +177,8 @@ function listSuite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
         code: 400001,
         message: "Validation failed",
         details: [
-          { path: "limit", message: 'Unknown query parameter "limit"; this endpoint takes page, perPage, where, orderBy, include, fields, cursor' },
-          { path: "sort", message: 'Unknown query parameter "sort"; this endpoint takes page, perPage, where, orderBy, include, fields, cursor' },
+          { path: "limit", message: 'Unknown query parameter "limit"; this endpoint takes page, perPage, where, orderBy, include, fields, cursor, deleted' },
+          { path: "sort", message: 'Unknown query parameter "sort"; this endpoint takes page, perPage, where, orderBy, include, fields, cursor, deleted' },
         ],
       },
     });
@@ -187,7 +187,7 @@ function listSuite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
     expect(one.body.error).toEqual({
       code: 400001,
       message: "Validation failed",
-      details: [{ path: "perPage", message: 'Unknown query parameter "perPage"; this endpoint takes include, fields' }],
+      details: [{ path: "perPage", message: 'Unknown query parameter "perPage"; this endpoint takes include, fields, deleted' }],
     });
     // Parameter names are case-sensitive, as the interface writes them.
     expect((await caller.get("/invoice?perpage=5").expect(400)).body.error.details[0].path).toBe("perpage");

@@ -47,7 +47,7 @@ export interface paths {
         };
         /**
          * The event catalogue: every event with a JSON Schema (draft-07) of its delivery body
-         * @description Public, no credentials. The 21 events, each {name, entity, action, description, schema}; every real delivery body validates against its schema. Origin: null is refused (403000), as on every endpoint but capabilities.
+         * @description Public, no credentials. The 28 events, each {name, entity, action, description, schema}; every real delivery body validates against its schema. Origin: null is refused (403000), as on every endpoint but capabilities.
          */
         get: operations["eventTypes"];
         put?: never;
@@ -300,8 +300,8 @@ export interface paths {
         put: operations["putClient"];
         post?: never;
         /**
-         * Delete a client (permission clients.delete); emits client.deleted
-         * @description Deletes the client's contacts too (each emits contact.deleted). A client with invoices or quotes: 409003.
+         * Delete a client: move it to the trash (permission clients.delete); emits client.deleted
+         * @description Moves the client's contacts to the trash too (each emits contact.deleted). A client with invoices or quotes: 409003. The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/client/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007. Purging a client purges its trashed contacts with it; while a trashed invoice or quote still names it: 409003.
          */
         delete: operations["deleteClient"];
         options?: never;
@@ -327,6 +327,26 @@ export interface paths {
          * @description Each item is a client create body, validated as POST /api/v1/client validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createClientBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a client from the trash (permission clients.delete); emits client.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001. The contacts the client's delete moved to the trash come back with it (each emits contact.restored); contacts deleted before it stay in the trash.
+         */
+        post: operations["restoreClient"];
         delete?: never;
         options?: never;
         head?: never;
@@ -372,7 +392,10 @@ export interface paths {
          */
         put: operations["putContact"];
         post?: never;
-        /** Delete a contact (permission contacts.delete); emits contact.deleted */
+        /**
+         * Delete a contact: move it to the trash (permission contacts.delete); emits contact.deleted
+         * @description The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/contact/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007.
+         */
         delete: operations["deleteContact"];
         options?: never;
         head?: never;
@@ -397,6 +420,26 @@ export interface paths {
          * @description Each item is a contact create body, validated as POST /api/v1/contact validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createContactBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contact/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a contact from the trash (permission contacts.delete); emits contact.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001. While its client is in the trash: 409008 (restore the client first).
+         */
+        post: operations["restoreContact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -442,7 +485,10 @@ export interface paths {
          */
         put: operations["putInvoice"];
         post?: never;
-        /** Delete a invoice (permission invoices.delete); emits invoice.deleted */
+        /**
+         * Delete a invoice: move it to the trash (permission invoices.delete); emits invoice.deleted
+         * @description The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/invoice/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007.
+         */
         delete: operations["deleteInvoice"];
         options?: never;
         head?: never;
@@ -467,6 +513,26 @@ export interface paths {
          * @description Each item is a invoice create body, validated as POST /api/v1/invoice validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createInvoiceBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoice/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a invoice from the trash (permission invoices.delete); emits invoice.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001. While its client is in the trash: 409008 (restore the client first).
+         */
+        post: operations["restoreInvoice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -512,7 +578,10 @@ export interface paths {
          */
         put: operations["putQuote"];
         post?: never;
-        /** Delete a quote (permission quotes.delete); emits quote.deleted */
+        /**
+         * Delete a quote: move it to the trash (permission quotes.delete); emits quote.deleted
+         * @description The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/quote/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007.
+         */
         delete: operations["deleteQuote"];
         options?: never;
         head?: never;
@@ -537,6 +606,26 @@ export interface paths {
          * @description Each item is a quote create body, validated as POST /api/v1/quote validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createQuoteBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quote/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a quote from the trash (permission quotes.delete); emits quote.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001. While its client is in the trash: 409008 (restore the client first).
+         */
+        post: operations["restoreQuote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -582,7 +671,10 @@ export interface paths {
          */
         put: operations["putProduct"];
         post?: never;
-        /** Delete a product (permission products.delete); emits product.deleted */
+        /**
+         * Delete a product: move it to the trash (permission products.delete); emits product.deleted
+         * @description The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/product/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007.
+         */
         delete: operations["deleteProduct"];
         options?: never;
         head?: never;
@@ -607,6 +699,26 @@ export interface paths {
          * @description Each item is a product create body, validated as POST /api/v1/product validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createProductBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/product/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a product from the trash (permission products.delete); emits product.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001.
+         */
+        post: operations["restoreProduct"];
         delete?: never;
         options?: never;
         head?: never;
@@ -652,7 +764,10 @@ export interface paths {
          */
         put: operations["putService"];
         post?: never;
-        /** Delete a service (permission services.delete); emits service.deleted */
+        /**
+         * Delete a service: move it to the trash (permission services.delete); emits service.deleted
+         * @description The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/service/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007.
+         */
         delete: operations["deleteService"];
         options?: never;
         head?: never;
@@ -677,6 +792,26 @@ export interface paths {
          * @description Each item is a service create body, validated as POST /api/v1/service validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createServiceBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a service from the trash (permission services.delete); emits service.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001.
+         */
+        post: operations["restoreService"];
         delete?: never;
         options?: never;
         head?: never;
@@ -722,7 +857,10 @@ export interface paths {
          */
         put: operations["putEmployee"];
         post?: never;
-        /** Delete a employee (permission employees.delete); emits employee.deleted */
+        /**
+         * Delete a employee: move it to the trash (permission employees.delete); emits employee.deleted
+         * @description The record is kept in the trash for TRASH_RETENTION_DAYS (30 by default): list it with deleted=only, bring it back with POST /api/v1/employee/{id}/restore. With permanent=true a trashed record is purged at once (200 with the record, no event); a live one is 409007.
+         */
         delete: operations["deleteEmployee"];
         options?: never;
         head?: never;
@@ -747,6 +885,26 @@ export interface paths {
          * @description Each item is a employee create body, validated as POST /api/v1/employee validates it. Any invalid item (or unknown client) is 400001 with details naming it (items.3.firstName, items.0.clientId) and nothing is created. The answer lists the records in the order of the items. Idempotency-Key works as on any POST. The whole request is at most 1 MiB (413000).
          */
         post: operations["createEmployeeBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/employee/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a employee from the trash (permission employees.delete); emits employee.restored
+         * @description A record that is not in the trash: 409007. Purged or unknown: 404001.
+         */
+        post: operations["restoreEmployee"];
         delete?: never;
         options?: never;
         head?: never;
@@ -964,7 +1122,7 @@ export interface components {
             /** @enum {string} */
             entity: "client" | "contact" | "invoice" | "quote" | "product" | "service" | "employee";
             /** @enum {string} */
-            action: "created" | "updated" | "deleted";
+            action: "created" | "updated" | "deleted" | "restored";
             description: string;
             /** @description JSON Schema (draft-07) of the delivery body of this event */
             schema: {
@@ -1231,6 +1389,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
         };
         Client: {
             id: string;
@@ -1246,6 +1406,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
             /** @description Default relation; remove with include=-contacts. At most 100 records, the newest first. */
             contacts?: components["schemas"]["Contact"][];
             /**
@@ -1282,6 +1444,8 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                /** Format: date-time */
+                deletedAt: string | null;
             }[];
             /**
              * @description Present, and true, only when the client has more invoices than the include cap (100): invoices then holds the newest ones; list them all with GET /api/v1/invoice?where=clientId:<id>.
@@ -1315,6 +1479,8 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                /** Format: date-time */
+                deletedAt: string | null;
             }[];
             /**
              * @description Present, and true, only when the client has more quotes than the include cap (100): quotes then holds the newest ones; list them all with GET /api/v1/quote?where=clientId:<id>.
@@ -1407,6 +1573,8 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                /** Format: date-time */
+                deletedAt: string | null;
             };
         };
         /**
@@ -1489,6 +1657,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
             /** @description Only with include=client */
             client?: {
                 id: string;
@@ -1504,6 +1674,8 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                /** Format: date-time */
+                deletedAt: string | null;
             };
         };
         RecordItem: {
@@ -1643,6 +1815,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
             /** @description Only with include=client */
             client?: {
                 id: string;
@@ -1658,6 +1832,8 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                /** Format: date-time */
+                deletedAt: string | null;
             };
         };
         /**
@@ -1759,6 +1935,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
         };
         /**
          * @example {
@@ -1834,6 +2012,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
         };
         /**
          * @example {
@@ -1900,6 +2080,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
         };
         /**
          * @example {
@@ -2048,7 +2230,7 @@ export interface components {
              *       "invoice.updated"
              *     ]
              */
-            events: ("client.created" | "client.updated" | "client.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "quote.created" | "quote.updated" | "quote.deleted" | "product.created" | "product.updated" | "product.deleted" | "service.created" | "service.updated" | "service.deleted" | "employee.created" | "employee.updated" | "employee.deleted")[];
+            events: ("client.created" | "client.updated" | "client.deleted" | "client.restored" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.restored" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.restored" | "product.created" | "product.updated" | "product.deleted" | "product.restored" | "service.created" | "service.updated" | "service.deleted" | "service.restored" | "employee.created" | "employee.updated" | "employee.deleted" | "employee.restored")[];
             /** @description Free text; default "" */
             description?: string;
             /**
@@ -2083,7 +2265,7 @@ export interface components {
              *       "invoice.updated"
              *     ]
              */
-            events?: ("client.created" | "client.updated" | "client.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "quote.created" | "quote.updated" | "quote.deleted" | "product.created" | "product.updated" | "product.deleted" | "service.created" | "service.updated" | "service.deleted" | "employee.created" | "employee.updated" | "employee.deleted")[];
+            events?: ("client.created" | "client.updated" | "client.deleted" | "client.restored" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.restored" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.restored" | "product.created" | "product.updated" | "product.deleted" | "product.restored" | "service.created" | "service.updated" | "service.deleted" | "service.restored" | "employee.created" | "employee.updated" | "employee.deleted" | "employee.restored")[];
             description?: string;
             /** @description true also resets consecutiveFailures to 0 and disabledReason to null */
             isActive?: boolean;
@@ -4074,6 +4256,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -4269,6 +4453,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -4499,7 +4685,10 @@ export interface operations {
     };
     deleteClient: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -4512,7 +4701,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -4554,7 +4743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description 409003 Resource has dependent records */
+            /** @description 409003 Resource has dependent records; 409007 Resource is not deleted */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4836,6 +5025,98 @@ export interface operations {
             };
         };
     };
+    restoreClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Client"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listContacts: {
         parameters: {
             query?: {
@@ -4853,6 +5134,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -5048,6 +5331,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -5278,7 +5563,10 @@ export interface operations {
     };
     deleteContact: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -5291,7 +5579,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -5326,6 +5614,15 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5606,6 +5903,98 @@ export interface operations {
             };
         };
     };
+    restoreContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ContactWithRelations"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted; 409008 Related record is deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listInvoices: {
         parameters: {
             query?: {
@@ -5623,6 +6012,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -5818,6 +6209,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -6048,7 +6441,10 @@ export interface operations {
     };
     deleteInvoice: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -6061,7 +6457,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -6096,6 +6492,15 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6376,6 +6781,98 @@ export interface operations {
             };
         };
     };
+    restoreInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted; 409008 Related record is deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listQuotes: {
         parameters: {
             query?: {
@@ -6393,6 +6890,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -6588,6 +7087,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -6818,7 +7319,10 @@ export interface operations {
     };
     deleteQuote: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -6831,7 +7335,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -6866,6 +7370,15 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7146,6 +7659,98 @@ export interface operations {
             };
         };
     };
+    restoreQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Quote"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted; 409008 Related record is deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listProducts: {
         parameters: {
             query?: {
@@ -7163,6 +7768,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -7358,6 +7965,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -7588,7 +8197,10 @@ export interface operations {
     };
     deleteProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -7601,7 +8213,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -7636,6 +8248,15 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7916,6 +8537,98 @@ export interface operations {
             };
         };
     };
+    restoreProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Product"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listServices: {
         parameters: {
             query?: {
@@ -7933,6 +8646,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -8128,6 +8843,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -8358,7 +9075,10 @@ export interface operations {
     };
     deleteService: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -8371,7 +9091,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -8406,6 +9126,15 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8686,6 +9415,98 @@ export interface operations {
             };
         };
     };
+    restoreService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Service"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listEmployees: {
         parameters: {
             query?: {
@@ -8703,6 +9524,8 @@ export interface operations {
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
+                /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: never;
             path?: never;
@@ -8898,6 +9721,8 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
+                /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
+                deleted?: "exclude" | "include" | "only";
             };
             header?: {
                 /** @description ETag(s) you hold (weak comparison) or *: when one is current, 304 with no body */
@@ -9128,7 +9953,10 @@ export interface operations {
     };
     deleteEmployee: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: purge a record that is in the trash, for good (a live record: 409007); false (the default): move the record to the trash */
+                permanent?: "true" | "false";
+            };
             header?: {
                 /** @description Write only if the record's current ETag is one of these (strong comparison; * = any existing record); otherwise 412000, nothing changes and no event is emitted */
                 "If-Match"?: string;
@@ -9141,7 +9969,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record as it was (without relations), with the ETag it had */
+            /** @description The record as it was (without relations), with the ETag it had; with permanent=true, the purged record as the trash held it */
             200: {
                 headers: {
                     /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
@@ -9176,6 +10004,15 @@ export interface operations {
             };
             /** @description 404001 Resource not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9420,6 +10257,98 @@ export interface operations {
             };
             /** @description 415000 Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    restoreEmployee: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (UUID); anything else is 404001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live record (without relations), with its ETag */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the record's own state (its fields; for invoices and quotes, its items), changing whenever the record changes. Relations embedded by include are not part of it. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Employee"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
