@@ -35,6 +35,7 @@ describe("event types (extensions §E1.6)", () => {
       isActive: true,
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:00:01.000Z",
+      deletedAt: null,
     };
     const body = { event: "client.updated", data, previousAttributes: { lastName: "Lovelace" }, businessId: "b1", timestamp: "2026-01-01T00:00:01.000Z" };
     const schema = deliveryBodySchema("client", "updated");
@@ -43,5 +44,8 @@ describe("event types (extensions §E1.6)", () => {
     expect(schema.safeParse({ ...body, data: { ...data, extra: 1 } }).success).toBe(false);
     expect(schema.safeParse({ ...body, previousAttributes: { updatedAt: data.createdAt } }).success).toBe(false);
     expect(deliveryBodySchema("client", "created").safeParse({ ...body, event: "client.created" }).success).toBe(false);
+    // A restored record is live again: its data is the record, deletedAt null (extensions §E5).
+    const { previousAttributes: _, ...restored } = { ...body, event: "client.restored" };
+    expect(deliveryBodySchema("client", "restored").safeParse(restored).success).toBe(true);
   });
 });
