@@ -221,6 +221,26 @@ describeEachMode("trash on %s", (mode) => {
     expect([...ids(live), ...ids(liveRest)].sort()).toEqual(created.slice(3).sort());
   });
 
+  it("no contact stays live under a client that goes to the trash while contacts are created for it", async () => {
+    const caller = h.caller();
+    for (let round = 0; round < 3; round++) {
+      const clientId = await createClient(caller);
+      const creates = Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0
+          ? caller.post("/contact", { clientId, type: "EMAIL", value: `c${i}@example.test` })
+          : caller.post("/contact/batch", { items: [{ clientId, type: "EMAIL", value: `b${i}@example.test` }] }),
+      );
+      const answers = await Promise.all([...creates, caller.delete(`/client/${clientId}`)]);
+      expect(answers.at(-1)!.status).toBe(200);
+      const created = answers.slice(0, -1).filter((answer) => answer.status === 201);
+      for (const answer of answers.slice(0, -1)) expect([201, 400]).toContain(answer.status);
+      // Each contact that was created went to the trash with its client; none is live.
+      expect((await caller.get(`/contact?where=clientId:${clientId}`).expect(200)).body.data).toEqual([]);
+      const trashed = await caller.get(`/contact?deleted=only&where=clientId:${clientId}&perPage=100`).expect(200);
+      expect(trashed.body.meta.total).toBe(created.length);
+    }
+  });
+
   it("retention purges records trashed longer than TRASH_RETENTION_DAYS, dependents before their client, and keeps the rest", async () => {
     const caller = h.caller();
     const clientId = await createClient(caller);
