@@ -6,6 +6,7 @@ import { uuidv7, type RecordEntity } from "@crm/contracts";
 import { AppError } from "@crm/errors";
 import { parseOrderBy, parseWhere, toPrismaOrderBy, toPrismaWhere } from "@crm/query-language";
 import { describePostgres } from "@crm/testing";
+import type { DeletedMode } from "../src/domain/deleted-mode";
 import { entityDefinitions, querySpecOf } from "../src/entities";
 import { guardUuidFilters } from "../src/domain/where-guard";
 import { delegateOf } from "../src/persistence/prisma";
@@ -86,9 +87,11 @@ function suite(mode: Mode) {
         // Every seventh pair shares a timestamp, so the id tie-breaker matters.
         createdAt: new Date(base + (i - (i % 7 === 1 ? 1 : 0)) * 1000),
         updatedAt: new Date(base - 86_400_000 + i * 60_000),
+        // Every sixth in the trash (extensions §E5): no list but deleted=include|only sees it.
+        deletedAt: i % 6 === 5 ? new Date(base + 86_400_000 + i * 1000) : null,
       })),
     });
-    await countSeeded(h, businessId, "client", 40);
+    await countSeeded(h, businessId, "client", 40 - 6);
     const clients = await h.prisma.client.findMany({ where: { businessId }, select: { id: true } });
     const statuses = ["DRAFT", "SENT", "PAID", "OVERDUE", "VOID"] as const;
     await h.prisma.invoice.createMany({
@@ -110,7 +113,12 @@ function suite(mode: Mode) {
     await h.prisma.client.create({ data: { id: uuidv7(), businessId: uuidv7(), firstName: "Ann", lastName: "Smith" } });
   });
 
-  async function expected(entity: RecordEntity, where: string | undefined, orderBy: string | undefined): Promise<{ ids: string[]; total: number }> {
+  async function expected(
+    entity: RecordEntity,
+    where: string | undefined,
+    orderBy: string | undefined,
+    deleted: DeletedMode = "exclude",
+  ): Promise<{ ids: string[]; total: number }> {
     const definition = entityDefinitions[entity];
     const spec = querySpecOf(definition);
     const uuidColumns = new Set(
@@ -119,14 +127,21 @@ function suite(mode: Mode) {
         .map(([name]) => name),
     );
     const filter = guardUuidFilters(toPrismaWhere(where === undefined ? undefined : parseWhere(where, spec), spec), uuidColumns);
-    const args = { where: { AND: [{ businessId: caller.businessId }, filter] } };
+    const trash = { exclude: { deletedAt: null }, only: { NOT: { deletedAt: null } }, include: {} }[deleted];
+    const args = { where: { AND: [{ businessId: caller.businessId }, trash, filter] } };
     const delegate = delegateOf(h.prisma, definition.delegate);
     const rows = await delegate.findMany({ ...args, orderBy: toPrismaOrderBy(parseOrderBy(orderBy, spec)), select: { id: true } });
     return { ids: rows.map((row) => row["id"] as string), total: await delegate.count(args) };
   }
 
-  async function actual(entity: RecordEntity, where: string | undefined, orderBy: string | undefined) {
-    const query = new URLSearchParams({ perPage: "100", ...(where ? { where } : {}), ...(orderBy ? { orderBy } : {}), include: entity === "client" ? "-contacts" : "client" });
+  async function actual(entity: RecordEntity, where: string | undefined, orderBy: string | undefined, deleted?: DeletedMode) {
+    const query = new URLSearchParams({
+      perPage: "100",
+      ...(where ? { where } : {}),
+      ...(orderBy ? { orderBy } : {}),
+      ...(deleted ? { deleted } : {}),
+      include: entity === "client" ? "-contacts" : "client",
+    });
     const res = await caller.get(`/${entity}?${query}`);
     expect([where, orderBy, res.status]).toEqual([where, orderBy, 200]);
     return { ids: res.body.data.map((row: { id: string }) => row.id), total: res.body.meta.total };
@@ -148,6 +163,18 @@ function suite(mode: Mode) {
       expect(await actual(entity, where, orderBy)).toEqual(await expected(entity, where, orderBy));
     },
   );
+
+  it.each(
+    (["exclude", "include", "only"] as const).flatMap((deleted) =>
+      [undefined, "isActive:true", "NOT:email:endsWith:.com", "deletedAt:gte:date(2025-01-02)"].flatMap((where) =>
+        [undefined, "lastName:asc", "deletedAt:desc"].map((orderBy) => [deleted, where, orderBy] as const),
+      ),
+    ),
+  )("client deleted=%s where=%s orderBy=%s: the same records, order and total as Prisma (extensions §E5)", async (deleted, where, orderBy) => {
+    const want = await expected("client", where, orderBy, deleted);
+    if (deleted !== "include" && where === undefined) expect(want.total).toBe(deleted === "only" ? 6 : 34);
+    expect(await actual("client", where, orderBy, deleted)).toEqual(want);
+  });
 
   it.each(ERRORS)("%s where=%s is %d, as it is for the Prisma arguments", async (entity, where, code) => {
     await expect(expected(entity, where, undefined)).rejects.toBeInstanceOf(AppError);
