@@ -6,7 +6,7 @@ import { startRetention } from "@crm/service-kit";
 import { describeEachMode, errorCollectingLogger } from "@crm/testing";
 import { entityDefinitions } from "../src/entities";
 import { trashRetentionRule } from "../src/persistence/trash-retention";
-import { type Caller, createClient, type Harness, sharedHarness } from "./harness";
+import { type Caller, createClient, type Harness, type Mode, sharedHarness } from "./harness";
 
 const DAY = 86_400_000;
 const item = { description: "Work", quantity: 1, unitPrice: 100 };
@@ -32,9 +32,15 @@ async function createContact(caller: Caller, clientId: string, value: string): P
 
 const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.map((record) => record.id).sort();
 
-describeEachMode("trash on %s", (mode) => {
+/** The tuning devices of the list and create paths (D13, D14, D16) off: Prisma's reads, transactional creates, counted totals. */
+const DEVICES_OFF = { RECORDS_LIST_SQL: "false", RECORDS_ONE_STATEMENT_CREATES: "false", RECORDS_COUNT_SLOTS: "false" };
+
+describeEachMode("trash on %s", (mode) => trashSuite(mode, {}));
+describeEachMode("trash on %s, with the records devices off", (mode) => trashSuite(mode, DEVICES_OFF));
+
+function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
   jest.setTimeout(60_000);
-  const h = sharedHarness(mode);
+  const h = sharedHarness(mode, { config });
 
   it("a delete answers as before, then the record is gone from get, lists, includes and references, and readable with deleted=", async () => {
     const caller = h.caller();
@@ -275,4 +281,4 @@ describeEachMode("trash on %s", (mode) => {
       await retention.stop();
     }
   });
-});
+}

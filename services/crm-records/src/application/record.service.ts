@@ -61,7 +61,8 @@ export interface Created {
 
 /** How a create checks its client references, and names one a foreign key refused after the check. */
 interface ClientCheck {
-  check(db: PrismaClient | Tx): Promise<void>;
+  /** `inStatement`: the one-statement create, whose statement itself refuses an unknown or trashed client (record-insert.ts). */
+  check(db: PrismaClient | Tx, inStatement: boolean): Promise<void>;
   refused(err: unknown): Promise<never>;
 }
 
@@ -217,9 +218,10 @@ export class RecordService {
   async create(definition: EntityDefinition, businessId: string, input: Input, claim?: CreateClaim): Promise<Created> {
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
     const clients: ClientCheck = {
-      // Without line items the composite foreign key (businessId, clientId) is the lookup: it refuses
-      // another business's client as well as an unknown one.
-      check: (db) => this.checkClientReference(db, definition, businessId, input, definition.document !== undefined),
+      // In the one-statement create the statement is the lookup: the composite foreign key (businessId,
+      // clientId) refuses another business's client and an unknown one, its live-client subquery a
+      // trashed one. A transaction looks the client up (and locks it) itself.
+      check: (db, inStatement) => this.checkClientReference(db, definition, businessId, input, !inStatement),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
     return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), claim);
@@ -296,7 +298,7 @@ export class RecordService {
   ): Promise<RecordView[]> {
     const document = definition.document;
     if (!document && this.devices.oneStatementCreates) {
-      await clients.check(this.options.prisma);
+      await clients.check(this.options.prisma, true);
       const now = new Date();
       const entries = data.map((values) => {
         const row = insertedRow(definition, values, now);
@@ -318,7 +320,7 @@ export class RecordService {
       return entries.map((entry) => entry.view);
     }
     return this.write(async (tx) => {
-      await clients.check(tx);
+      await clients.check(tx, false);
       const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
       const views: RecordView[] = [];
       for (const [i, input] of inputs.entries()) {
