@@ -11,9 +11,3 @@ export function parseDeletedMode(raw: unknown): DeletedMode {
   if (typeof raw === "string" && (deletedModes as readonly string[]).includes(raw)) return raw as DeletedMode;
   throw validationError("deleted", `Expected one of ${deletedModes.join(", ")}`);
 }
-
-/** Whether a record whose `deletedAt` is `deletedAt` is one `mode` reads. */
-export function modeReads(mode: DeletedMode, deletedAt: unknown): boolean {
-  const trashed = deletedAt !== null && deletedAt !== undefined;
-  return mode === "include" || (mode === "only") === trashed;
-}
