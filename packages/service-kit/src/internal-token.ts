@@ -23,8 +23,10 @@ function keyFor(secret: string): KeyObject {
   return key;
 }
 
-export function signInternalToken(claims: InternalClaims, secret: string, ttlSeconds = 60): string {
-  return jwt.sign(claims, keyFor(secret), { algorithm: "HS256", audience: AUDIENCE, issuer: ISSUER, expiresIn: ttlSeconds });
+/** `issuedAtSeconds`: the token's `iat` (its `exp` is `ttlSeconds` later); now when omitted. */
+export function signInternalToken(claims: InternalClaims, secret: string, ttlSeconds = 60, issuedAtSeconds?: number): string {
+  const payload = issuedAtSeconds === undefined ? claims : { ...claims, iat: issuedAtSeconds };
+  return jwt.sign(payload, keyFor(secret), { algorithm: "HS256", audience: AUDIENCE, issuer: ISSUER, expiresIn: ttlSeconds });
 }
 
 // The gateway signs a token per request, and the same caller's tokens signed within one second are

@@ -42,6 +42,8 @@ export const configSchema = z
      * starting a new trace at the edge: only behind a proxy that sets or vets it.
      */
     TRUST_TRACEPARENT: env.bool(false),
+    /** One signed internal token per caller and second, handed to every forward of that second (docs/performance.md D9). */
+    INTERNAL_TOKEN_REUSE: env.bool(true),
     /** Requests and responses built with Express's prototypes rather than swapped per request (docs/performance.md D1). */
     EXPRESS_PROTOTYPES_AT_BIRTH: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */

@@ -51,6 +51,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
         internalTokenSecret,
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
+        reuseInternalTokens: config.INTERNAL_TOKEN_REUSE,
       }),
       (forwarder) => forwarder.close(),
     );

@@ -4,6 +4,7 @@ import type { Request } from "express";
 import type { Principal } from "@crm/contracts";
 import { verifyInternalToken } from "@crm/service-kit";
 import { Forwarder } from "./forwarder";
+import { InternalTokens } from "./internal-tokens";
 
 const secret = "i".repeat(40);
 const principal = (userId: string): Principal => ({
@@ -54,5 +55,35 @@ describe("Forwarder: internal tokens", () => {
     expect(seen[2]!.token).not.toBe(seen[0]!.token);
     expect(verifyInternalToken(seen[0]!.token, secret).principal?.userId).toBe("u1");
     expect(verifyInternalToken(seen[2]!.token, secret).principal?.userId).toBe("u2");
+  });
+});
+
+// D9's token reuse (docs/performance.md), both ways: a token signed per call is the same bytes as the
+// one reused within its second, so turning reuse off changes nothing a service sees.
+describe.each([true, false])("InternalTokens (INTERNAL_TOKEN_REUSE=%s)", (reuse) => {
+  let nowMs = 1_800_000_000_250;
+  const tokens = new InternalTokens(secret, reuse, () => nowMs);
+  const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8")) as { iat: number; exp: number };
+
+  it("signs for the clock's second, 60 s of life, one token per caller and second", () => {
+    const u1 = principal("u1");
+    const first = tokens.for(u1);
+    expect(claimsOf(first)).toMatchObject({ iat: 1_800_000_000, exp: 1_800_000_060 });
+    expect(verifyInternalToken(first, secret).principal).toEqual(u1);
+    nowMs += 700;
+    expect(tokens.for(u1)).toBe(first);
+    expect(tokens.for({ ...u1 })).toBe(first);
+    nowMs += 300;
+    const next = tokens.for(u1);
+    expect(claimsOf(next).iat).toBe(1_800_000_001);
+  });
+
+  it("keeps callers apart, and a caller whose state changed gets its new principal's token", () => {
+    const before = principal("u1");
+    const demoted = { ...before, permissions: [] };
+    expect(verifyInternalToken(tokens.for(before), secret).principal?.permissions).toEqual(["clients.read"]);
+    expect(verifyInternalToken(tokens.for(demoted), secret).principal?.permissions).toEqual([]);
+    expect(verifyInternalToken(tokens.for(principal("u2")), secret).principal?.userId).toBe("u2");
+    expect(verifyInternalToken(tokens.for(undefined), secret).principal).toBeUndefined();
   });
 });

@@ -7,8 +7,9 @@ import type { Dispatcher, Pool as PoolType } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal, type Route } from "@crm/contracts";
 import { type AppError, errors } from "@crm/errors";
-import { signInternalToken, type InProcessHandler } from "@crm/service-kit";
+import type { InProcessHandler } from "@crm/service-kit";
 import { dispatchInProcess, InProcessTooLarge } from "./in-process";
+import { InternalTokens } from "./internal-tokens";
 import type { ServiceName } from "./route-table";
 import { Pool, undiciErrors, undiciUtil } from "./undici-pool";
 import { safeToRepeat, type Upstream, UpstreamPool } from "./upstream-pool";
@@ -101,6 +102,10 @@ export interface ForwarderOptions {
   timeoutMs: number;
   /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
+  /** INTERNAL_TOKEN_REUSE: one signed token per caller and second (D9, internal-tokens.ts); on when omitted. */
+  reuseInternalTokens?: boolean;
+  /** Epoch ms for the internal tokens' `iat`: Date.now unless a test moves time itself. */
+  clock?: () => number;
 }
 
 /** The answer's headers the client gets (PASSED_RESPONSE_HEADERS). */
@@ -116,8 +121,10 @@ function passedHeaders(answered: Readonly<Record<string, string | string[] | und
 export class Forwarder {
   private readonly pools = new Map<string, PoolType>();
   private readonly upstreams = new Map<string, UpstreamPool<PoolType>>();
+  private readonly tokens: InternalTokens;
 
   constructor(private readonly options: ForwarderOptions) {
+    this.tokens = new InternalTokens(options.internalTokenSecret, options.reuseInternalTokens ?? true, options.clock);
     const poolOf = (url: string) => {
       let pool = this.pools.get(url);
       if (!pool) this.pools.set(url, (pool = new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes })));
@@ -134,7 +141,9 @@ export class Forwarder {
     traceHeaders?: Readonly<Record<string, string>>,
   ): Promise<UpstreamResponse> {
     const headers: Record<string, string> = {
-      [INTERNAL_TOKEN_HEADER]: this.internalToken(principal),
+      // The caller was authenticated for this request already; the token only carries who it is (the
+      // request id travels in X-Request-Id). A service remembers a token it verified until it expires.
+      [INTERNAL_TOKEN_HEADER]: this.tokens.for(principal),
       "x-request-id": req.requestId,
       "x-forwarded-for": req.ip ?? "",
       "x-forwarded-proto": req.protocol,
@@ -201,14 +210,6 @@ export class Forwarder {
       "service answer larger than UPSTREAM_MAX_RESPONSE_BYTES: not relayed, answered 500000",
     );
     return errors.internal();
-  }
-
-  /**
-   * The caller was authenticated for this request already; the token only carries who it is (the
-   * request id travels in X-Request-Id). A service remembers a token it verified until it expires.
-   */
-  private internalToken(principal: Principal | undefined): string {
-    return signInternalToken(principal ? { principal } : {}, this.options.internalTokenSecret);
   }
 
   /** Readiness: the `/healthz` of one of the service's replicas answers 200, over the pools requests go through. */
