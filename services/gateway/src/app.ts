@@ -6,6 +6,7 @@ import { expressRouteTemplate, readinessHandler, requestContext, type ReadinessC
 import { gatewayMetrics, startSpan, statusClass, type TraceSpan } from "@crm/telemetry";
 import { API_PREFIX, matchRoute, type RouteMatch } from "./http/route-table";
 import { rawJsonBody } from "./http/raw-body";
+import { forwardWithoutRouter } from "./http/router-bypass";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
@@ -23,6 +24,8 @@ export interface GatewayDeps {
   trustedProxies: readonly string[];
   /** TRUST_TRACEPARENT: continue a client's `traceparent` rather than start a new trace. */
   trustTraceparent: boolean;
+  /** FORWARD_WITHOUT_ROUTER: forwarded requests skip Express's router (D2, router-bypass.ts); on when omitted. */
+  forwardWithoutRouter?: boolean;
 }
 
 declare global {
@@ -44,28 +47,32 @@ export function createApp(deps: GatewayDeps): Express {
   app.set("query parser", "simple");
   app.set("trust proxy", deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false);
 
-  app.use(requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent }));
+  const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent });
+  app.use(context);
   // Probes: bare status, not rate limited, not counted (docs/security.md, rule 12).
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", readinessHandler(deps.readiness, { detail: false }));
 
   const upstream = callService(deps.forwarder, deps.trustTraceparent);
-  app.use(deps.security.edge);
-  app.use((req, res, next) => {
+  const markRoute: RequestHandler = (req, res, next) => {
     const route = routeOf(req);
     if (route) res.locals.route = route;
     if (!isPublicDocument(req, route)) res.setHeader("Cache-Control", NO_STORE);
     next();
-  });
-  app.use(deps.security.guard);
+  };
+  const stages = [...deps.security.edge, markRoute, ...deps.security.guard];
+  app.use(stages);
   // The route table says who answers: a service (the body is read, checked and forwarded) or the
   // gateway itself (its public documents; anything else is 404000).
-  const forwarded = express.Router().use(rawJsonBody, forwardToService(deps, upstream));
+  const forward = [...rawJsonBody, forwardToService(deps, upstream)];
+  const forwarded = express.Router().use(forward);
   app.use((req, res, next) => (isForwarded(res.locals.route) ? forwarded(req, res, next) : next()));
   app.use(API_PREFIX, publicRouter(deps.documents));
   app.use(rawJsonBody);
   app.use(routeNotFound);
-  app.use(errorMiddleware((req) => req.log ?? deps.logger));
+  const onError = errorMiddleware((req) => req.log ?? deps.logger);
+  app.use(onError);
+  if (deps.forwardWithoutRouter !== false) forwardWithoutRouter(app, (req) => isForwarded(routeOf(req)), [context, ...stages, ...forward], onError);
   return app;
 }
 

@@ -44,6 +44,8 @@ export const configSchema = z
     TRUST_TRACEPARENT: env.bool(false),
     /** One signed internal token per caller and second, handed to every forward of that second (docs/performance.md D9). */
     INTERNAL_TOKEN_REUSE: env.bool(true),
+    /** Forwarded requests run the gateway's handlers without Express's router (docs/performance.md D2). */
+    FORWARD_WITHOUT_ROUTER: env.bool(true),
     /** Requests and responses built with Express's prototypes rather than swapped per request (docs/performance.md D1). */
     EXPRESS_PROTOTYPES_AT_BIRTH: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */

@@ -1,6 +1,7 @@
-// Forwarded requests and the gateway's own answers, served as the gateway serves them and as an app
-// mounted in another (called with a callback) is served: two apps built alike, asked the same things,
-// must answer alike. It once guarded a bypass of Express's router (docs/performance.md, Rejected experiments).
+// Forwarded requests skip Express's router (router-bypass.ts, docs/performance.md D2). Every answer must
+// be the one Express's own path gives: two apps built alike, one served as the gateway serves it, one
+// as an app mounted in another (called with a callback, which Express routes), asked the same things.
+// Run both ways: with FORWARD_WITHOUT_ROUTER=false the first app routes everything too.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
@@ -19,9 +20,11 @@ interface Served {
   app: Express;
   security: Security;
   forwarder: Forwarder;
+  /** Calls of Express's router, to tell which path a request took. */
+  routed: number;
 }
 
-describe("forwarded requests, served directly and mounted", () => {
+describe.each([true, false])("forwarded requests, served directly and mounted (FORWARD_WITHOUT_ROUTER=%s)", (bypass) => {
   let kv: MemoryKvStore;
   let identity: FakeIdentity;
   let upstream: http.Server;
@@ -47,8 +50,16 @@ describe("forwarded requests, served directly and mounted", () => {
       services: { identity: upstreamUrl, "crm-records": upstreamUrl, "webhook-delivery": "http://127.0.0.1:1" },
       name: "forwarded-path",
       trustedProxies: ["127.0.0.1/32", "::1/128"],
+      forwardWithoutRouter: bypass,
     });
-    return { app, security, forwarder };
+    const served: Served = { app, security, forwarder, routed: 0 };
+    const router = (app as unknown as { router: { handle: (...args: unknown[]) => unknown } }).router;
+    const handle = router.handle.bind(router);
+    router.handle = (...args: unknown[]) => {
+      served.routed += 1;
+      return handle(...args);
+    };
+    return served;
   }
 
   const listen = async (listener: http.RequestListener): Promise<http.Server> => {
@@ -113,13 +124,14 @@ describe("forwarded requests, served directly and mounted", () => {
     return a;
   }
 
-  it("answers every kind of request alike", async () => {
+  it("answers every kind of request alike, and routes only what is not forwarded", async () => {
     const owner = await identity.addUser("OWNER");
     const viewer = await identity.addUser("VIEWER");
     const { token } = await identity.signIn(owner);
     const viewerToken = (await identity.signIn(viewer)).token;
     const { key } = await identity.createKey(owner);
     const jwt = { authorization: `Bearer ${token}` };
+    const routedBefore = { fast: fast.routed, routed: routed.routed };
 
     const list = await same((s) => s.get("/api/v1/client?perPage=2&where=isActive:bool(true)").set(jwt).set("x-forwarded-for", "203.0.113.9"));
     expect(list.status).toBe(200);
@@ -148,11 +160,16 @@ describe("forwarded requests, served directly and mounted", () => {
     expect((await same((s) => s.get("/api/v1/webhook").set(jwt))).body.error.code).toBe(503000);
     // Public and forwarded (identity's sign-in), counted per address.
     expect((await same((s) => s.post("/api/v1/auth/sign-in").set("content-type", "application/json").send("{}"))).status).toBe(201);
+    const forwardedRouted = fast.routed - routedBefore.fast;
 
-    // Not forwarded: the gateway's own answers.
+    // Not forwarded: the gateway's own answers, through Express's router in both apps.
     expect((await same((s) => s.get("/api/v1/nope").set(jwt))).body.error.code).toBe(404000);
     expect((await same((s) => s.get("/healthz"))).body).toEqual({ status: "ok" });
     expect((await same((s) => s.options("/api/v1/client").set("origin", "https://app.example.com").set("access-control-request-method", "GET"))).status).toBe(204);
+
+    expect(forwardedRouted).toBe(bypass ? 0 : 15);
+    expect(fast.routed - routedBefore.fast).toBe(bypass ? 3 : 18);
+    expect(routed.routed - routedBefore.routed).toBe(18);
   });
 
   it("answers 429000 with Retry-After alike once the budget is spent", async () => {

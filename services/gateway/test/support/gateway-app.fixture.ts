@@ -25,6 +25,8 @@ export interface GatewayAppOptions {
   readiness?: ReadinessCheck[];
   /** TRUST_TRACEPARENT; off (its default) when omitted. */
   trustTraceparent?: boolean;
+  /** FORWARD_WITHOUT_ROUTER (D2); on (its default) when omitted. */
+  forwardWithoutRouter?: boolean;
 }
 
 /** The app and its forwarder (close it after the tests). */
@@ -45,6 +47,7 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     readiness: options.readiness ?? [],
     trustedProxies: options.trustedProxies,
     trustTraceparent: options.trustTraceparent ?? false,
+    ...(options.forwardWithoutRouter === undefined ? {} : { forwardWithoutRouter: options.forwardWithoutRouter }),
   });
   return { app, forwarder };
 }
