@@ -22,6 +22,8 @@ export const configSchema = z
     IDEMPOTENCY_ENCRYPTION_KEY: env.secret().optional(),
     RATE_LIMIT_MAX: env.int(50, 1),
     RATE_LIMIT_WINDOW_MS: env.int(60000, 1),
+    /** The rate limit counted and its headers set by the gateway's own middleware, not express-rate-limit's (docs/performance.md D6). */
+    RATE_LIMIT_OWN_MIDDLEWARE: env.bool(true),
     CORS_ALLOWED_ORIGINS: env.csv().default([]),
     /**
      * Addresses or CIDR blocks of the proxies in front of the gateway (extensions §E3.2). Only when the

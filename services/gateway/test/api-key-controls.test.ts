@@ -6,14 +6,15 @@ import supertest from "supertest";
 import { MemoryKvStore } from "@crm/kv-store";
 import { buildGateway, FakeIdentity, type Gateway } from "./support/security.fixture";
 
-describe("gateway: API keys' allow-lists and own rate limits (extensions §E3.2)", () => {
+// Both ways of counting (docs/performance.md D6): the gateway's own middleware, express-rate-limit's.
+describe.each([true, false])("gateway: API keys' allow-lists and own rate limits (extensions §E3.2; RATE_LIMIT_OWN_MIDDLEWARE=%s)", (ownMiddleware) => {
   const kv = new MemoryKvStore();
   const identity = new FakeIdentity(kv);
   let gw: Gateway;
 
   beforeAll(async () => {
     await identity.start();
-    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 1000 });
+    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 1000, RATE_LIMIT_OWN_MIDDLEWARE: ownMiddleware });
     // TRUSTED_PROXIES=127.0.0.1/32,10.0.0.0/8: supertest connects from loopback, so X-Forwarded-For
     // says where each request comes from.
     gw.app.set("trust proxy", ["127.0.0.1/32", "::ffff:127.0.0.1/128", "10.0.0.0/8"]);
@@ -102,7 +103,7 @@ describe("gateway: API keys' allow-lists and own rate limits (extensions §E3.2)
     await gw.security.close(); // flushes the use report
     const use = identity.useReports.flat().find((u) => u.id === id);
     expect(use?.ip).toBe("192.0.2.44");
-    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 1000 });
+    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 1000, RATE_LIMIT_OWN_MIDDLEWARE: ownMiddleware });
     gw.app.set("trust proxy", ["127.0.0.1/32", "::ffff:127.0.0.1/128", "10.0.0.0/8"]);
   });
 });

@@ -32,7 +32,8 @@ async function revokedJwtCountsPerAddress(gw: Gateway, identity: FakeIdentity): 
   expect((await list(revoked.token)).status).toBe(429);
 }
 
-describe("gateway rate limit (in-process store)", () => {
+// Both ways of counting (docs/performance.md D6): the gateway's own middleware, express-rate-limit's.
+describe.each([true, false])("gateway rate limit (in-process store; RATE_LIMIT_OWN_MIDDLEWARE=%s)", (ownMiddleware) => {
   let kv: MemoryKvStore;
   let identity: FakeIdentity;
   let gw: Gateway;
@@ -41,7 +42,7 @@ describe("gateway rate limit (in-process store)", () => {
     kv = new MemoryKvStore();
     identity = new FakeIdentity(kv);
     await identity.start();
-    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_WINDOW_MS: 60_000 });
+    gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_WINDOW_MS: 60_000, RATE_LIMIT_OWN_MIDDLEWARE: ownMiddleware });
   });
   afterAll(async () => {
     await gw.security.close();
@@ -79,7 +80,7 @@ describe("gateway rate limit (in-process store)", () => {
   });
 
   it("puts the current figures on preflights and Origin: null refusals without counting them", async () => {
-    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
+    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_OWN_MIDDLEWARE: ownMiddleware });
     try {
       await supertest(fresh.app).get("/api/v1/nope");
       const preflight = await supertest(fresh.app).options("/api/v1/client").set("origin", "https://x.test").set("access-control-request-method", "GET");
@@ -97,7 +98,7 @@ describe("gateway rate limit (in-process store)", () => {
   });
 
   it("counts a verified JWT whose session is revoked per address, not in its user's bucket", async () => {
-    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
+    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_OWN_MIDDLEWARE: ownMiddleware });
     try {
       await revokedJwtCountsPerAddress(fresh, identity);
     } finally {
@@ -106,7 +107,7 @@ describe("gateway rate limit (in-process store)", () => {
   });
 
   it("counts requests without valid credentials, unknown routes and sign-in per client address", async () => {
-    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3 });
+    const fresh = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_OWN_MIDDLEWARE: ownMiddleware });
     try {
       const codes = [
         (await supertest(fresh.app).post("/api/v1/auth/sign-in")).status,

@@ -21,6 +21,8 @@ export interface SecurityConfig {
   CORS_ALLOWED_ORIGINS: readonly string[];
   RATE_LIMIT_MAX: number;
   RATE_LIMIT_WINDOW_MS: number;
+  /** The gateway's own rate-limit middleware (D6) instead of express-rate-limit's; on when omitted. */
+  RATE_LIMIT_OWN_MIDDLEWARE?: boolean;
   /** The resolved signing key (loadOrCreateSecret), the same one identity signs with. */
   JWT_SECRET: string;
   /** How often API-key use is reported to identity for `lastUsedAt` (default 15 s). */
@@ -143,6 +145,7 @@ export function createSecurity(deps: SecurityDeps): Security {
   const limiter = createRateLimiter({
     max: deps.config.RATE_LIMIT_MAX,
     windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
+    ownMiddleware: deps.config.RATE_LIMIT_OWN_MIDDLEWARE,
     redisUrl: deps.redisUrl,
     redis: deps.redisUrl !== undefined && deps.kv instanceof RedisKvStore ? deps.kv.redis : undefined,
     logger: deps.logger,

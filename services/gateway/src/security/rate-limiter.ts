@@ -4,8 +4,9 @@
 // limit fails open: the request goes on, with a logged warning (availability over strictness; the
 // authentication path, which must not fail open, answers 503000 on its own).
 //
-// express-rate-limit as its documentation has it: its legacy X-RateLimit-* headers, draft-8's
-// RateLimit / RateLimit-Policy and Retry-After on 429; rate-limit-redis's store, or counts in memory.
+// express-rate-limit's legacy X-RateLimit-* headers, draft-8's RateLimit / RateLimit-Policy and
+// Retry-After on 429, set by the gateway's own middleware (D6) or by express-rate-limit's;
+// rate-limit-redis's store, or counts in memory.
 import type { Request, RequestHandler, Response } from "express";
 import { type ClientRateLimitInfo, type IncrementResponse, ipKeyGenerator, type Options, rateLimit, type Store } from "express-rate-limit";
 import Redis from "ioredis";
@@ -13,6 +14,7 @@ import { RedisStore } from "rate-limit-redis";
 import { errors } from "@crm/errors";
 import type { Logger } from "@crm/logger";
 import { gatewayMetrics } from "@crm/telemetry";
+import { countingMiddleware } from "./rate-limit-counting";
 
 export interface RateLimitOptions {
   max: number;
@@ -32,6 +34,8 @@ export interface RateLimitOptions {
    * undefined for `max` per `windowMs`. Asked after `key`, for the same request.
    */
   policyOf?: (req: Request) => RateLimitPolicy | undefined;
+  /** RATE_LIMIT_OWN_MIDDLEWARE: the gateway's own middleware (D6, rate-limit-counting.ts) instead of express-rate-limit's; on when omitted. */
+  ownMiddleware?: boolean;
 }
 
 /** A limit: `max` requests per fixed window of `windowMs`. */
@@ -189,22 +193,25 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   }
   const store = new FailOpenStore(newCounts(), options.logger);
   const refused = gatewayMetrics().rateLimited;
-  const limiter = (windowMs: number, limit: number | ((req: Request) => number), counts: Store, key: (req: Request) => string) =>
-    rateLimit({
-      windowMs,
-      limit,
-      legacyHeaders: true,
-      standardHeaders: "draft-8",
-      store: counts,
-      keyGenerator: key,
-      // The contract's envelope (429000) from the one error middleware; Retry-After is already set.
-      handler: (_req, _res, next) => {
-        refused.inc();
-        next(errors.tooManyRequests());
-      },
-      // A failed count is the window's first (FailOpenStore), not a misconfiguration.
-      validate: { positiveHits: false },
-    });
+  const refuse = (next: (err?: unknown) => void) => {
+    refused.inc();
+    next(errors.tooManyRequests());
+  };
+  const limiter = (windowMs: number, limit: number | ((req: Request) => number), counts: Store, key: (req: Request) => string): RequestHandler =>
+    options.ownMiddleware === false
+      ? rateLimit({
+          windowMs,
+          limit,
+          legacyHeaders: true,
+          standardHeaders: "draft-8",
+          store: counts,
+          keyGenerator: key,
+          // The contract's envelope (429000) from the one error middleware; Retry-After is already set.
+          handler: (_req, _res, next) => refuse(next),
+          // A failed count is the window's first (FailOpenStore), not a misconfiguration.
+          validate: { positiveHits: false },
+        })
+      : countingMiddleware({ windowMs, limit, store: counts, key, refuse });
   const global = limiter(options.windowMs, options.max, store, options.key);
   // Keys with a limit of their own (extensions §E3.2): express-rate-limit's window is fixed per
   // limiter, so one limiter (and store) per window length, made on first use; at most 3,600 exist.
