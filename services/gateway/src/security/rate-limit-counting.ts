@@ -50,7 +50,7 @@ export function countingMiddleware(options: CountingOptions): RequestHandler {
 
   return (req, res, next) => {
     const key = options.key(req);
-    options.store.increment(key).then(({ totalHits, resetTime }) => {
+    Promise.resolve(options.store.increment(key)).then(({ totalHits, resetTime }) => {
       const limit = typeof options.limit === "function" ? options.limit(req) : options.limit;
       setHeaders(res, limit, key, totalHits, resetTime);
       if (totalHits <= limit) return next();
