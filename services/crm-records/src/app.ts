@@ -1,4 +1,5 @@
 import { type Express, Router } from "express";
+import { AuditCursorCodec, internalAuditRouter } from "@crm/audit";
 import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
@@ -9,6 +10,7 @@ import { FeedService } from "./application/feed.service";
 import { FeedWaiters } from "./application/feed-waiters";
 import { type RecordDevices, RecordService } from "./application/record.service";
 import { feedRouter } from "./http/feed.router";
+import { historyRouter } from "./http/history.router";
 import { FeedStore } from "./persistence/feed.store";
 
 export interface AppDeps {
@@ -47,10 +49,18 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   api.use(feedRouter(feed));
   api.use(createRecordsRouter(service, entityDefinitions));
+  api.use(
+    historyRouter(
+      deps.prisma,
+      new AuditCursorCodec(deps.internalTokenSecret),
+      Object.values(entityDefinitions).map((definition) => definition.entity),
+    ),
+  );
   return createServiceApp({
     logger: deps.logger,
     internalTokenSecret: deps.internalTokenSecret,
     readiness: deps.readiness ?? [],
     api,
+    internal: internalAuditRouter(deps.prisma, "records"),
   });
 }

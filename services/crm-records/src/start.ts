@@ -11,6 +11,7 @@ import { createApp } from "./app";
 import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
+import { auditRetentionRule } from "@crm/audit";
 import { FEED_CHANNEL, SqlOutboxStore } from "./persistence/outbox.store";
 import { FeedWaiters } from "./application/feed-waiters";
 
@@ -84,7 +85,10 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
     undo.push(outboxBacklog.add(() => outboxStore.backlog()));
     const retention = undo.add(
       startRetention({
-        rules: [outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000)],
+        rules: [
+          outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000),
+          auditRetentionRule({ db: prisma, schema: "records", retentionDays: config.AUDIT_RETENTION_DAYS }),
+        ],
         intervalMs: config.RETENTION_INTERVAL_MS,
         batchSize: config.RETENTION_BATCH_SIZE,
         logger,

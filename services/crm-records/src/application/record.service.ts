@@ -2,6 +2,7 @@
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) with it. Everything entity-specific comes from the definition; what reaches the
 // database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
+import { type AuditContext, AuditWriter } from "@crm/audit";
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
 import { errors, type ErrorDetail } from "@crm/errors";
 import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
@@ -13,6 +14,7 @@ import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
+import { recordAuditChange } from "../domain/record-audit";
 import { readableRelations, type Reader } from "../domain/relation-access";
 import { type FieldSelection, parseFieldSelection, selectFields } from "../domain/field-selection";
 import { type Input, itemRows, itemScoped, scalarData, unknownClient } from "../domain/record-input";
@@ -42,6 +44,8 @@ export interface RecordServiceOptions {
   sql: Pick<SqlRunner, "query">;
   /** Tuning devices to turn off (docs/performance.md; config.ts reads them from the environment): all on by default. */
   devices?: Partial<RecordDevices>;
+  /** Writes every write's audit entries (extensions §E7) in its transaction; a test may give one with its own clock. */
+  audit?: AuditWriter;
 }
 
 /** The tuning devices of the records path (docs/performance.md), each on unless turned off. */
@@ -77,8 +81,10 @@ export class RecordService {
   private readonly specs = new Map<RecordEntity, QuerySpec>();
 
   private readonly devices: RecordDevices;
+  private readonly audit: AuditWriter;
 
   constructor(private readonly options: RecordServiceOptions) {
+    this.audit = options.audit ?? new AuditWriter("records");
     this.cursors = new CursorCodec(options.cursorSecret);
     this.devices = { listSql: true, countSlots: true, oneStatementCreates: true, ...options.devices };
     this.run = statementRunner(options.sql);
@@ -178,8 +184,8 @@ export class RecordService {
     return { view, answer: selectFields(view, selection) };
   }
 
-  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). */
-  async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
+  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `audit`: who asked, for its audit entry. */
+  async create(definition: EntityDefinition, businessId: string, input: Input, audit: AuditContext): Promise<RecordView> {
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
     const clients: ClientCheck = {
       // Without line items the composite foreign key (businessId, clientId) is the lookup: it refuses
@@ -187,11 +193,11 @@ export class RecordService {
       check: (db) => this.checkClientReference(db, definition, businessId, input, definition.document !== undefined),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
-    return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step()))[0]!;
+    return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step(), audit))[0]!;
   }
 
   /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
-  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<RecordView[]> {
+  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], audit: AuditContext): Promise<RecordView[]> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
     const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
@@ -203,7 +209,7 @@ export class RecordService {
         throw unknownClient();
       },
     };
-    return this.insert(definition, businessId, inputs, data, clients, itemScoped);
+    return this.insert(definition, businessId, inputs, data, clients, itemScoped, audit);
   }
 
   /**
@@ -220,6 +226,7 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    audit: AuditContext,
   ): Promise<RecordView[]> {
     const document = definition.document;
     if (!document && this.devices.oneStatementCreates) {
@@ -228,10 +235,10 @@ export class RecordService {
       const entries = data.map((values) => {
         const row = insertedRow(definition, values, now);
         const view = serializeRecord(definition, row, this.options.definitions, false);
-        return { data: values, row, view, event: buildEnvelope(definition.entity, "created", businessId, view) };
+        const event = buildEnvelope(definition.entity, "created", businessId, view);
+        return { data: values, row, view, event, audit: this.audit.rows(businessId, [recordAuditChange(event)], audit)[0]! };
       });
-      const statement =
-        entries.length === 1 ? insertRecordStatement(definition, entries[0]!.data, entries[0]!.row, entries[0]!.event) : insertRecordsStatement(definition, entries);
+      const statement = entries.length === 1 ? insertRecordStatement(definition, entries[0]!) : insertRecordsStatement(definition, entries);
       try {
         await this.run(statement.sql, statement.params, statement.name);
       } catch (err) {
@@ -241,7 +248,7 @@ export class RecordService {
       this.options.onCommitted?.();
       return entries.map((entry) => entry.view);
     }
-    return this.write(async (tx) => {
+    return this.write(businessId, audit, async (tx) => {
       await clients.check(tx);
       const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
       const views: RecordView[] = [];
@@ -263,9 +270,9 @@ export class RecordService {
    * PATCH and PUT: any subset of the writable fields. With `ifMatch` (the If-Match header) the row is
    * locked and its ETag compared first: a mismatch is 412000 and the transaction writes nothing.
    */
-  async update(definition: EntityDefinition, businessId: string, id: string, input: Input, ifMatch?: string): Promise<RecordView> {
+  async update(definition: EntityDefinition, businessId: string, id: string, input: Input, audit: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
-    return this.write(async (tx) => {
+    return this.write(businessId, audit, async (tx) => {
       // Locked and read whole: `previousAttributes` is the state this update replaced (not one a
       // concurrent update replaced meanwhile), and If-Match is checked against that same state.
       const existing = await lockedRecord(tx, definition, businessId, id);
@@ -285,9 +292,9 @@ export class RecordService {
   }
 
   /** Deletes and returns the record as it was; dependents per the definition (cascade with events, or 409003). */
-  async remove(definition: EntityDefinition, businessId: string, id: string, ifMatch?: string): Promise<RecordView> {
+  async remove(definition: EntityDefinition, businessId: string, id: string, audit: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
-    return this.write(async (tx) => {
+    return this.write(businessId, audit, async (tx) => {
       // Locked first: a concurrent insert referencing it (a new contact or invoice) waits for this
       // transaction, so nothing can slip in between the dependents check and the delete.
       const row = await lockedRecord(tx, definition, businessId, id);
@@ -302,9 +309,9 @@ export class RecordService {
     });
   }
 
-  /** One transaction for the change and its events; the relay is told once it has committed. */
-  private write<View = RecordView>(work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
-    return inTransaction(this.options.prisma, work, this.options.onCommitted);
+  /** One transaction for the change, its events and its audit entries; the relay is told once it has committed. */
+  private write<View = RecordView>(businessId: string, audit: AuditContext, work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
+    return inTransaction(this.options.prisma, businessId, { writer: this.audit, context: audit }, work, this.options.onCommitted);
   }
 
   /** If-Match against the record as it is now (locked by the caller): 412000 when it does not hold. */

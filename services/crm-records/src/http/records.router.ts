@@ -2,6 +2,7 @@
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
+import { auditContextOf } from "@crm/audit";
 import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
@@ -9,7 +10,7 @@ import { noneMatchFails, recordEtag } from "../domain/record-etag";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
-function businessOf(req: Request): string {
+export function businessOf(req: Request): string {
   const { businessId } = principalOf(req);
   if (!isUuid(businessId)) throw errors.businessRequired();
   return businessId.toLowerCase();
@@ -43,7 +44,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.create, async (req, res) => {
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
-      const view = await service.create(definition, businessId, input);
+      const view = await service.create(definition, businessId, input, auditContextOf(req));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(201).json(ok(view));
     });
@@ -51,7 +52,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.createBatch, async (req, res) => {
       const businessId = businessOf(req);
       const inputs = parseBatchBody(definition.createSchema, req.body);
-      res.status(201).json(ok(await service.createMany(definition, businessId, inputs)));
+      res.status(201).json(ok(await service.createMany(definition, businessId, inputs, auditContextOf(req))));
     });
 
     const update = async (req: Request, res: import("express").Response) => {
@@ -60,7 +61,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
       // An id that cannot exist is 404 before the body is looked at, like an unknown one.
       if (!isUuid(id)) throw errors.notFound();
       const input = parseRecordBody(definition.updateSchema, req.body);
-      const view = await service.update(definition, businessId, id, input, req.get("if-match"));
+      const view = await service.update(definition, businessId, id, input, auditContextOf(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(200).json(ok(view));
     };
@@ -68,7 +69,7 @@ export function createRecordsRouter(service: RecordService, definitions: Readonl
     mountRoute(router, routes.put, update);
 
     mountRoute(router, routes.delete, async (req, res) => {
-      const view = await service.remove(definition, businessOf(req), idParam(req), req.get("if-match"));
+      const view = await service.remove(definition, businessOf(req), idParam(req), auditContextOf(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(200).json(ok(view));
     });
