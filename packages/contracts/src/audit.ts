@@ -23,7 +23,8 @@ export const auditActionGroups = {
   ...Object.fromEntries(recordEntities.map((entity) => [entity, recordAuditVerbs])),
   user: ["created", "updated", "deleted"],
   apiKey: ["created", "updated", "revoked", "rolled"],
-  webhook: ["created", "updated", "deleted", "secretRotated", "tested", "deliveryRetried", "recovered"],
+  // A webhook's own changes; its deliveries (tests, retries, recoveries) are not what §E7 audits.
+  webhook: ["created", "updated", "deleted", "secretRotated"],
   auth: ["signedIn", "signInFailed", "signedOut", "refreshReused"],
 } as Readonly<Record<string, readonly string[]>>;
 

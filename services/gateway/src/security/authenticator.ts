@@ -113,6 +113,7 @@ export class Authenticator {
       sessionId: claims.sid,
       jti: claims.jti,
       permissions: [...rolePermissions[user.role]],
+      label: user.label ?? null,
     });
     this.principals.set(claims, { user, principal });
     return principal;
@@ -152,6 +153,7 @@ export class Authenticator {
       sessionId: null,
       jti: null,
       permissions: effectivePermissions(creator.role, state.scopes),
+      label: state.label ?? null,
     });
     this.keyPrincipals.set(state, { creator, principal });
     this.controls.set(principal, { allowList: state.allowedIps ? new AllowList(state.allowedIps) : null, rateLimit: state.rateLimit });
