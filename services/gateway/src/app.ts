@@ -9,6 +9,7 @@ import { rawJsonBody } from "./http/raw-body";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
+import { auditLogRouter } from "./audit/audit-log.router";
 import type { Security } from "./security";
 
 export interface GatewayDeps {
@@ -23,6 +24,8 @@ export interface GatewayDeps {
   trustedProxies: readonly string[];
   /** TRUST_TRACEPARENT: continue a client's `traceparent` rather than start a new trace. */
   trustTraceparent: boolean;
+  /** Seals the audit log's cursors (audit-log.router.ts). */
+  internalTokenSecret: string;
 }
 
 declare global {
@@ -63,6 +66,7 @@ export function createApp(deps: GatewayDeps): Express {
   const forwarded = express.Router().use(rawJsonBody, forwardToService(deps, upstream));
   app.use((req, res, next) => (isForwarded(res.locals.route) ? forwarded(req, res, next) : next()));
   app.use(API_PREFIX, publicRouter(deps.documents));
+  app.use(API_PREFIX, auditLogRouter(deps.forwarder, deps.internalTokenSecret));
   app.use(rawJsonBody);
   app.use(routeNotFound);
   app.use(errorMiddleware((req) => req.log ?? deps.logger));

@@ -72,6 +72,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       documents: { capabilities: () => capabilities.get(), openapi: () => buildOpenApiDocument(openApiRegistrations), docsHtml: docsHtml() },
       trustedProxies: config.TRUSTED_PROXIES.map((entry) => normalizeAllowedIp(entry)!),
       trustTraceparent: config.TRUST_TRACEPARENT,
+      internalTokenSecret,
       readiness,
     });
     const server = undo.listening(await listen(app, config.PORT, config.HOST, { prototypesAtBirth: config.EXPRESS_PROTOTYPES_AT_BIRTH }), config.SHUTDOWN_DRAIN_MS);

@@ -45,6 +45,7 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     readiness: options.readiness ?? [],
     trustedProxies: options.trustedProxies,
     trustTraceparent: options.trustTraceparent ?? false,
+    internalTokenSecret: INTERNAL_SECRET,
   });
   return { app, forwarder };
 }
