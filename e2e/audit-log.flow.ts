@@ -2,6 +2,7 @@
 // with a user's and an API key's actor, written by the service that owns the change; none when the
 // change fails; no secret in any entry; a record's history after its delete; the filters and cursor
 // paging of GET /audit-log; administrators only.
+import { auditLog, createCrmClient } from "@crm/client";
 import { ApiClient } from "./api-client";
 
 interface Entry {
@@ -176,16 +177,9 @@ export async function runAuditLogFlow(baseUrl: string, suffix: string): Promise<
     expect([secret, text.includes(secret)]).toEqual([secret, false]);
   }
 
-  // Paging: perPage=3 pages walked by cursor give the whole log, newest first, each entry once.
+  // Paging, with the typed client: perPage=3 pages walked by cursor give the whole log, newest first, each entry once.
   const walked: Entry[] = [];
-  let cursor: string | null = null;
-  do {
-    const query: string = cursor ? `?perPage=3&cursor=${cursor}` : "?perPage=3";
-    const page = await auditor.call("GET", `/api/v1/audit-log${query}`);
-    expect(page.status).toBe(200);
-    walked.push(...page.body.data);
-    cursor = page.body.meta.nextCursor;
-  } while (cursor);
+  for await (const entry of auditLog(createCrmClient({ baseUrl, accessToken: auditor.accessToken! }), { perPage: 3 })) walked.push(entry as Entry);
   const latest = await log();
   expect(walked.map((e) => e.id)).toEqual(latest.map((e) => e.id));
   const sorted = [...walked].sort((a, b) => (a.occurredAt === b.occurredAt ? (a.id < b.id ? 1 : -1) : a.occurredAt < b.occurredAt ? 1 : -1));
