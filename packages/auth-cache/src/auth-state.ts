@@ -59,8 +59,8 @@ function userAuthStateOf(value: Record<string, unknown> | undefined): UserAuthSt
   if (value.deleted === true) return { v: 1, userId: value.userId, deleted: true };
   if (value.deleted !== false || typeof value.role !== "string" || !roleSet.has(value.role)) return undefined;
   if (value.businessId !== null && typeof value.businessId !== "string") return undefined;
-  const label = typeof value.label === "string" ? value.label : null;
-  return { v: 1, userId: value.userId, deleted: false, businessId: value.businessId, role: value.role as Role, label };
+  const label = typeof value.label === "string" ? { label: value.label } : {};
+  return { v: 1, userId: value.userId, deleted: false, businessId: value.businessId, role: value.role as Role, ...label };
 }
 
 export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | undefined {
@@ -78,8 +78,8 @@ export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | und
   if (typeof revoked !== "boolean") return undefined;
   if (allowedIps !== null && !(Array.isArray(allowedIps) && allowedIps.every((ip) => typeof ip === "string"))) return undefined;
   if (rateLimit !== null && !isRateLimit(rateLimit)) return undefined;
-  const label = typeof value.label === "string" ? value.label : null;
-  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked, allowedIps, rateLimit, label };
+  const label = typeof value.label === "string" ? { label: value.label } : {};
+  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked, allowedIps, rateLimit, ...label };
 }
 
 /** Identity's answer to a resolve request, by jti; undefined when it is not well formed. */

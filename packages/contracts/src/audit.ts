@@ -17,7 +17,7 @@ export const recordAuditVerbs = ["created", "updated", "deleted", "restored", "p
 
 /**
  * Every action an entry can name, grouped by its prefix (the part before the dot): `action=client.*`
- * stands for its group. Custom field definitions (§E4) add their group, `field`, when they exist.
+ * stands for its group.
  */
 export const auditActionGroups = {
   ...Object.fromEntries(recordEntities.map((entity) => [entity, recordAuditVerbs])),
@@ -26,6 +26,8 @@ export const auditActionGroups = {
   // A webhook's own changes; its deliveries (tests, retries, recoveries) are not what §E7 audits.
   webhook: ["created", "updated", "deleted", "secretRotated"],
   auth: ["signedIn", "signInFailed", "signedOut", "refreshReused"],
+  // Custom field definitions (§E4): their service writes these through AuditWriter.record when it exists.
+  field: ["created", "updated", "deleted"],
 } as Readonly<Record<string, readonly string[]>>;
 
 export const auditActions: readonly string[] = Object.entries(auditActionGroups).flatMap(([group, verbs]) => verbs.map((verb) => `${group}.${verb}`));
