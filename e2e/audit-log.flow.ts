@@ -225,6 +225,6 @@ export async function runAuditLogFlow(baseUrl: string, suffix: string): Promise<
   await other.signUp(`audit-other-${suffix}`);
   const otherLog = await other.call("GET", "/api/v1/audit-log?perPage=100");
   expect(otherLog.body.data.map((e: Entry) => e.action)).toEqual(["user.created"]);
-  expect((await other.call("GET", `/api/v1/client/${clientId}/history`)).body.data).toEqual([]);
+  expect((await other.call("GET", `/api/v1/client/${clientId}/history`)).body.error.code).toBe(404001);
   expect((await other.call("GET", `/api/v1/audit-log?cursor=${next}`)).body.error.code).toBe(400019);
 }

@@ -49,13 +49,7 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   api.use(feedRouter(feed));
   api.use(createRecordsRouter(service, entityDefinitions));
-  api.use(
-    historyRouter(
-      deps.prisma,
-      new AuditCursorCodec(deps.internalTokenSecret),
-      Object.values(entityDefinitions).map((definition) => definition.entity),
-    ),
-  );
+  api.use(historyRouter(deps.prisma, new AuditCursorCodec(deps.internalTokenSecret), Object.values(entityDefinitions)));
   return createServiceApp({
     logger: deps.logger,
     internalTokenSecret: deps.internalTokenSecret,

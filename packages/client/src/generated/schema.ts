@@ -933,7 +933,7 @@ export interface paths {
         };
         /**
          * A client's audit entries, newest first (permission clients.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getClientHistory"];
         put?: never;
@@ -953,7 +953,7 @@ export interface paths {
         };
         /**
          * A contact's audit entries, newest first (permission contacts.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getContactHistory"];
         put?: never;
@@ -973,7 +973,7 @@ export interface paths {
         };
         /**
          * A invoice's audit entries, newest first (permission invoices.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getInvoiceHistory"];
         put?: never;
@@ -993,7 +993,7 @@ export interface paths {
         };
         /**
          * A quote's audit entries, newest first (permission quotes.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getQuoteHistory"];
         put?: never;
@@ -1013,7 +1013,7 @@ export interface paths {
         };
         /**
          * A product's audit entries, newest first (permission products.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getProductHistory"];
         put?: never;
@@ -1033,7 +1033,7 @@ export interface paths {
         };
         /**
          * A service's audit entries, newest first (permission services.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getServiceHistory"];
         put?: never;
@@ -1053,7 +1053,7 @@ export interface paths {
         };
         /**
          * A employee's audit entries, newest first (permission employees.read)
-         * @description Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
          */
         get: operations["getEmployeeHistory"];
         put?: never;

@@ -78,7 +78,9 @@ export function historyRoute<E extends RecordEntity>(entity: E) {
     docs: () => ({
       tags,
       summary: `A ${entity}'s audit entries, newest first (permission ${resource}.read)`,
-      description: "Readable after the record was deleted or purged. An id that is not a UUID is 404001; a UUID nothing was ever audited for answers an empty list.",
+      description:
+        "Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), " +
+        "or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.",
       request: {
         params: z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Record id (UUID)" }) }),
         query: z.object(pagingQuery),
