@@ -2,6 +2,9 @@
 // exactly one event, so it gets exactly one entry, with the event's action, the record as target, and
 // for an update the fields its `previousAttributes` names (§E1.4: the same fields, the same values) as
 // {from, to}; the record itself for a create; nothing for a delete (or a restore).
+// A write through RecordService's `write()` gets its entries from its events with no more code (the
+// trash's `{entity}.restored` included); a change with no event (the trash's purge) writes its entry
+// itself in its transaction: `this.audit.record(tx, businessId, { action: "client.purged", target, changes: null }, context)`.
 import type { EventEnvelope } from "@crm/contracts";
 import { type AuditChange, updateChanges } from "@crm/audit";
 
