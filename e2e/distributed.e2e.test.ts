@@ -1,3 +1,4 @@
+import { runAuditLogFlow } from "./audit-log.flow";
 import { runChangeFeedFlow } from "./feed.flow";
 import { runTrashFlow } from "./trash.flow";
 import { describeDistributed } from "@crm/testing";
@@ -57,6 +58,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {
     await runWebhookExtensionsFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("audit log: an entry per change and auth event, in the change's transaction, none for a failed change, no secrets; filters, cursors, history (extensions §E7)", async () => {
+    await runAuditLogFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("issue 35: include and webhook subscriptions obey scopes, recoveries are bounded, cursors and the delivery log give nothing away", async () => {

@@ -1,3 +1,4 @@
+import { runAuditLogFlow } from "./audit-log.flow";
 import { runChangeFeedFlow } from "./feed.flow";
 import { runTrashFlow } from "./trash.flow";
 import { rmSync } from "node:fs";
@@ -59,6 +60,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("webhook extensions: previousAttributes, filters, the event catalogue", async () => {
     await runWebhookExtensionsFlow(product.baseUrl, "embedded");
+  });
+
+  it("audit log: an entry per change and auth event, in the change's transaction, none for a failed change, no secrets; filters, cursors, history (extensions §E7)", async () => {
+    await runAuditLogFlow(product.baseUrl, "embedded");
   });
 
   it("issue 35: include and webhook subscriptions obey scopes, recoveries are bounded, cursors and the delivery log give nothing away", async () => {

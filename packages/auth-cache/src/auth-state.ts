@@ -6,7 +6,9 @@ import { isPermission, rolePermissions, roles, type Permission, type Role } from
 export const AUTH_STATE_VERSION = 1;
 
 /** A user as the gateway needs it. `deleted` is a tombstone, so a racing cache fill cannot resurrect the user. */
-export type UserAuthState = { v: 1; userId: string; deleted: false; businessId: string | null; role: Role } | { v: 1; userId: string; deleted: true };
+export type UserAuthState =
+  /** `label`: the user's email, the audit log's actor label (extensions §E7); absent from an identity before it. */
+  { v: 1; userId: string; deleted: false; businessId: string | null; role: Role; label?: string | null } | { v: 1; userId: string; deleted: true };
 
 /** An API key as the gateway needs it, by digest. `unknown` is a short-lived negative entry. */
 export type ApiKeyAuthState =
@@ -24,6 +26,8 @@ export type ApiKeyAuthState =
       allowedIps: string[] | null;
       /** The key's own rate limit; null: the global one. */
       rateLimit: ApiKeyRateLimit | null;
+      /** The key's name, the audit log's actor label (extensions §E7); absent from an identity before it. */
+      label?: string | null;
     }
   | { v: 1; unknown: true };
 
@@ -55,7 +59,8 @@ function userAuthStateOf(value: Record<string, unknown> | undefined): UserAuthSt
   if (value.deleted === true) return { v: 1, userId: value.userId, deleted: true };
   if (value.deleted !== false || typeof value.role !== "string" || !roleSet.has(value.role)) return undefined;
   if (value.businessId !== null && typeof value.businessId !== "string") return undefined;
-  return { v: 1, userId: value.userId, deleted: false, businessId: value.businessId, role: value.role as Role };
+  const label = typeof value.label === "string" ? { label: value.label } : {};
+  return { v: 1, userId: value.userId, deleted: false, businessId: value.businessId, role: value.role as Role, ...label };
 }
 
 export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | undefined {
@@ -73,7 +78,8 @@ export function parseApiKeyAuthState(text: string | null): ApiKeyAuthState | und
   if (typeof revoked !== "boolean") return undefined;
   if (allowedIps !== null && !(Array.isArray(allowedIps) && allowedIps.every((ip) => typeof ip === "string"))) return undefined;
   if (rateLimit !== null && !isRateLimit(rateLimit)) return undefined;
-  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked, allowedIps, rateLimit };
+  const label = typeof value.label === "string" ? { label: value.label } : {};
+  return { v: 1, unknown: false, id, businessId, createdByUserId, scopes: scopes as Permission[], expiresAt, revoked, allowedIps, rateLimit, ...label };
 }
 
 /** Identity's answer to a resolve request, by jti; undefined when it is not well formed. */

@@ -2,6 +2,7 @@ export { z } from "./zod";
 export * from "./permissions";
 export * from "./events";
 export * from "./feed";
+export * from "./audit";
 export * from "./principal";
 export * from "./ids";
 export * from "./envelope";

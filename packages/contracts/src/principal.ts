@@ -14,6 +14,11 @@ export const principalSchema = z.object({
   /** The access token id of a JWT caller; needed by logout. */
   jti: z.string().nullable(),
   permissions: z.array(z.string()),
+  /**
+   * Who the caller is to a person reading the audit log (extensions §E7): the user's email or the API
+   * key's name, as the gateway's cached state of them says. Absent from gateways before §E7.
+   */
+  label: z.string().nullable().optional(),
 });
 export type Principal = z.infer<typeof principalSchema>;
 

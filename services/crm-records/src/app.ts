@@ -1,4 +1,5 @@
 import { type Express, Router } from "express";
+import { AuditCursorCodec, internalAuditRouter } from "@crm/audit";
 import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
@@ -10,6 +11,7 @@ import { FeedWaiters } from "./application/feed-waiters";
 import { type RecordDevices, RecordService } from "./application/record.service";
 import { TrashService } from "./application/trash.service";
 import { feedRouter } from "./http/feed.router";
+import { historyRouter } from "./http/history.router";
 import { FeedStore } from "./persistence/feed.store";
 
 export interface AppDeps {
@@ -49,10 +51,12 @@ export function createApp(deps: AppDeps): Express {
   api.use(feedRouter(feed));
   const trash = new TrashService({ prisma: deps.prisma, definitions: entityDefinitions, onCommitted: deps.onCommitted });
   api.use(createRecordsRouter(service, trash, entityDefinitions));
+  api.use(historyRouter(deps.prisma, new AuditCursorCodec(deps.internalTokenSecret), Object.values(entityDefinitions)));
   return createServiceApp({
     logger: deps.logger,
     internalTokenSecret: deps.internalTokenSecret,
     readiness: deps.readiness ?? [],
     api,
+    internal: internalAuditRouter(deps.prisma, "records"),
   });
 }

@@ -1,3 +1,4 @@
+import { auditConfigFields } from "@crm/audit";
 import { env, parseEnv, z } from "@crm/config";
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, EVENTS_RETENTION_DAYS_DEFAULT, TRASH_RETENTION_DAYS_DEFAULT } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
@@ -8,6 +9,7 @@ export const configSchema = z
   .object({
     ...serviceConfigFields,
     ...retentionConfigFields,
+    ...auditConfigFields,
     PORT: env.port(4002),
     /** How often the outbox relay looks for unsent events when no write has kicked it. */
     OUTBOX_POLL_INTERVAL_MS: env.int(1000, 10),

@@ -14,6 +14,7 @@ import { idempotentCreateRetentionRule } from "./persistence/idempotent-create";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
 import { trashRetentionRule } from "./persistence/trash-retention";
 import { entityDefinitions } from "./entities";
+import { auditRetentionRule } from "@crm/audit";
 import { FEED_CHANNEL, SqlOutboxStore } from "./persistence/outbox.store";
 import { FeedWaiters } from "./application/feed-waiters";
 
@@ -91,6 +92,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
           outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000),
           idempotentCreateRetentionRule(prisma),
           trashRetentionRule(prisma, entityDefinitions, config.TRASH_RETENTION_DAYS * 86_400_000),
+          auditRetentionRule({ db: prisma, schema: "records", retentionDays: config.AUDIT_RETENTION_DAYS }),
         ],
         intervalMs: config.RETENTION_INTERVAL_MS,
         batchSize: config.RETENTION_BATCH_SIZE,

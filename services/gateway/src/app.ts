@@ -10,6 +10,7 @@ import { forwardWithoutRouter } from "./http/router-bypass";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
+import { auditLogRouter } from "./audit/audit-log.router";
 import type { Security } from "./security";
 
 export interface GatewayDeps {
@@ -26,6 +27,8 @@ export interface GatewayDeps {
   trustTraceparent: boolean;
   /** FORWARD_WITHOUT_ROUTER: forwarded requests skip Express's router (D2, router-bypass.ts); on when omitted. */
   forwardWithoutRouter?: boolean;
+  /** Seals the audit log's cursors (audit-log.router.ts). */
+  internalTokenSecret: string;
 }
 
 declare global {
@@ -68,6 +71,7 @@ export function createApp(deps: GatewayDeps): Express {
   const forwarded = express.Router().use(forward);
   app.use((req, res, next) => (isForwarded(res.locals.route) ? forwarded(req, res, next) : next()));
   app.use(API_PREFIX, publicRouter(deps.documents));
+  app.use(API_PREFIX, auditLogRouter(deps.forwarder, deps.internalTokenSecret));
   app.use(rawJsonBody);
   app.use(routeNotFound);
   const onError = errorMiddleware((req) => req.log ?? deps.logger);

@@ -74,6 +74,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       trustedProxies: config.TRUSTED_PROXIES.map((entry) => normalizeAllowedIp(entry)!),
       trustTraceparent: config.TRUST_TRACEPARENT,
       forwardWithoutRouter: config.FORWARD_WITHOUT_ROUTER,
+      internalTokenSecret,
       readiness,
     });
     const server = undo.listening(await listen(app, config.PORT, config.HOST, { prototypesAtBirth: config.EXPRESS_PROTOTYPES_AT_BIRTH }), config.SHUTDOWN_DRAIN_MS);

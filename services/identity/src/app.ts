@@ -1,4 +1,5 @@
 import { Router, type Express } from "express";
+import { internalAuditRouter } from "@crm/audit";
 import { AuthCache } from "@crm/auth-cache";
 import type { IdentityCapabilities } from "@crm/contracts";
 import type { KvStore } from "@crm/kv-store";
@@ -14,6 +15,7 @@ import type { PrismaClient } from "./persistence/prisma";
 import { AccountService } from "./application/account.service";
 import { ApiKeyService } from "./application/api-key.service";
 import { AuthStateService } from "./application/auth-state.service";
+import { IdentityAudit } from "./application/identity-audit";
 import { SessionService } from "./application/session.service";
 import { SignInThrottle } from "./application/sign-in-throttle";
 import { UserService } from "./application/user.service";
@@ -49,6 +51,7 @@ export function createApp(deps: AppDeps): Express {
   const hasher = new PasswordHasher(config.PASSWORD_HASH_COST, { concurrency: config.PASSWORD_HASH_CONCURRENCY, queue: config.PASSWORD_HASH_QUEUE });
   const authState = new AuthStateService(prisma, cache);
   const clock = deps.clock ?? Date.now;
+  const audit = new IdentityAudit(() => new Date(clock()));
   const sessions = new SessionService(
     prisma,
     cache,
@@ -58,6 +61,7 @@ export function createApp(deps: AppDeps): Express {
       refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,
     },
     clock,
+    audit,
   );
   const throttle = new SignInThrottle(
     kv,
@@ -69,7 +73,7 @@ export function createApp(deps: AppDeps): Express {
     },
     clock,
   );
-  const accounts = new AccountService(prisma, hasher, sessions, throttle);
+  const accounts = new AccountService(prisma, hasher, sessions, throttle, audit);
   const authDeps: AuthRouterDeps = {
     prisma,
     accounts,
@@ -80,8 +84,8 @@ export function createApp(deps: AppDeps): Express {
 
   const api = Router();
   api.use(authRouter(authDeps));
-  api.use(userRouter(new UserService(prisma, hasher, sessions, authState, throttle)));
-  const apiKeys = new ApiKeyService(prisma, authState, { rateLimitKeyMax: config.RATE_LIMIT_KEY_MAX });
+  api.use(userRouter(new UserService(prisma, hasher, sessions, authState, throttle, audit)));
+  const apiKeys = new ApiKeyService(prisma, authState, { rateLimitKeyMax: config.RATE_LIMIT_KEY_MAX }, audit);
   api.use(apiKeyRouter(apiKeys));
 
   // sign-up, sign-in and token/refresh: forwarded by the gateway with an internal token naming no principal.
@@ -91,7 +95,7 @@ export function createApp(deps: AppDeps): Express {
     readiness: deps.readiness,
     publicApi: publicAuthRouter(authDeps),
     api,
-    internal: internalRouter(authState, apiKeys),
+    internal: Router().use(internalRouter(authState, apiKeys)).use(internalAuditRouter(prisma, "identity")),
     capabilities: {
       accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
       refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,

@@ -1,3 +1,4 @@
+import { auditConfigFields } from "@crm/audit";
 import { env, parseEnv, z } from "@crm/config";
 import { RATE_LIMIT_KEY_MAX_DEFAULT } from "@crm/contracts";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
@@ -6,6 +7,7 @@ import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
 export const configSchema = z.object({
   ...serviceConfigFields,
   ...retentionConfigFields,
+  ...auditConfigFields,
   PORT: env.port(4001),
   /** Access-token signing key; generated under DATA_DIR when unset, exactly as the gateway does. */
   JWT_SECRET: env.secret().optional(),

@@ -8,6 +8,7 @@ import { createApp } from "./app";
 import type { IdentityConfig } from "./config";
 import { PrismaClient } from "./persistence/prisma";
 import { sessionRetentionRules } from "./persistence/session-retention";
+import { auditRetentionRule } from "@crm/audit";
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
 
@@ -49,7 +50,10 @@ export async function start(config: Readonly<IdentityConfig>): Promise<IdentityS
     logger.info({ url: server.url }, "identity listening");
     const retention = undo.add(
       startRetention({
-        rules: sessionRetentionRules(prisma, config.SESSION_RETENTION_GRACE_MS),
+        rules: [
+          ...sessionRetentionRules(prisma, config.SESSION_RETENTION_GRACE_MS),
+          auditRetentionRule({ db: prisma, schema: "identity", retentionDays: config.AUDIT_RETENTION_DAYS }),
+        ],
         intervalMs: config.RETENTION_INTERVAL_MS,
         batchSize: config.RETENTION_BATCH_SIZE,
         logger,

@@ -52,7 +52,12 @@ describeEachMode("identity: internal resolution on %s", (mode) => {
       const res = await resolve(h, [query(h, accessToken), query(h, member.accessToken), query(h, ended.accessToken), crossed]);
       expect(res.status).toBe(200);
       expect(res.body.verdicts).toEqual([
-        { jti: principal.jti, live: true, user: { v: 1, userId: principal.userId, deleted: false, businessId: principal.businessId, role: "OWNER" } },
+        // label: the user's email, the audit log's actor label (extensions §E7).
+        {
+          jti: principal.jti,
+          live: true,
+          user: { v: 1, userId: principal.userId, deleted: false, businessId: principal.businessId, role: "OWNER", label: expect.stringMatching(/@example\.com$/i) },
+        },
         { jti: member.principal.jti, live: true, user: expect.objectContaining({ userId: member.principal.userId, role: "MEMBER" }) },
         { jti: ended.principal.jti, live: false },
         // A token naming another user's session is not live.

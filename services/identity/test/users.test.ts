@@ -46,7 +46,7 @@ describeEachMode("identity: users on %s", (mode) => {
       const res = await h.as(owner, "patch", `/api/v1/user/${user.id}`).send({ role: "VIEWER", firstName: "Vi" });
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ role: "VIEWER", firstName: "Vi" });
-      expect(await h.cache.readUser(user.id)).toEqual({ v: 1, userId: user.id, deleted: false, businessId: owner.businessId, role: "VIEWER" });
+      expect(await h.cache.readUser(user.id)).toEqual({ v: 1, userId: user.id, deleted: false, businessId: owner.businessId, role: "VIEWER", label: user.email });
     });
 
     it("deleting a user ends their sessions and revokes their keys at once", async () => {

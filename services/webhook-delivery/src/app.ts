@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import { internalAuditRouter } from "@crm/audit";
 import type { WebhookCapabilities } from "@crm/contracts";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
@@ -19,6 +20,7 @@ export function createApp(deps: AppDeps): Express {
     internalTokenSecret: deps.internalTokenSecret,
     readiness: deps.readiness,
     api: webhookRouter(deps),
+    internal: internalAuditRouter(deps.webhooks.db, "webhooks"),
     capabilities: deps.capabilities,
   });
 }

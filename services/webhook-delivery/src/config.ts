@@ -1,3 +1,4 @@
+import { auditConfigFields } from "@crm/audit";
 import { env, parseEnv, z } from "@crm/config";
 import { DEFAULT_KAFKA_CONSUMER_SETTINGS } from "@crm/event-bus";
 import { retentionConfigFields, serviceConfigFields } from "@crm/service-kit";
@@ -15,6 +16,7 @@ const secretKeyList = env.csv().pipe(
 export const configSchema = z.object({
   ...serviceConfigFields,
   ...retentionConfigFields,
+  ...auditConfigFields,
   PORT: env.port(4003),
   /** Bound on one whole attempt: DNS, connect, headers and body. */
   WEBHOOK_TIMEOUT_MS: env.int(10_000, 1),

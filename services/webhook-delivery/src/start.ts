@@ -15,6 +15,7 @@ import { createRecordsConsumer } from "./events/records.consumer";
 import { PrismaClient } from "./generated/prisma/client";
 import { DeliveryRepository } from "./persistence/delivery.repository";
 import { deliveryRetentionRules } from "./persistence/delivery-retention";
+import { auditRetentionRule } from "@crm/audit";
 import { SecretReencryption } from "./persistence/secret-reencryption";
 import { WebhookRepository } from "./persistence/webhook.repository";
 import { AttemptExecutor } from "./application/attempt-executor";
@@ -152,7 +153,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     });
     undo.push(() => reencryptionJob.stop());
     const retention = startRetention({
-      rules: deliveryRetentionRules(prisma, config.DELIVERY_RETENTION_MS),
+      rules: [...deliveryRetentionRules(prisma, config.DELIVERY_RETENTION_MS), auditRetentionRule({ db: prisma, schema: "webhooks", retentionDays: config.AUDIT_RETENTION_DAYS })],
       intervalMs: config.RETENTION_INTERVAL_MS,
       batchSize: config.RETENTION_BATCH_SIZE,
       logger,

@@ -1062,6 +1062,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The business's audit log, newest first (administrators: permission users.update)
+         * @description One entry per change made through the API (records, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, written in the change's own transaction. Ordered by occurredAt then id, both descending. Entries are kept AUDIT_RETENTION_DAYS (default 365).
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A client's audit entries, newest first (permission clients.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getClientHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contact/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's audit entries, newest first (permission contacts.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getContactHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoice/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A invoice's audit entries, newest first (permission invoices.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getInvoiceHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quote/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A quote's audit entries, newest first (permission quotes.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getQuoteHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/product/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A product's audit entries, newest first (permission products.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getProductHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A service's audit entries, newest first (permission services.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getServiceHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/employee/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A employee's audit entries, newest first (permission employees.read)
+         * @description Readable after the record was deleted or purged. An id the business never had a record or an entry for (another business's included), or one that is not a UUID, is 404001; a record older than the audit log answers an empty list.
+         */
+        get: operations["getEmployeeHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2336,6 +2496,41 @@ export interface components {
              * @example 2026-01-02T00:00:00Z
              */
             until?: string;
+        };
+        AuditActor: {
+            /** @enum {string} */
+            type: "user" | "apiKey" | "anonymous" | "system";
+            /** @description The user's or API key's id; null for anonymous and system */
+            id: string | null;
+            /** @description The user's email or the API key's name when the change was made; an attempted email on a failed sign-in */
+            label: string | null;
+        };
+        AuditTarget: {
+            /** @example client */
+            type: string;
+            id: string | null;
+        };
+        AuditEntry: {
+            id: string;
+            /** @description ISO 8601, millisecond precision: when the change committed */
+            occurredAt: string;
+            /** @example client.updated */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            target: components["schemas"]["AuditTarget"];
+            /** @description Updates: {field: {from, to}} for the fields previousAttributes names; creates: the record; otherwise null. Passwords, key material and secrets are "[REDACTED]" */
+            changes: {
+                [key: string]: unknown;
+            } | null;
+            requestId: string | null;
+            /** @description The client's address as the gateway saw it (IPv4-mapped IPv6 as IPv4) */
+            ip: string | null;
+            userAgent: string | null;
+        };
+        AuditListMeta: {
+            perPage: number;
+            /** @description The next page's cursor; null when nothing follows */
+            nextCursor: string | null;
         };
     };
     responses: never;
@@ -11426,6 +11621,774 @@ export interface operations {
             };
             /** @description 415000 Unsupported media type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description An action name, or a group as `prefix.*` (client.*, auth.*); unknown: 400001 */
+                action?: string;
+                /** @description The acting user's or API key's id */
+                actorId?: string;
+                /** @description client, contact, ..., user, apiKey, webhook */
+                targetType?: string;
+                /** @description The changed object's id */
+                targetId?: string;
+                /** @description ISO 8601 date-time: entries at or after it; not a date-time: 400001 */
+                since?: string;
+                /** @description ISO 8601 date-time: entries before it; not a date-time, or not after since: 400001 */
+                until?: string;
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 503000 Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getClientHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getContactHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInvoiceHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getQuoteHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getProductHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getServiceHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEmployeeHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20; anything else is 400001 */
+                perPage?: string;
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["AuditListMeta"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400019 Invalid query format */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,5 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { auditRoutes, historyRoutes } from "./audit.routes";
 import { feedRoutes } from "./feed.routes";
 import { gatewayRoutes } from "./gateway.routes";
 import { identityRoutes } from "./identity.routes";
@@ -9,6 +10,7 @@ import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
 
 export { API_PREFIX, defineRoute, expressPath, httpMethods, mayCallRoute, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
 export { openApiOperation, operationIdOf, registerRoutesOpenApi, type RouteTable } from "./openapi";
+export { AUDIT_HISTORY_PARAMETERS, AUDIT_LOG_FILTERS, AUDIT_LOG_PARAMETERS, auditRoutes, historyRoutes } from "./audit.routes";
 export { feedRoutes } from "./feed.routes";
 export { gatewayRoutes } from "./gateway.routes";
 export { identityRoutes } from "./identity.routes";
@@ -26,6 +28,8 @@ export const apiRoutes: readonly Route[] = [
   ...recordRouteList(),
   ...Object.values(feedRoutes),
   ...Object.values(webhookRoutes),
+  ...Object.values(auditRoutes),
+  ...Object.values(historyRoutes).map((routes) => routes.getHistory),
 ];
 
 /** The routes one service serves. */
@@ -54,4 +58,14 @@ export function registerApiOpenApi(registry: OpenAPIRegistry): void {
   registerRecordsOpenApi(registry);
   registerRoutesOpenApi(registry, { routes: feedRoutes });
   registerWebhooksOpenApi(registry);
+  registerAuditOpenApi(registry);
+}
+
+/** The business's audit log, then each entity's history (getClientHistory, ...). */
+function registerAuditOpenApi(registry: OpenAPIRegistry): void {
+  registerRoutesOpenApi(registry, { routes: auditRoutes });
+  for (const [entity, routes] of Object.entries(historyRoutes)) {
+    const one = `${entity[0]!.toUpperCase()}${entity.slice(1)}`;
+    registerRoutesOpenApi(registry, { routes, resource: { one, many: `${one}s` } });
+  }
 }

@@ -2,6 +2,7 @@
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) with it. Everything entity-specific comes from the definition; what reaches the
 // database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
+import { type AuditContext, AuditWriter } from "@crm/audit";
 import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
 import { errors, type ErrorDetail } from "@crm/errors";
 import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
@@ -13,6 +14,7 @@ import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
+import { recordAuditChange } from "../domain/record-audit";
 import { readableRelations, type Reader } from "../domain/relation-access";
 import { type FieldSelection, parseFieldSelection, selectFields } from "../domain/field-selection";
 import { type Input, itemRows, itemScoped, scalarData, unknownClient } from "../domain/record-input";
@@ -45,6 +47,8 @@ export interface RecordServiceOptions {
   sql: Pick<SqlRunner, "query">;
   /** Tuning devices to turn off (docs/performance.md; config.ts reads them from the environment): all on by default. */
   devices?: Partial<RecordDevices>;
+  /** Writes every write's audit entries (extensions §E7) in its transaction; a test may give one with its own clock. */
+  audit?: AuditWriter;
 }
 
 /** The tuning devices of the records path (docs/performance.md), each on unless turned off. */
@@ -87,8 +91,10 @@ export class RecordService {
   private readonly specs = new Map<RecordEntity, QuerySpec>();
 
   private readonly devices: RecordDevices;
+  private readonly audit: AuditWriter;
 
   constructor(private readonly options: RecordServiceOptions) {
+    this.audit = options.audit ?? new AuditWriter("records");
     this.cursors = new CursorCodec(options.cursorSecret);
     this.devices = { listSql: true, countSlots: true, oneStatementCreates: true, ...options.devices };
     this.run = statementRunner(options.sql);
@@ -214,8 +220,8 @@ export class RecordService {
     return { view, answer: selectFields(view, selection) };
   }
 
-  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `claim`: its Idempotency-Key, if sent. */
-  async create(definition: EntityDefinition, businessId: string, input: Input, claim?: CreateClaim): Promise<Created> {
+  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `claim`: its Idempotency-Key, if sent; `audit`: who asked, for its audit entry. */
+  async create(definition: EntityDefinition, businessId: string, input: Input, audit: AuditContext, claim?: CreateClaim): Promise<Created> {
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
     const clients: ClientCheck = {
       // In the one-statement create the statement is the lookup: the composite foreign key (businessId,
@@ -224,11 +230,11 @@ export class RecordService {
       check: (db, inStatement) => this.checkClientReference(db, definition, businessId, input, !inStatement),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
-    return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), claim);
+    return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), audit, claim);
   }
 
   /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
-  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], claim?: CreateClaim): Promise<Created> {
+  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], audit: AuditContext, claim?: CreateClaim): Promise<Created> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
     const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
@@ -240,7 +246,7 @@ export class RecordService {
         throw unknownClient();
       },
     };
-    return this.insert(definition, businessId, inputs, data, clients, itemScoped, claim);
+    return this.insert(definition, businessId, inputs, data, clients, itemScoped, audit, claim);
   }
 
   /**
@@ -258,10 +264,11 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    audit: AuditContext,
     claim?: CreateClaim,
   ): Promise<Created> {
     try {
-      return { views: await this.insertOnce(definition, businessId, inputs, data, clients, scoped, claim), replayed: false };
+      return { views: await this.insertOnce(definition, businessId, inputs, data, clients, scoped, audit, claim), replayed: false };
     } catch (err) {
       if (claim && isClaimTaken(err)) return { views: await this.replay(definition, claim), replayed: true };
       throw err;
@@ -294,6 +301,7 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    audit: AuditContext,
     claim: CreateClaim | undefined,
   ): Promise<RecordView[]> {
     const document = definition.document;
@@ -303,13 +311,11 @@ export class RecordService {
       const entries = data.map((values) => {
         const row = insertedRow(definition, values, now);
         const view = serializeRecord(definition, row, this.options.definitions, false);
-        return { data: values, row, view, event: buildEnvelope(definition.entity, "created", businessId, view) };
+        const event = buildEnvelope(definition.entity, "created", businessId, view);
+        return { data: values, row, view, event, audit: this.audit.rows(businessId, [recordAuditChange(event)], audit)[0]! };
       });
       // A claimed create is rare and its text differs: unnamed, so the prepared one-record text stays as it is.
-      const statement =
-        entries.length === 1 && !claim
-          ? insertRecordStatement(definition, entries[0]!.data, entries[0]!.row, entries[0]!.event)
-          : insertRecordsStatement(definition, entries, claim);
+      const statement = entries.length === 1 && !claim ? insertRecordStatement(definition, entries[0]!) : insertRecordsStatement(definition, entries, claim);
       try {
         await this.run(statement.sql, statement.params, statement.name);
       } catch (err) {
@@ -319,7 +325,7 @@ export class RecordService {
       this.options.onCommitted?.();
       return entries.map((entry) => entry.view);
     }
-    return this.write(async (tx) => {
+    return this.write(businessId, audit, async (tx) => {
       await clients.check(tx, false);
       const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
       const views: RecordView[] = [];
@@ -347,9 +353,9 @@ export class RecordService {
    * PATCH and PUT: any subset of the writable fields. With `ifMatch` (the If-Match header) the row is
    * locked and its ETag compared first: a mismatch is 412000 and the transaction writes nothing.
    */
-  async update(definition: EntityDefinition, businessId: string, id: string, input: Input, ifMatch?: string): Promise<RecordView> {
+  async update(definition: EntityDefinition, businessId: string, id: string, input: Input, audit: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
-    return this.write(async (tx) => {
+    return this.write(businessId, audit, async (tx) => {
       // Locked and read whole: `previousAttributes` is the state this update replaced (not one a
       // concurrent update replaced meanwhile), and If-Match is checked against that same state.
       const existing = await lockedRecord(tx, definition, businessId, id);
@@ -373,9 +379,9 @@ export class RecordService {
    * definition (live ones cascade to the trash with their events, or 409003). Restore and purge:
    * trash.service.ts.
    */
-  async remove(definition: EntityDefinition, businessId: string, id: string, ifMatch?: string): Promise<RecordView> {
+  async remove(definition: EntityDefinition, businessId: string, id: string, audit: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
-    return this.write(async (tx) => {
+    return this.write(businessId, audit, async (tx) => {
       // Locked first: a concurrent insert referencing it (a new contact or invoice) waits for this
       // transaction, so nothing can slip in between the dependents check and the delete.
       const row = await lockedRecord(tx, definition, businessId, id);
@@ -390,9 +396,9 @@ export class RecordService {
     });
   }
 
-  /** One transaction for the change and its events; the relay is told once it has committed. */
-  private write<View = RecordView>(work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
-    return inTransaction(this.options.prisma, work, this.options.onCommitted);
+  /** One transaction for the change, its events and its audit entries; the relay is told once it has committed. */
+  private write<View = RecordView>(businessId: string, audit: AuditContext, work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>): Promise<View> {
+    return inTransaction(this.options.prisma, businessId, { writer: this.audit, context: audit }, work, this.options.onCommitted);
   }
 
   /** If-Match against the record as it is now (locked by the caller): 412000 when it does not hold. */

@@ -2,6 +2,7 @@
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
 import { errors, validationError } from "@crm/errors";
+import { auditContextOf } from "@crm/audit";
 import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
@@ -11,7 +12,7 @@ import { createClaimOf, REPLAYED_HEADER } from "./idempotency-claim";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
-function businessOf(req: Request): string {
+export function businessOf(req: Request): string {
   const { businessId } = principalOf(req);
   if (!isUuid(businessId)) throw errors.businessRequired();
   return businessId.toLowerCase();
@@ -53,7 +54,7 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
     mountRoute(router, routes.create, async (req, res) => {
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
-      const { views, replayed } = await service.create(definition, businessId, input, createClaimOf(req, businessId, definition.entity));
+      const { views, replayed } = await service.create(definition, businessId, input, auditContextOf(req), createClaimOf(req, businessId, definition.entity));
       const view = views[0]!;
       if (replayed) res.setHeader(REPLAYED_HEADER, "true");
       res.setHeader("ETag", recordEtag(definition, view));
@@ -63,7 +64,7 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
     mountRoute(router, routes.createBatch, async (req, res) => {
       const businessId = businessOf(req);
       const inputs = parseBatchBody(definition.createSchema, req.body);
-      const { views, replayed } = await service.createMany(definition, businessId, inputs, createClaimOf(req, businessId, `${definition.entity} batch`));
+      const { views, replayed } = await service.createMany(definition, businessId, inputs, auditContextOf(req), createClaimOf(req, businessId, `${definition.entity} batch`));
       if (replayed) res.setHeader(REPLAYED_HEADER, "true");
       res.status(201).json(ok(views));
     });
@@ -74,7 +75,7 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
       // An id that cannot exist is 404 before the body is looked at, like an unknown one.
       if (!isUuid(id)) throw errors.notFound();
       const input = parseRecordBody(definition.updateSchema, req.body);
-      const view = await service.update(definition, businessId, id, input, req.get("if-match"));
+      const view = await service.update(definition, businessId, id, input, auditContextOf(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(200).json(ok(view));
     };
@@ -84,14 +85,14 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
     mountRoute(router, routes.delete, async (req, res) => {
       const businessId = businessOf(req);
       const view = isPermanent(req)
-        ? await trash.purge(definition, businessId, idParam(req), req.get("if-match"))
-        : await service.remove(definition, businessId, idParam(req), req.get("if-match"));
+        ? await trash.purge(definition, businessId, idParam(req), auditContextOf(req), req.get("if-match"))
+        : await service.remove(definition, businessId, idParam(req), auditContextOf(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(200).json(ok(view));
     });
 
     mountRoute(router, routes.restore, async (req, res) => {
-      const view = await trash.restore(definition, businessOf(req), idParam(req));
+      const view = await trash.restore(definition, businessOf(req), idParam(req), auditContextOf(req));
       res.setHeader("ETag", recordEtag(definition, view));
       res.status(200).json(ok(view));
     });

@@ -1,19 +1,23 @@
 // pg prepares a named statement once per connection and refuses a second text under the same name,
 // so a one-record create may carry its entity's name only while its text depends on nothing but the
 // entity: every value of the create travels as a parameter.
+import { AuditWriter, SYSTEM_CONTEXT } from "@crm/audit";
 import type { RecordEntity } from "@crm/contracts";
 import { entityDefinitions } from "../entities";
 import type { Row } from "../domain/record.serializer";
+import { recordAuditChange } from "../domain/record-audit";
 import { buildEnvelope } from "./outbox.writer";
 import { insertedRow, insertRecordsStatement, insertRecordStatement } from "./record-insert";
 
 const BUSINESS = "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b";
+const writer = new AuditWriter("records");
+const auditOf = (event: ReturnType<typeof buildEnvelope>) => writer.rows(BUSINESS, [recordAuditChange(event)], SYSTEM_CONTEXT)[0]!;
 
 function statementFor(entity: RecordEntity, data: Row) {
   const definition = entityDefinitions[entity];
   const row = insertedRow(definition, { ...data, businessId: BUSINESS }, new Date());
   const event = buildEnvelope(entity, "created", BUSINESS, row as never);
-  return insertRecordStatement(definition, { ...data, businessId: BUSINESS }, row, event);
+  return insertRecordStatement(definition, { data: { ...data, businessId: BUSINESS }, row, event, audit: auditOf(event) });
 }
 
 describe("insertRecordStatement", () => {
@@ -45,7 +49,8 @@ describe("insertRecordStatement", () => {
     const definition = entityDefinitions.client;
     const data = { id: "0193a4b2-0000-7000-8000-000000000001", businessId: BUSINESS, firstName: "Ada", lastName: "Lovelace" };
     const row = insertedRow(definition, data, new Date());
-    const batch = insertRecordsStatement(definition, [{ data, row, event: buildEnvelope("client", "created", BUSINESS, row as never) }]);
+    const event = buildEnvelope("client", "created", BUSINESS, row as never);
+    const batch = insertRecordsStatement(definition, [{ data, row, event, audit: auditOf(event) }]);
     expect(batch.name).toBeUndefined();
   });
 });

@@ -1,11 +1,13 @@
-// A create of a record without line items as ONE statement: the record and its event in the outbox
-// as two data-modifying CTEs, the business's record count as the statement itself. A single
-// statement is atomic on its own (all three rows commit together or none does), so it needs no
-// BEGIN/COMMIT and costs one round trip where an interactive transaction cost five or six.
+// A create of a record without line items as ONE statement: the record, its event in the outbox and
+// its audit entry (extensions §E7) as three data-modifying CTEs, the business's record count as the
+// statement itself. A single statement is atomic on its own (all four rows commit together or none
+// does), so it needs no BEGIN/COMMIT and costs one round trip where an interactive transaction cost
+// five or six.
 //
 // The statement writes every column itself (defaults from the definition, timestamps from here), so
 // the row the response and the event describe is exactly the stored one without reading it back.
 // Invoices and quotes (number counter, items) still go through RecordService's transaction.
+import { type AuditRow, auditTable, auditValues, AUDIT_COLUMN_LIST } from "@crm/audit";
 import { RECORDS_TOPIC, type EventEnvelope, type RecordEntity } from "@crm/contracts";
 import { activeTraceHeaders } from "@crm/telemetry";
 import type { EntityDefinition } from "../entities";
@@ -38,16 +40,20 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
   return row;
 }
 
-/** The one statement for `row` (from insertedRow; decimals re-read from `data` so no precision passes through a float). */
-export function insertRecordStatement(definition: EntityDefinition, data: Row, row: Row, event: EventEnvelope, traceparent?: string | null): InsertStatement {
-  return { ...insertRecordsStatement(definition, [{ data, row, event, traceparent }]), name: `records_create_${definition.entity}` };
+/** The one statement for `entry` (its row from insertedRow; decimals re-read from `data` so no precision passes through a float). */
+export function insertRecordStatement(definition: EntityDefinition, entry: InsertEntry): InsertStatement {
+  return { ...insertRecordsStatement(definition, [entry]), name: `records_create_${definition.entity}` };
 }
 
-/** One record to insert: its column values, the row they make, its created event, and (tracing on) the traceparent of the request that wrote it. */
+/**
+ * One record to insert: its column values, the row they make, its created event, its audit entry,
+ * and (tracing on) the traceparent of the request that wrote it.
+ */
 export interface InsertEntry {
   data: Row;
   row: Row;
   event: EventEnvelope;
+  audit: AuditRow;
   traceparent?: string | null;
 }
 
@@ -65,13 +71,14 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const first = entries[0]!.traceparent;
   const traceparent = param(first !== undefined ? first : (activeTraceHeaders()?.traceparent ?? null));
   const events = entries.map(({ event }) => `(${param(event.id)}::uuid, ${topic}, ${param(event.businessId)}, ${param(JSON.stringify(event))}::json, ${traceparent})`);
+  const audits = entries.map(({ audit }) => auditValues(audit, param));
   const businessId = param(entries[0]!.row["businessId"]);
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
   const count = param(entries.length);
   const recordIds = entries.map((entry) => String(entry.row["id"]));
   const claimed = claim ? `, ${claimCte(claim, recordIds, param)}` : "";
-  const sql = `${recordAndEventInserts(definition, records, events)}${claimed}
+  const sql = `${recordAndEventInserts(definition, records, events, audits)}${claimed}
 INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, ${count}::int)
 ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
   return { sql, params };
@@ -90,16 +97,18 @@ function statementParameters(): { params: unknown[]; param: (value: unknown) => 
 }
 
 /**
- * The two CTEs every create statement opens with: the records' INSERT and their outbox events'. The
- * count's upsert follows as the statement itself, so the statement answers with no rows (a CTE that
- * modifies data runs to completion whether or not anything reads it): no row description and data
- * row for the driver to parse per create (D14).
+ * The three CTEs every create statement opens with: the records' INSERT, their outbox events' and
+ * their audit entries'. The count's upsert follows as the statement itself, so the statement answers
+ * with no rows (a CTE that modifies data runs to completion whether or not anything reads it): no row
+ * description and data row for the driver to parse per create (D14).
  */
-function recordAndEventInserts(definition: EntityDefinition, records: readonly string[], events: readonly string[]): string {
+function recordAndEventInserts(definition: EntityDefinition, records: readonly string[], events: readonly string[], audits: readonly string[]): string {
   return `WITH "record" AS (
   INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
 ), "event" AS (
   INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
+), "audit" AS (
+  INSERT INTO ${auditTable("records")} (${AUDIT_COLUMN_LIST}) VALUES ${audits.join(", ")}
 )`;
 }
 

@@ -2,19 +2,37 @@
 // update or delete starts with, the row written through Prisma, and the client references a create
 // names (a delete's own statements are the trash's: trash-writes.ts). Records without line items are created
 // by one statement instead (record-insert.ts, D14).
+import type { AuditContext, AuditWriter } from "@crm/audit";
 import type { EventEnvelope } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
+import { recordAuditChanges } from "../domain/record-audit";
 import type { Row } from "../domain/record.serializer";
 import { appendEvents } from "./outbox.writer";
 import { delegateOf, isPrismaError, type PrismaClient, type Tx } from "./prisma";
 import { baseInclude } from "./record-reads";
 
-/** One transaction for the change and its events; `committed` runs once it has committed. */
-export async function inTransaction<View>(prisma: PrismaClient, work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>, committed?: () => void): Promise<View> {
+/** Who audits a write, and as whom (extensions §E7). */
+export interface AuditedBy {
+  writer: AuditWriter;
+  context: AuditContext;
+}
+
+/**
+ * One transaction for the change, its events and its audit entries (one per event: record-audit.ts);
+ * `committed` runs once it has committed.
+ */
+export async function inTransaction<View>(
+  prisma: PrismaClient,
+  businessId: string,
+  audit: AuditedBy,
+  work: (tx: Tx) => Promise<{ view: View; events: EventEnvelope[] }>,
+  committed?: () => void,
+): Promise<View> {
   const { view } = await prisma.$transaction(async (tx) => {
     const result = await work(tx);
     await appendEvents(tx, result.events);
+    await audit.writer.record(tx, businessId, recordAuditChanges(result.events), audit.context);
     return result;
   });
   committed?.();

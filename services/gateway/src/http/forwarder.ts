@@ -200,6 +200,33 @@ export class Forwarder {
   }
 
   /**
+   * A GET of one of `service`'s internal endpoints as `principal`, for an answer the gateway composes
+   * itself (the audit log's merge): the same in-process call or pool as forwarded requests. No answer
+   * at all is 503000.
+   */
+  async ask(service: Exclude<ServiceName, "gateway">, path: string, principal: Principal, requestId: string): Promise<UpstreamResponse> {
+    const headers: Record<string, string> = { [INTERNAL_TOKEN_HEADER]: this.tokens.for(principal), "x-request-id": requestId };
+    const { timeoutMs, maxResponseBytes: maxBytes } = this.options;
+    try {
+      const local = this.options.inProcess?.[service];
+      if (local) {
+        const answer = await dispatchInProcess(local, { method: "GET", path, headers, body: undefined }, { timeoutMs, maxBytes });
+        return { status: answer.status, headers: {}, body: answer.body };
+      }
+      const answer = await this.upstreams.get(service)!.send(
+        true,
+        (pool) =>
+          new Promise<CollectedAnswer>((resolve, reject) => {
+            pool.dispatch({ method: "GET", path, headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, new CollectedAnswer(maxBytes, resolve, reject));
+          }),
+      );
+      return { status: answer.status, headers: {}, body: answer.body() };
+    } catch (err) {
+      throw errors.unavailable(undefined, { cause: err });
+    }
+  }
+
+  /**
    * 500000, not 503000: the service is up and answered; the answer is beyond what the gateway is
    * built to relay, and the same request would be refused again, so nothing invites a retry.
    * The caller's remedy is a smaller page or fewer relations.

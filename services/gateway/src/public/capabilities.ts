@@ -1,5 +1,7 @@
 import {
   API_KEY_ALLOWED_IPS_MAX,
+  AUDIT_PER_PAGE_MAX,
+  auditActions,
   allPermissions,
   eventCatalogue,
   INTERNAL_CAPABILITIES_PATH,
@@ -33,6 +35,8 @@ export function buildCapabilities(config: GatewayPart, identity: IdentityCapabil
       relations: Object.entries(recordContracts[name].relations).map(([relation, spec]) => ({ name: relation, default: spec.default })),
     })),
     events: eventCatalogue,
+    /** What the audit log's `action` filter takes (extensions §E7): each name, or `prefix.*` for a group. */
+    auditActions,
     scopes: allPermissions,
     filterOperators: FILTER_OPERATORS,
     casts: CASTS,
@@ -52,6 +56,7 @@ export function buildCapabilities(config: GatewayPart, identity: IdentityCapabil
       whereMaxLength: MAX_WHERE_LENGTH,
       whereMaxConditions: MAX_WHERE_CONDITIONS,
       whereMaxDepth: MAX_WHERE_DEPTH,
+      auditPerPageMax: AUDIT_PER_PAGE_MAX,
     },
     authStrategies: [
       { name: "jwt", header: "Authorization: Bearer <ACCESS_TOKEN>" },

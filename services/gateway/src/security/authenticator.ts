@@ -113,6 +113,8 @@ export class Authenticator {
       sessionId: claims.sid,
       jti: claims.jti,
       permissions: [...rolePermissions[user.role]],
+      // The audit log's actor label (extensions §E7), when identity's cached state has one.
+      ...(user.label ? { label: user.label } : {}),
     });
     this.principals.set(claims, { user, principal });
     return principal;
@@ -152,6 +154,7 @@ export class Authenticator {
       sessionId: null,
       jti: null,
       permissions: effectivePermissions(creator.role, state.scopes),
+      ...(state.label ? { label: state.label } : {}),
     });
     this.keyPrincipals.set(state, { creator, principal });
     this.controls.set(principal, { allowList: state.allowedIps ? new AllowList(state.allowedIps) : null, rateLimit: state.rateLimit });

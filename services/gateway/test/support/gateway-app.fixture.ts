@@ -48,6 +48,7 @@ export function gatewayApp(options: GatewayAppOptions): { app: Express; forwarde
     trustedProxies: options.trustedProxies,
     trustTraceparent: options.trustTraceparent ?? false,
     ...(options.forwardWithoutRouter === undefined ? {} : { forwardWithoutRouter: options.forwardWithoutRouter }),
+    internalTokenSecret: INTERNAL_SECRET,
   });
   return { app, forwarder };
 }

@@ -1,9 +1,11 @@
 // Sign-up and sign-in: who may start a session.
+import type { AuditContext } from "@crm/audit";
 import type { SignIn, SignUp } from "@crm/contracts";
 import { uuidv7 } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { PasswordHasher } from "../domain/password-hasher";
 import { Prisma, type Business, type PrismaClient, type User } from "../persistence/prisma";
+import { type IdentityAudit, userActor } from "./identity-audit";
 import type { SignInThrottle } from "./sign-in-throttle";
 import type { IssuedTokens, SessionService } from "./session.service";
 
@@ -28,9 +30,11 @@ export class AccountService {
     private readonly hasher: PasswordHasher,
     private readonly sessions: SessionService,
     private readonly throttle: SignInThrottle,
+    private readonly audit: IdentityAudit,
   ) {}
 
-  async signUp(input: SignUp): Promise<SignedIn> {
+  /** `context`: the request; the new owner is the actor of their own `user.created`. */
+  async signUp(input: SignUp, context: AuditContext): Promise<SignedIn> {
     const key = emailKey(input.email);
     if (await this.prisma.user.findUnique({ where: { emailKey: key }, select: { id: true } })) throw errors.alreadyExists();
     const passwordHash = await this.hasher.hash(input.password);
@@ -50,6 +54,7 @@ export class AccountService {
             role: "OWNER",
           },
         });
+        await this.audit.userCreated(tx, user, { ...context, actor: userActor(user) });
         return { user, business };
       })
       .catch(conflictOnUnique);
@@ -60,7 +65,7 @@ export class AccountService {
    * Wrong email and wrong password answer the same (401001) after the same work; a locked
    * (email, address) pair answers 429000 without checking anything.
    */
-  async signIn(input: SignIn, clientAddress: string): Promise<SignedIn | { lockedForMs: number }> {
+  async signIn(input: SignIn, clientAddress: string, context: AuditContext): Promise<SignedIn | { lockedForMs: number }> {
     const key = emailKey(input.email);
     const lockedForMs = await this.throttle.lockedFor(key, clientAddress);
     if (lockedForMs > 0) return { lockedForMs };
@@ -68,11 +73,12 @@ export class AccountService {
     const valid = user ? await this.hasher.verify(input.password, user.passwordHash) : await this.hasher.verifyAgainstDummy(input.password);
     if (!user || !valid) {
       await this.throttle.recordFailure(key, clientAddress);
+      await this.audit.signInFailed(this.prisma, input.email, user, context);
       throw errors.invalidCredentials();
     }
     await this.throttle.recordSuccess(key, clientAddress);
     if (!user.business) throw errors.businessRequired();
     const { business, ...plain } = user;
-    return { user: plain, business, ...(await this.sessions.start(plain)) };
+    return { user: plain, business, ...(await this.sessions.start(plain, context)) };
   }
 }

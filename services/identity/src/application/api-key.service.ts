@@ -1,5 +1,6 @@
 // API keys: created by a signed-in user, stored as a digest, revoked by write-through so every
 // gateway refuses them on the next request.
+import type { AuditContext } from "@crm/audit";
 import { API_KEY_VISIBLE_CHARS, digestApiKey, generateApiKey, normalizeAllowedIp } from "@crm/auth-cache";
 import { API_KEY_ROLL_DEFAULT_OVERLAP_S, isUuid, uuidv7, type ApiKeyCreate, type ApiKeyRoll, type ApiKeyUpdate, type Principal } from "@crm/contracts";
 import { type ErrorDetail, errors } from "@crm/errors";
@@ -7,6 +8,7 @@ import { newestFirstPage, type Pagination } from "@crm/query-language";
 import { recordLastUse, shortenActiveKeyExpiry } from "../persistence/api-key.statements";
 import type { ApiKey, PrismaClient } from "../persistence/prisma";
 import type { AuthStateService } from "./auth-state.service";
+import type { IdentityAudit } from "./identity-audit";
 
 /** One authenticated use, as a gateway reports it; `ip` is absent from gateways before extensions §E3.2. */
 export interface KeyUse {
@@ -20,9 +22,10 @@ export class ApiKeyService {
     private readonly prisma: PrismaClient,
     private readonly authState: AuthStateService,
     private readonly limits: { rateLimitKeyMax: number },
+    private readonly audit: IdentityAudit,
   ) {}
 
-  async create(principal: Principal, input: ApiKeyCreate): Promise<{ key: string; record: ApiKey }> {
+  async create(principal: Principal, input: ApiKeyCreate, context: AuditContext): Promise<{ key: string; record: ApiKey }> {
     const userId = signedInUser(principal);
     const details: ErrorDetail[] = [];
     const scopes = [...new Set(input.scopes ?? [])];
@@ -36,7 +39,11 @@ export class ApiKeyService {
     if (details.length > 0) throw errors.validationFailed(details);
 
     const key = generateApiKey();
-    const record = await this.prisma.apiKey.create({ data: { ...newKeyRow(key, principal.businessId, userId, { name: input.name, scopes, expiresAt }), ...controls } });
+    const record = await this.prisma.$transaction(async (tx) => {
+      const record = await tx.apiKey.create({ data: { ...newKeyRow(key, principal.businessId, userId, { name: input.name, scopes, expiresAt }), ...controls } });
+      await this.audit.keyCreated(tx, record, context);
+      return record;
+    });
     await this.authState.publishApiKey(record);
     return { key, record };
   }
@@ -46,13 +53,17 @@ export class ApiKeyService {
    * one). Written through to the shared store before answering, so the next request on any gateway
    * is decided by the new list and limit; a failed write-through is 503000, and a retry publishes again.
    */
-  async update(principal: Principal, id: string, input: ApiKeyUpdate): Promise<ApiKey> {
+  async update(principal: Principal, id: string, input: ApiKeyUpdate, context: AuditContext): Promise<ApiKey> {
     signedInUser(principal);
     const details: ErrorDetail[] = [];
     const controls = this.accessControls(input, details);
     if (details.length > 0) throw errors.validationFailed(details);
     const old = await this.get(principal, id);
-    const record = await this.prisma.apiKey.update({ where: { id: old.id }, data: { ...(input.name === undefined ? {} : { name: input.name }), ...controls } });
+    const record = await this.prisma.$transaction(async (tx) => {
+      const record = await tx.apiKey.update({ where: { id: old.id }, data: { ...(input.name === undefined ? {} : { name: input.name }), ...controls } });
+      await this.audit.keyUpdated(tx, old, record, context);
+      return record;
+    });
     await this.authState.publishApiKey(record);
     return record;
   }
@@ -87,7 +98,7 @@ export class ApiKeyService {
    * (401020) from that moment. A failed write-through is 503000; the roll has happened, and a retry
    * rolls again (or, once the old key has expired, publishes its state again and answers 409005).
    */
-  async roll(principal: Principal, id: string, input: ApiKeyRoll): Promise<{ key: string; record: ApiKey }> {
+  async roll(principal: Principal, id: string, input: ApiKeyRoll, context: AuditContext): Promise<{ key: string; record: ApiKey }> {
     const userId = signedInUser(principal);
     const old = await this.get(principal, id);
     const now = new Date();
@@ -109,6 +120,7 @@ export class ApiKeyService {
           rateLimitWindowSeconds: old.rateLimitWindowSeconds,
         },
       });
+      await this.audit.keyRolled(tx, rolled, record, context);
       return { rolled, record };
     });
     await this.authState.publishApiKey(rolled);
@@ -150,11 +162,16 @@ export class ApiKeyService {
    * revoked state again. The database may already say revoked when the store write failed (503000),
    * so a retry must repair the gateways' cache rather than trust the database and skip the write.
    */
-  async revoke(principal: Principal, id: string): Promise<ApiKey> {
+  async revoke(principal: Principal, id: string, context: AuditContext): Promise<ApiKey> {
     let key = await this.get(principal, id);
     if (!key.revokedAt) {
-      await this.prisma.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: new Date() } });
-      key = await this.prisma.apiKey.findUniqueOrThrow({ where: { id: key.id } });
+      // Audited only by the call that revoked it: a repeat changes nothing.
+      key = await this.prisma.$transaction(async (tx) => {
+        const { count } = await tx.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: new Date() } });
+        const revoked = await tx.apiKey.findUniqueOrThrow({ where: { id: key.id } });
+        if (count === 1) await this.audit.keyRevoked(tx, revoked, context);
+        return revoked;
+      });
     }
     await this.authState.publishApiKey(key);
     return key;

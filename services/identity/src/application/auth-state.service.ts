@@ -6,7 +6,7 @@ import type { ApiKey, PrismaClient, User } from "../persistence/prisma";
 import { published } from "./published";
 
 export function userState(user: User): UserAuthState {
-  return { v: 1, userId: user.id, deleted: false, businessId: user.businessId, role: user.role };
+  return { v: 1, userId: user.id, deleted: false, businessId: user.businessId, role: user.role, label: user.email };
 }
 
 /** A key's allow-list and own rate limit as the API and the gateways see them (null: none). */
@@ -28,6 +28,7 @@ export function apiKeyState(key: ApiKey): ApiKeyAuthState {
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revoked: key.revokedAt !== null,
     ...accessControlsOf(key),
+    label: key.name,
   };
 }
 

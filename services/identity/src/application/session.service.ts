@@ -3,16 +3,25 @@
 // one revokes the whole session, its live access tokens included (decisions §4, §8). The session row
 // is the record; the store's allow-list caches it (AuthStateService.resolveAccessTokens fills a miss)
 // and carries revocations to every gateway at once.
+import type { AuditContext } from "@crm/audit";
 import { AccessTokenCodec, type AuthCache } from "@crm/auth-cache";
 import { uuidv7 } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import { digestToken, newRefreshToken } from "../domain/opaque-token";
 import type { PrismaClient, User } from "../persistence/prisma";
+import { IdentityAudit } from "./identity-audit";
 import { published } from "./published";
 
 export interface SessionTtls {
   accessTokenTtlS: number;
   refreshTokenTtlS: number;
+}
+
+/** A revocation's audit entry: a sign-out (only when it ends a live session) or a refresh token's reuse (always). */
+export interface RevocationAudit {
+  action: "signedOut" | "refreshReused";
+  user: Pick<User, "id" | "businessId">;
+  context: AuditContext;
 }
 
 export interface IssuedTokens {
@@ -31,24 +40,31 @@ export class SessionService {
     private readonly ttls: SessionTtls,
     /** Epoch ms: what expiry and lifetimes are measured against (tests move it instead of sleeping). */
     private readonly clock: () => number = Date.now,
+    private readonly audit: IdentityAudit = new IdentityAudit(),
   ) {
     this.codec = new AccessTokenCodec(jwtSecret);
   }
 
-  /** A new session for a user who just proved who they are. */
-  async start(user: User): Promise<IssuedTokens> {
+  /** A new session for a user who just proved who they are; `signIn`: the request, when this is a sign-in (its `auth.signedIn` entry commits with the session). */
+  async start(user: User, signIn?: AuditContext): Promise<IssuedTokens> {
     const sessionId = uuidv7();
     const refreshToken = newRefreshToken();
     const expiresAt = this.refreshExpiry();
-    await this.prisma.session.create({
-      data: { id: sessionId, userId: user.id, expiresAt, refreshTokens: { create: { digest: digestToken(refreshToken), expiresAt } } },
+    await this.prisma.$transaction(async (tx) => {
+      await tx.session.create({
+        data: { id: sessionId, userId: user.id, expiresAt, refreshTokens: { create: { digest: digestToken(refreshToken), expiresAt } } },
+      });
+      if (signIn) await this.audit.signedIn(tx, user, signIn);
     });
     const { token: accessToken } = await this.issueAccessToken(user, sessionId);
     return { accessToken, refreshToken, sessionId };
   }
 
-  /** Rotates a refresh token. Unknown, expired or revoked: 401012. Already used: 401013 and the session ends. */
-  async refresh(presented: string | undefined): Promise<IssuedTokens> {
+  /**
+   * Rotates a refresh token. Unknown, expired or revoked: 401012. Already used: 401013 and the session
+   * ends, with an `auth.refreshReused` entry (`context`: the request's).
+   */
+  async refresh(presented: string | undefined, context: AuditContext): Promise<IssuedTokens> {
     if (!presented) throw errors.refreshTokenNotWhitelisted();
     const digest = digestToken(presented);
     const row = await this.prisma.refreshToken.findUnique({ where: { digest }, include: { session: { include: { user: true } } } });
@@ -56,7 +72,7 @@ export class SessionService {
     const { session } = row;
     // Reuse is checked first: a rotated-out token is answered 401013 even once its session has ended.
     if (row.usedAt) {
-      await this.revoke(session.id);
+      await this.revoke(session.id, { action: "refreshReused", user: session.user, context });
       throw errors.invalidRefreshToken();
     }
     if (session.revokedAt) throw errors.refreshTokenNotWhitelisted();
@@ -82,7 +98,7 @@ export class SessionService {
     });
     if (outcome === "ended") throw errors.refreshTokenNotWhitelisted();
     if (outcome === "reused") {
-      await this.revoke(session.id);
+      await this.revoke(session.id, { action: "refreshReused", user: session.user, context });
       throw errors.invalidRefreshToken();
     }
     const { token: accessToken, jti } = await this.issueAccessToken(session.user, session.id);
@@ -105,8 +121,12 @@ export class SessionService {
    * AuthCache.revokeSession), so neither outlives this. Should the store lose the tombstones later,
    * the next gateway to miss asks the database, which says revoked.
    */
-  async revoke(sessionId: string): Promise<void> {
-    await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
+  async revoke(sessionId: string, audit?: RevocationAudit): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
+      if (audit?.action === "refreshReused") await this.audit.refreshReused(tx, audit.user, audit.context);
+      else if (audit && count === 1) await this.audit.signedOut(tx, audit.user, audit.context);
+    });
     // A retry (of a logout answered 503000) repeats this cleanup: the UPDATE above is then a no-op.
     await published(this.cache.revokeSession(sessionId, this.accessTokenTtlMs()));
   }

@@ -1,4 +1,5 @@
 import { Router } from "express";
+import { auditContextOf } from "@crm/audit";
 import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
@@ -11,7 +12,7 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
 
   mountRoute(router, identityRoutes.createApiKey, async (req, res) => {
     const input = requestBody(identityRoutes.createApiKey, req);
-    const { key, record } = await keys.create(principalOf(req), input);
+    const { key, record } = await keys.create(principalOf(req), input, auditContextOf(req));
     res.status(201).json(ok({ ...apiKeyView(record), key }));
   });
 
@@ -27,21 +28,21 @@ export function apiKeyRouter(keys: ApiKeyService): Router {
 
   mountRoute(router, identityRoutes.updateApiKey, async (req, res) => {
     const input = requestBody(identityRoutes.updateApiKey, req);
-    res.json(ok(apiKeyView(await keys.update(principalOf(req), String(req.params.id), input))));
+    res.json(ok(apiKeyView(await keys.update(principalOf(req), String(req.params.id), input, auditContextOf(req)))));
   });
 
   mountRoute(router, identityRoutes.revokeApiKeyByBody, async (req, res) => {
     const { id } = requestBody(identityRoutes.revokeApiKeyByBody, req);
-    res.json(ok(apiKeyView(await keys.revoke(principalOf(req), id))));
+    res.json(ok(apiKeyView(await keys.revoke(principalOf(req), id, auditContextOf(req)))));
   });
 
   mountRoute(router, identityRoutes.revokeApiKey, async (req, res) => {
-    res.json(ok(apiKeyView(await keys.revoke(principalOf(req), String(req.params.id)))));
+    res.json(ok(apiKeyView(await keys.revoke(principalOf(req), String(req.params.id), auditContextOf(req)))));
   });
 
   mountRoute(router, identityRoutes.rollApiKey, async (req, res) => {
     const input = requestBody(identityRoutes.rollApiKey, req);
-    const { key, record } = await keys.roll(principalOf(req), String(req.params.id), input);
+    const { key, record } = await keys.roll(principalOf(req), String(req.params.id), input, auditContextOf(req));
     res.status(201).json(ok({ ...apiKeyView(record), key }));
   });
 

@@ -1,6 +1,7 @@
 // /api/v1/auth/*. sign-up, sign-in and token/refresh are public: the gateway forwards them with an
 // internal token that names no principal. logout and me need the caller.
 import { Router, type Request, type Response } from "express";
+import { auditContextOf } from "@crm/audit";
 import { identityRoutes, ok, type MeView, type Principal } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
@@ -31,12 +32,12 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
     // ALLOW_SIGN_UP=false: the route exists but is closed.
     if (!deps.allowSignUp) throw errors.forbidden();
     const input = requestBody(identityRoutes.signUp, req);
-    signedIn(req, res, 201, await deps.accounts.signUp(input));
+    signedIn(req, res, 201, await deps.accounts.signUp(input, auditContextOf(req)));
   });
 
   mountRoute(router, identityRoutes.signIn, async (req, res) => {
     const input = requestBody(identityRoutes.signIn, req);
-    const result = await deps.accounts.signIn(input, clientAddress(req));
+    const result = await deps.accounts.signIn(input, clientAddress(req), auditContextOf(req));
     if ("lockedForMs" in result) {
       res.setHeader("Retry-After", String(Math.max(1, Math.ceil(result.lockedForMs / 1000))));
       throw errors.tooManyRequests();
@@ -45,7 +46,7 @@ export function publicAuthRouter(deps: AuthRouterDeps): Router {
   });
 
   mountRoute(router, identityRoutes.refreshToken, async (req, res) => {
-    const result = await deps.sessions.refresh(readCookie(req, REFRESH_COOKIE));
+    const result = await deps.sessions.refresh(readCookie(req, REFRESH_COOKIE), auditContextOf(req));
     setRefreshCookie(req, res, result.refreshToken, deps.refreshTokenTtlS);
     res.json(ok({ accessToken: result.accessToken }));
   });
@@ -59,7 +60,7 @@ export function authRouter(deps: AuthRouterDeps): Router {
 
   mountRoute(router, identityRoutes.logout, async (req, res) => {
     const principal = jwtPrincipal(req);
-    await deps.sessions.revoke(principal.sessionId);
+    await deps.sessions.revoke(principal.sessionId, { action: "signedOut", user: { id: principal.userId ?? "", businessId: principal.businessId }, context: auditContextOf(req) });
     clearRefreshCookie(req, res);
     res.status(204).end();
   });

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from "express";
+import { auditContextOf } from "@crm/audit";
 import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
@@ -18,7 +19,7 @@ export function userRouter(users: UserService): Router {
 
   mountRoute(router, identityRoutes.createUser, async (req, res) => {
     const input = requestBody(identityRoutes.createUser, req);
-    res.status(201).json(ok(userView(await users.create(principalOf(req), input))));
+    res.status(201).json(ok(userView(await users.create(principalOf(req), input, auditContextOf(req)))));
   });
 
   mountRoute(router, identityRoutes.getUser, async (req, res) => {
@@ -30,13 +31,13 @@ export function userRouter(users: UserService): Router {
     (route: typeof identityRoutes.patchUser | typeof identityRoutes.putUser): RequestHandler =>
     async (req, res) => {
       const input = requestBody(route, req);
-      res.json(ok(userView(await users.update(principalOf(req), String(req.params.id), input, clientAddress(req)))));
+      res.json(ok(userView(await users.update(principalOf(req), String(req.params.id), input, clientAddress(req), auditContextOf(req)))));
     };
   mountRoute(router, identityRoutes.patchUser, update(identityRoutes.patchUser));
   mountRoute(router, identityRoutes.putUser, update(identityRoutes.putUser));
 
   mountRoute(router, identityRoutes.deleteUser, async (req, res) => {
-    res.json(ok(userView(await users.delete(principalOf(req), String(req.params.id)))));
+    res.json(ok(userView(await users.delete(principalOf(req), String(req.params.id), auditContextOf(req)))));
   });
 
   return router;

@@ -9,6 +9,7 @@ import {
   type WebhookRotateSecret,
   type WebhookUpdate,
 } from "@crm/contracts";
+import { type AuditContext, AuditWriter, diffChanges } from "@crm/audit";
 import { errors, validationError } from "@crm/errors";
 import type { Pagination } from "@crm/query-language";
 import { serializePayload } from "../domain/payload";
@@ -17,6 +18,7 @@ import { isRedactedFormOf } from "../domain/url-credentials";
 import { requireReadableEvents, type Subscriber } from "../domain/subscription-permission";
 import { checkWebhookFilter } from "../domain/webhook-filter";
 import type { Delivery, Webhook } from "../generated/prisma/client";
+import { webhookView } from "../http/webhook.presenter";
 import { checkTargetUrl } from "../outbound/ssrf-guard";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookChanges, WebhookRepository } from "../persistence/webhook.repository";
@@ -29,6 +31,8 @@ export interface WebhookServiceDeps {
   /** How long a manual retry waits for its attempt before answering 202 with the record as it is then. */
   manualRetryWaitMs: number;
   now?: () => Date;
+  /** Writes the webhook changes' audit entries (extensions §E7) in their transactions. */
+  audit?: AuditWriter;
 }
 
 /** A new or rotated secret is shown once, in the answer that made it. */
@@ -82,20 +86,24 @@ function activityChanges(current: Webhook, isActive: boolean, at: Date): Webhook
   return current.isActive ? { isActive: false, disabledReason: null, deactivatedAt: at } : { isActive: false };
 }
 
+const webhookTarget = (id: string) => ({ type: "webhook", id });
+
 export class WebhookService {
   private readonly now: () => Date;
+  private readonly audit: AuditWriter;
 
   constructor(private readonly deps: WebhookServiceDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.audit = deps.audit ?? new AuditWriter("webhooks", this.now);
   }
 
   /** `subscriber`: the caller, who must be able to read every event's records (extensions §E10). */
-  async create(businessId: string, input: WebhookCreate, subscriber: Subscriber): Promise<WithSecret> {
+  async create(businessId: string, input: WebhookCreate, subscriber: Subscriber, context: AuditContext): Promise<WithSecret> {
     requireReadableEvents(input.events, subscriber);
     const filter = input.filter ?? null;
     if (filter !== null) checkWebhookFilter(filter, input.events);
     const secret = generateWebhookSecret();
-    const webhook = await this.deps.webhooks.create({
+    const row = {
       businessId,
       url: targetUrl(input.url),
       events: uniqueEvents(input.events),
@@ -104,6 +112,12 @@ export class WebhookService {
       secret,
       secretPrefix: secretPrefix(secret),
       filter,
+    };
+    const webhook = await this.deps.webhooks.transaction(async (webhooks, tx) => {
+      const webhook = await webhooks.create(row);
+      // The view shows no secret (only its prefix) and the URL with its credentials redacted.
+      await this.audit.record(tx, businessId, { action: "webhook.created", target: webhookTarget(webhook.id), changes: webhookView(webhook, this.now()) }, context);
+      return webhook;
     });
     return { webhook, secret };
   }
@@ -124,12 +138,12 @@ export class WebhookService {
   }
 
   /** `subscriber`: the caller; one that changes what is sent must be able to read all of it (changesWhatIsSent). */
-  async update(current: Webhook, input: WebhookUpdate, subscriber: Subscriber): Promise<Webhook> {
+  async update(current: Webhook, input: WebhookUpdate, subscriber: Subscriber, context: AuditContext): Promise<Webhook> {
     if (changesWhatIsSent(current, input)) requireReadableEvents(input.events ?? current.events, subscriber);
     // The filter must suit the events it will apply to: checked when either of them changes.
     const filter = input.filter !== undefined ? input.filter : current.filter;
     if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events);
-    return this.change(current, {
+    return this.change(current, "webhook.updated", context, {
       ...(input.url !== undefined && !isRedactedFormOf(input.url, current.url) && { url: targetUrl(input.url) }),
       ...(input.events !== undefined && { events: uniqueEvents(input.events) }),
       ...(input.description !== undefined && { description: input.description }),
@@ -140,8 +154,8 @@ export class WebhookService {
   }
 
   /** Deactivates, keeps the record (interface §3); deleting twice answers the same. */
-  deactivate(current: Webhook): Promise<Webhook> {
-    return this.change(current, activityChanges(current, false, this.now()));
+  deactivate(current: Webhook, context: AuditContext): Promise<Webhook> {
+    return this.change(current, "webhook.deleted", context, activityChanges(current, false, this.now()));
   }
 
   sendTest(webhook: Webhook): Promise<Delivery> {
@@ -156,16 +170,22 @@ export class WebhookService {
   }
 
   /** No grace period unless asked for (extensions §E1.1). */
-  async rotateSecret(current: Webhook, input: WebhookRotateSecret): Promise<WithSecret & { at: Date }> {
+  async rotateSecret(current: Webhook, input: WebhookRotateSecret, context: AuditContext): Promise<WithSecret & { at: Date }> {
     const secret = generateWebhookSecret();
     const at = this.now();
-    const webhook = await this.deps.webhooks.rotateSecret(current.businessId, current.id, {
-      secret,
-      secretPrefix: secretPrefix(secret),
-      gracePeriodSeconds: input.gracePeriodSeconds ?? 0,
-      now: at,
+    const webhook = await this.deps.webhooks.transaction(async (webhooks, tx) => {
+      const webhook = await webhooks.rotateSecret(current.businessId, current.id, {
+        secret,
+        secretPrefix: secretPrefix(secret),
+        gracePeriodSeconds: input.gracePeriodSeconds ?? 0,
+        now: at,
+      });
+      if (!webhook) throw errors.notFound();
+      // "secret" is redacted by name: the entry says it changed, never what it is.
+      const changes = { ...diffChanges(webhookView(current, at), webhookView(webhook, at)), secret: { from: null, to: null } };
+      await this.audit.record(tx, current.businessId, { action: "webhook.secretRotated", target: webhookTarget(current.id), changes }, context);
+      return webhook;
     });
-    if (!webhook) throw errors.notFound();
     return { webhook, secret, at };
   }
 
@@ -211,10 +231,16 @@ export class WebhookService {
     return this.deps.deliveries.requestRecovery(webhook.businessId, webhook.id, { since, until }, at, WEBHOOK_RECOVER_MAX_PER_CALL);
   }
 
-  private async change(current: Webhook, changes: WebhookChanges): Promise<Webhook> {
-    const updated = await this.deps.webhooks.update(current.businessId, current.id, changes);
-    if (!updated) throw errors.notFound();
-    return updated;
+  /** Applies `changes` with its audit entry: `webhook.updated`, or `webhook.deleted` for a DELETE (which deactivates). */
+  private async change(current: Webhook, action: "webhook.updated" | "webhook.deleted", context: AuditContext, changes: WebhookChanges): Promise<Webhook> {
+    return this.deps.webhooks.transaction(async (webhooks, tx) => {
+      const updated = await webhooks.update(current.businessId, current.id, changes);
+      if (!updated) throw errors.notFound();
+      const at = this.now();
+      const audited = action === "webhook.updated" ? diffChanges(webhookView(current, at), webhookView(updated, at)) : null;
+      await this.audit.record(tx, current.businessId, { action, target: webhookTarget(current.id), changes: audited }, context);
+      return updated;
+    });
   }
 }
 

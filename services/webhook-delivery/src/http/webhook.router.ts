@@ -1,4 +1,5 @@
 import { Router, type Request } from "express";
+import { auditContextOf } from "@crm/audit";
 import { ok, okList, webhookRoutes } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
@@ -19,7 +20,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.create, async (req, res) => {
     const principal = principalOf(req);
-    const { webhook, secret } = await webhooks.create(principal.businessId, requestBody(webhookRoutes.create, req), principal);
+    const { webhook, secret } = await webhooks.create(principal.businessId, requestBody(webhookRoutes.create, req), principal, auditContextOf(req));
     res.status(201).json(ok(webhookWithSecretView(webhook, secret)));
   });
 
@@ -40,11 +41,11 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.update, async (req, res) => {
     const current = await webhookOf(webhooks, req);
-    res.json(ok(webhookView(await webhooks.update(current, requestBody(webhookRoutes.update, req), principalOf(req)))));
+    res.json(ok(webhookView(await webhooks.update(current, requestBody(webhookRoutes.update, req), principalOf(req), auditContextOf(req)))));
   });
 
   mountRoute(router, webhookRoutes.deactivate, async (req, res) => {
-    res.json(ok(webhookView(await webhooks.deactivate(await webhookOf(webhooks, req)))));
+    res.json(ok(webhookView(await webhooks.deactivate(await webhookOf(webhooks, req), auditContextOf(req)))));
   });
 
   mountRoute(router, webhookRoutes.test, async (req, res) => {
@@ -53,7 +54,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.rotateSecret, async (req, res) => {
     const current = await webhookOf(webhooks, req);
-    const { webhook, secret, at } = await webhooks.rotateSecret(current, requestBody(webhookRoutes.rotateSecret, req));
+    const { webhook, secret, at } = await webhooks.rotateSecret(current, requestBody(webhookRoutes.rotateSecret, req), auditContextOf(req));
     res.json(ok(webhookWithSecretView(webhook, secret, at)));
   });
 

@@ -32,9 +32,23 @@ export type WebhookChanges = Partial<
  */
 export class WebhookRepository {
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly prisma: PrismaClient | Prisma.TransactionClient,
     private readonly keyring: SecretKeyring,
   ) {}
+
+  /** The database these rows live in, for the audit log's reads (@crm/audit). */
+  get db(): PrismaClient | Prisma.TransactionClient {
+    return this.prisma;
+  }
+
+  /**
+   * `work` with a repository on one transaction, and that transaction (for the change's audit entry):
+   * all of it commits or none does.
+   */
+  transaction<T>(work: (repository: WebhookRepository, tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+    if (!("$transaction" in this.prisma)) throw new Error("already in a transaction");
+    return this.prisma.$transaction((tx) => work(new WebhookRepository(tx, this.keyring), tx));
+  }
 
   create(input: NewWebhook): Promise<Webhook> {
     const id = uuidv7();

@@ -1,0 +1,23 @@
+// Extensions §E7: passwords, key material and webhook secrets never appear in an entry. Whatever an
+// entry is made from (a user row, a key, a webhook, a body), a field of one of these names is replaced,
+// at any depth, before the entry is written: the rule is the field's name, so a new secret field is
+// one word here.
+import { AUDIT_REDACTED } from "@crm/contracts";
+
+const SECRET_FIELDS = new Set(["password", "currentPassword", "passwordHash", "key", "keyDigest", "apiKey", "secret", "previousSecret", "accessToken", "refreshToken", "token"]);
+
+/** Whether a field of this name holds a secret. */
+export function isSecretField(name: string): boolean {
+  return SECRET_FIELDS.has(name);
+}
+
+/** `value` with every secret field's value replaced by "[REDACTED]" (a new object; the input is not touched). */
+export function redactSecrets<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => redactSecrets(item)) as T;
+  if (value === null || typeof value !== "object" || value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value as Record<string, unknown>)) {
+    out[name] = isSecretField(name) && field !== null && field !== undefined ? AUDIT_REDACTED : redactSecrets(field);
+  }
+  return out as T;
+}
