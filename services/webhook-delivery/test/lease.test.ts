@@ -115,17 +115,23 @@ describe.each(databaseModes)("the claim's lease on %s", (mode) => {
       );
       return row!;
     };
-    // Every earlier update of this test file has reached the statistics (they are published after a statement, at most once a second).
-    let before = await counts();
-    before = await waitFor(
+    // Every earlier update of this test file has reached the statistics. A backend publishes its counts
+    // at most once a second after a transaction, and one left idle only after PostgreSQL's idle interval
+    // (10 s): the counts must hold still for longer than that (a shorter wait flaked on a loaded machine).
+    let stable = await counts();
+    let stableSince = Date.now();
+    const before = await waitFor(
       async () => {
         const now = await counts();
-        const settled = now.upd === before.upd && now.hot === before.hot;
-        before = now;
-        return settled && now;
+        if (now.upd !== stable.upd || now.hot !== stable.hot) {
+          stable = now;
+          stableSince = Date.now();
+          return undefined;
+        }
+        return Date.now() - stableSince >= 10_500 ? now : undefined;
       },
-      10_000,
-      1_100,
+      60_000,
+      500,
     );
     const { business } = await dueRecords(8);
     const claims = await setup.service.deliveries.claimDue({ now: at(1), leaseUntil: at(30_000), limit: 10, firstAttemptsOf: business });
@@ -137,5 +143,5 @@ describe.each(databaseModes)("the claim's lease on %s", (mode) => {
     });
     expect(after.upd - before.upd).toBe(10);
     expect(after.hot - before.hot).toBe(10);
-  });
+  }, 90_000);
 });
