@@ -1,4 +1,5 @@
 import { type Express, Router } from "express";
+import type { RecordEntity } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
@@ -10,6 +11,11 @@ import { FeedWaiters } from "./application/feed-waiters";
 import { type RecordDevices, RecordService } from "./application/record.service";
 import { feedRouter } from "./http/feed.router";
 import { FeedStore } from "./persistence/feed.store";
+import { CustomFieldStore } from "./persistence/custom-field.store";
+import { statementRunner } from "./persistence/record-reads";
+import { CustomFieldCache } from "./application/custom-field-cache";
+import { CustomFieldService } from "./application/custom-field.service";
+import { createCustomFieldsRouter } from "./http/custom-fields.router";
 
 export interface AppDeps {
   logger: Logger;
@@ -44,8 +50,12 @@ export function createApp(deps: AppDeps): Express {
     devices: deps.devices,
   });
   const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
+  const customFieldStore = new CustomFieldStore(deps.prisma, statementRunner(deps.sql));
+  const customFields = new CustomFieldService(customFieldStore, new CustomFieldCache(customFieldStore), entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));
+  // Before the records' routes: /{entity}/fields is never a record id (extensions §E4).
+  api.use(createCustomFieldsRouter(customFields, Object.keys(entityDefinitions) as RecordEntity[]));
   api.use(createRecordsRouter(service, entityDefinitions));
   return createServiceApp({
     logger: deps.logger,

@@ -9,7 +9,7 @@ import { noneMatchFails, recordEtag } from "../domain/record-etag";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
-function businessOf(req: Request): string {
+export function businessOf(req: Request): string {
   const { businessId } = principalOf(req);
   if (!isUuid(businessId)) throw errors.businessRequired();
   return businessId.toLowerCase();

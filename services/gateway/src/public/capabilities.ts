@@ -1,6 +1,8 @@
 import {
   API_KEY_ALLOWED_IPS_MAX,
   allPermissions,
+  CUSTOM_FIELD_LIMITS,
+  customFieldTypes,
   eventCatalogue,
   INTERNAL_CAPABILITIES_PATH,
   INTERNAL_TOKEN_HEADER,
@@ -52,7 +54,14 @@ export function buildCapabilities(config: GatewayPart, identity: IdentityCapabil
       whereMaxLength: MAX_WHERE_LENGTH,
       whereMaxConditions: MAX_WHERE_CONDITIONS,
       whereMaxDepth: MAX_WHERE_DEPTH,
+      // Extensions §E4: per entity and business, archived definitions included.
+      customFieldsPerEntityMax: CUSTOM_FIELD_LIMITS.perEntity,
+      customFieldsUniquePerEntityMax: CUSTOM_FIELD_LIMITS.uniquePerEntity,
+      customFieldOptionsMax: CUSTOM_FIELD_LIMITS.optionsMax,
+      customFieldTextMaxLength: CUSTOM_FIELD_LIMITS.textMaxLength,
+      customFieldLongTextMaxLength: CUSTOM_FIELD_LIMITS.longTextMaxLength,
     },
+    customFieldTypes,
     authStrategies: [
       { name: "jwt", header: "Authorization: Bearer <ACCESS_TOKEN>" },
       { name: "apiKey", header: "X-Api-Key: <API_KEY>", alternative: "Authorization: Bearer svc_..." },
