@@ -39,7 +39,10 @@ export interface AppDeps {
 
 /** The crm-records HTTP app, not listening (tests drive it in-process). */
 export function createApp(deps: AppDeps): Express {
+  const customFieldStore = new CustomFieldStore(deps.prisma, statementRunner(deps.sql));
+  const customFieldCache = new CustomFieldCache(customFieldStore);
   const service = new RecordService({
+    customFields: customFieldCache,
     prisma: deps.prisma,
     definitions: entityDefinitions,
     onCommitted: deps.onCommitted,
@@ -50,8 +53,7 @@ export function createApp(deps: AppDeps): Express {
     devices: deps.devices,
   });
   const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
-  const customFieldStore = new CustomFieldStore(deps.prisma, statementRunner(deps.sql));
-  const customFields = new CustomFieldService(customFieldStore, new CustomFieldCache(customFieldStore), entityDefinitions);
+  const customFields = new CustomFieldService(customFieldStore, customFieldCache, entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));
   // Before the records' routes: /{entity}/fields is never a record id (extensions §E4).

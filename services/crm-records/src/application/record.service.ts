@@ -2,7 +2,16 @@
 // create, update and delete, each scoped by the caller's business, each write committing its
 // outbox event(s) with it. Everything entity-specific comes from the definition; what reaches the
 // database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
-import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
+import {
+  CUSTOM_FIELDS_PROPERTY,
+  DEFAULT_INCLUDE_MAX_PER_RELATION,
+  isUuid,
+  uuidv7,
+  type EventEnvelope,
+  type RecordEntity,
+  type RecordItemInput,
+  type RecordListMeta,
+} from "@crm/contracts";
 import { errors, type ErrorDetail } from "@crm/errors";
 import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
 import type { SqlRunner } from "@crm/database";
@@ -23,6 +32,10 @@ import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistenc
 import { insertedRow, insertRecordsStatement, insertRecordStatement } from "../persistence/record-insert";
 import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
 import { deleteRecord, insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
+import type { CustomFieldsShaper } from "../domain/record.serializer";
+import { customFieldWrite, type CustomFieldWrite } from "../domain/custom-field-values";
+import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
+import { dropUniqueValues, insertUniqueValues, isUniqueViolation, replaceUniqueValues, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -42,6 +55,8 @@ export interface RecordServiceOptions {
   sql: Pick<SqlRunner, "query">;
   /** Tuning devices to turn off (docs/performance.md; config.ts reads them from the environment): all on by default. */
   devices?: Partial<RecordDevices>;
+  /** Each business's custom field definitions (extensions §E4), current on every use. */
+  customFields: CustomFieldCache;
 }
 
 /** The tuning devices of the records path (docs/performance.md), each on unless turned off. */
@@ -110,10 +125,11 @@ export class RecordService {
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
     const { relations, selection } = this.readPlan(definition, query, reader, parsed.include);
+    const custom = await this.customFieldsOf(businessId);
     const { rows, total } = await this.reads.list(definition, businessId, { filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip }, relations, true);
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
     return {
-      data: this.views(definition, rows, parsed.take, selection),
+      data: this.views(definition, rows, parsed.take, selection, custom.shaper),
       meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
     };
   }
@@ -140,15 +156,16 @@ export class RecordService {
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
     const { relations, selection } = this.readPlan(definition, query, reader);
+    const custom = await this.customFieldsOf(businessId);
     const { rows } = await this.reads.list(definition, businessId, { filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key }, relations, false);
     return {
-      data: this.views(definition, rows, pagination.perPage, selection),
+      data: this.views(definition, rows, pagination.perPage, selection, custom.shaper),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
     };
   }
 
-  private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined): RecordView[] {
-    return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true)), selection));
+  private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined, custom: CustomFieldsShaper): RecordView[] {
+    return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom)), selection));
   }
 
   /** A cursor after the last row of the page, or null when the extra row says nothing follows. */
@@ -172,29 +189,34 @@ export class RecordService {
   async get(definition: EntityDefinition, businessId: string, id: string, query: Record<string, unknown>, reader: Reader): Promise<{ view: RecordView; answer: RecordView }> {
     const { relations, selection } = this.readPlan(definition, query, reader);
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await this.customFieldsOf(businessId);
     const row = await this.reads.one(definition, businessId, id, relations);
     if (!row) throw errors.notFound();
-    const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
+    const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom.shaper));
     return { view, answer: selectFields(view, selection) };
   }
 
   /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). */
   async create(definition: EntityDefinition, businessId: string, input: Input): Promise<RecordView> {
+    const custom = await this.customFieldsOf(businessId);
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
+    const writes = [customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!];
     const clients: ClientCheck = {
       // Without line items the composite foreign key (businessId, clientId) is the lookup: it refuses
       // another business's client as well as an unknown one.
       check: (db) => this.checkClientReference(db, definition, businessId, input, definition.document !== undefined),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
-    return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step()))[0]!;
+    return (await this.insert(definition, businessId, [input], data, clients, (_, step) => step(), custom, writes))[0]!;
   }
 
   /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
   async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<RecordView[]> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
+    const custom = await this.customFieldsOf(businessId);
     const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
+    const writes = inputs.map((input, i) => itemScoped(i, () => customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!));
     const clients: ClientCheck = {
       check: (db) => this.checkClientReferences(db, definition, businessId, inputs),
       // A client deleted since the check: name it as the check would have.
@@ -203,7 +225,7 @@ export class RecordService {
         throw unknownClient();
       },
     };
-    return this.insert(definition, businessId, inputs, data, clients, itemScoped);
+    return this.insert(definition, businessId, inputs, data, clients, itemScoped, custom, writes);
   }
 
   /**
@@ -220,14 +242,22 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    custom: BusinessCustomFields,
+    writes: readonly CustomFieldWrite[],
   ): Promise<RecordView[]> {
     const document = definition.document;
-    if (!document && this.devices.oneStatementCreates) {
+    for (const [i, write] of writes.entries()) data[i]![CUSTOM_FIELDS_PROPERTY] = write.stored;
+    // Unique custom values (extensions §E4) are rows of their own, written in the records' transaction.
+    const unique = writes.flatMap((write, i) => write.uniqueValues.map((value) => ({ ...value, recordId: data[i]!["id"] as string, index: i })));
+    // A batch names its items (itemScoped), a single create its fields.
+    const batch = scoped === itemScoped;
+    checkBatchUnique(unique, batch);
+    if (!document && this.devices.oneStatementCreates && unique.length === 0) {
       await clients.check(this.options.prisma);
       const now = new Date();
       const entries = data.map((values) => {
         const row = insertedRow(definition, values, now);
-        const view = serializeRecord(definition, row, this.options.definitions, false);
+        const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
         return { data: values, row, view, event: buildEnvelope(definition.entity, "created", businessId, view) };
       });
       const statement =
@@ -241,22 +271,52 @@ export class RecordService {
       this.options.onCommitted?.();
       return entries.map((entry) => entry.view);
     }
-    return this.write(async (tx) => {
-      await clients.check(tx);
-      const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
-      const views: RecordView[] = [];
-      for (const [i, input] of inputs.entries()) {
-        const values: Input = { ...data[i] };
-        if (document) {
-          const items = input[document.itemsRelation] as RecordItemInput[];
-          Object.assign(values, { number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } });
+    return this.uniqueConflicts(definition, businessId, unique, batch, () =>
+      this.write(async (tx) => {
+        await clients.check(tx);
+        const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
+        const views: RecordView[] = [];
+        for (const [i, input] of inputs.entries()) {
+          const values: Input = { ...data[i] };
+          if (document) {
+            const items = input[document.itemsRelation] as RecordItemInput[];
+            Object.assign(values, { number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } });
+          }
+          const row = await scoped(i, () => insertRow(tx, definition, values));
+          views.push(serializeRecord(definition, row, this.options.definitions, false, custom.shaper));
         }
-        const row = await scoped(i, () => insertRow(tx, definition, values));
-        views.push(serializeRecord(definition, row, this.options.definitions, false));
-      }
-      await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
-      return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
-    });
+        await insertUniqueValues(
+          tx,
+          businessId,
+          definition.entity,
+          unique.map(({ key, value, recordId }) => ({ key, value, recordId })),
+        );
+        await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
+        return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
+      }),
+    );
+  }
+
+  /**
+   * Runs a write that takes unique custom values: when the unique-values table refused one, 409001
+   * naming the first value another record holds (`items.<i>.customFields.<key>` in a batch).
+   */
+  private async uniqueConflicts<T>(
+    definition: EntityDefinition,
+    businessId: string,
+    unique: ReadonlyArray<UniqueValue & { recordId: string; index: number }>,
+    batch: boolean,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (unique.length === 0 || !isUniqueViolation(err)) throw err;
+      const taken = await takenUniqueValue(this.options.prisma, businessId, definition.entity, unique, unique.length === 1 ? unique[0]!.recordId : undefined);
+      if (!taken) throw err;
+      const index = unique.find((u) => u.key === taken.key && u.value === taken.value)!.index;
+      throw uniqueTaken(taken.key, batch ? index : undefined, err);
+    }
   }
 
   /**
@@ -265,38 +325,58 @@ export class RecordService {
    */
   async update(definition: EntityDefinition, businessId: string, id: string, input: Input, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await this.customFieldsOf(businessId);
+    const rules = custom.rules(definition.entity);
+    // Checked before the transaction, so a bad value answers 400001 without a lock; merged inside it.
+    customFieldWrite(rules, input[CUSTOM_FIELDS_PROPERTY], "update");
+    let unique: Array<UniqueValue & { recordId: string; index: number }> = [];
     return this.write(async (tx) => {
       // Locked and read whole: `previousAttributes` is the state this update replaced (not one a
       // concurrent update replaced meanwhile), and If-Match is checked against that same state.
       const existing = await lockedRecord(tx, definition, businessId, id);
-      if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch);
-      const before = serializeRecord(definition, existing, this.options.definitions, false);
+      if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch, custom.shaper);
+      const before = serializeRecord(definition, existing, this.options.definitions, false, custom.shaper);
       await this.checkClientReference(tx, definition, businessId, input, true);
       const data = scalarData(definition, input);
+      const write = customFieldWrite(rules, input[CUSTOM_FIELDS_PROPERTY], "update", existing[CUSTOM_FIELDS_PROPERTY]);
+      if (write) {
+        data[CUSTOM_FIELDS_PROPERTY] = write.stored;
+        unique = write.uniqueValues.map((value) => ({ ...value, recordId: id, index: 0 }));
+        await replaceUniqueValues(tx, businessId, definition.entity, id, write.uniqueKeys, write.uniqueValues);
+      }
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
       if (definition.document && items) {
         data["totalAmount"] = totalAmount(items);
         data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
       }
       const row = await updateRow(tx, definition, id, data);
-      const view = serializeRecord(definition, row, this.options.definitions, false);
+      const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
       return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view, previousAttributes(before, view))] };
+    }).catch(async (err: unknown) => {
+      // The values this update took are known only inside its transaction.
+      if (unique.length === 0 || !isUniqueViolation(err)) throw err;
+      const taken = await takenUniqueValue(this.options.prisma, businessId, definition.entity, unique, id);
+      throw taken ? uniqueTaken(taken.key, undefined, err) : err;
     });
   }
 
   /** Deletes and returns the record as it was; dependents per the definition (cascade with events, or 409003). */
   async remove(definition: EntityDefinition, businessId: string, id: string, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await this.customFieldsOf(businessId);
     return this.write(async (tx) => {
       // Locked first: a concurrent insert referencing it (a new contact or invoice) waits for this
       // transaction, so nothing can slip in between the dependents check and the delete.
       const row = await lockedRecord(tx, definition, businessId, id);
-      if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch);
+      if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch, custom.shaper);
       const cascaded = await deleteRecord(tx, this.options.definitions, definition, businessId, id);
+      // A deleted record holds no unique custom value any more.
+      await dropUniqueValues(tx, businessId, definition.entity, [id]);
+      for (const child of cascaded) await dropUniqueValues(tx, businessId, child.definition.entity, [child.row["id"] as string]);
       const events: EventEnvelope[] = cascaded.map((child) =>
-        buildEnvelope(child.definition.entity, "deleted", businessId, serializeRecord(child.definition, child.row, this.options.definitions, false)),
+        buildEnvelope(child.definition.entity, "deleted", businessId, serializeRecord(child.definition, child.row, this.options.definitions, false, custom.shaper)),
       );
-      const view = serializeRecord(definition, row, this.options.definitions, false);
+      const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
       events.push(buildEnvelope(definition.entity, "deleted", businessId, view));
       return { view, events };
     });
@@ -308,8 +388,8 @@ export class RecordService {
   }
 
   /** If-Match against the record as it is now (locked by the caller): 412000 when it does not hold. */
-  private checkIfMatch(definition: EntityDefinition, row: Row, ifMatch: string): void {
-    const current = recordEtag(definition, serializeRecord(definition, row, this.options.definitions, false));
+  private checkIfMatch(definition: EntityDefinition, row: Row, ifMatch: string, custom: CustomFieldsShaper): void {
+    const current = recordEtag(definition, serializeRecord(definition, row, this.options.definitions, false, custom));
     if (!ifMatchHolds(ifMatch, current)) throw errors.preconditionFailed();
   }
 
@@ -333,6 +413,11 @@ export class RecordService {
       value === undefined || (typeof value === "string" && known.has(value.toLowerCase())) ? [] : [{ path: `items.${i}.${field}`, message: "Unknown client" }],
     );
     if (details.length > 0) throw errors.validationFailed(details);
+  }
+
+  /** The business's custom field definitions, current (custom-field-cache.ts). */
+  private customFieldsOf(businessId: string): Promise<BusinessCustomFields> {
+    return customFieldsOf(this.options.customFields, businessId);
   }
 
   private get includeCap(): number {
@@ -359,5 +444,21 @@ export class RecordService {
     const requested = parsed ?? parseInclude(include, this.specOf(definition));
     const relations = readableRelations(definition, requested, include, reader);
     return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations) };
+  }
+}
+
+/** 409001 at the unique custom field's path (`items.<i>.customFields.<key>` for a batch item). */
+function uniqueTaken(key: string, index: number | undefined, cause?: unknown) {
+  const path = `${index === undefined ? "" : `items.${index}.`}${CUSTOM_FIELDS_PROPERTY}.${key}`;
+  return errors.alreadyExists([{ path, message: "Another record already holds this value of a unique custom field" }], { cause });
+}
+
+/** Two items of one batch with the same unique value: the second is named, before anything is written. */
+function checkBatchUnique(unique: ReadonlyArray<UniqueValue & { index: number }>, batch: boolean): void {
+  const seen = new Set<string>();
+  for (const u of unique) {
+    const id = `${u.key}\u0000${u.value}`;
+    if (seen.has(id)) throw uniqueTaken(u.key, batch ? u.index : undefined);
+    seen.add(id);
   }
 }

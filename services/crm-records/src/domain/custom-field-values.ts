@@ -175,3 +175,26 @@ export function customFieldsView(rules: readonly CustomFieldRule[], stored: unkn
 export function uniqueValueText(value: CustomFieldValue): string {
   return JSON.stringify(value);
 }
+
+/** What a record write stores: its `customFields` column, and the unique values it takes or gives up. */
+export interface CustomFieldWrite {
+  stored: Record<string, CustomFieldValue>;
+  /** Unique keys whose value the write sets or clears (their held values are replaced). */
+  uniqueKeys: string[];
+  /** The values of those keys the record holds after the write. */
+  uniqueValues: Array<{ key: string; value: string }>;
+}
+
+/**
+ * A create's (every record: defaults fill it) or an update's custom values, merged by key into what
+ * the record stored (`before`); undefined for an update whose body has no `customFields`.
+ */
+export function customFieldWrite(rules: readonly CustomFieldRule[], input: unknown, mode: "create" | "update", before: unknown = {}): CustomFieldWrite | undefined {
+  if (mode === "update" && input === undefined) return undefined;
+  const change = customFieldChange(rules, input, mode);
+  const stored = applyCustomFieldChange((before !== null && typeof before === "object" ? before : {}) as StoredCustomFields, change);
+  const unique = new Set(rules.filter((rule) => rule.unique).map((rule) => rule.key));
+  const uniqueKeys = [...Object.keys(change.set), ...change.clear].filter((key) => unique.has(key));
+  const uniqueValues = uniqueKeys.filter((key) => Object.hasOwn(change.set, key)).map((key) => ({ key, value: uniqueValueText(change.set[key]!) }));
+  return { stored, uniqueKeys, uniqueValues };
+}

@@ -6,7 +6,7 @@
 // The statement writes every column itself (defaults from the definition, timestamps from here), so
 // the row the response and the event describe is exactly the stored one without reading it back.
 // Invoices and quotes (number counter, items) still go through RecordService's transaction.
-import { RECORDS_TOPIC, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, RECORDS_TOPIC, type EventEnvelope, type RecordEntity } from "@crm/contracts";
 import { activeTraceHeaders } from "@crm/telemetry";
 import type { EntityDefinition } from "../entities";
 import { toJsonNumber } from "../domain/money";
@@ -34,6 +34,7 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
     if (column.type === "decimal" && typeof value === "string") value = toJsonNumber(value);
     row[name] = value;
   }
+  row[CUSTOM_FIELDS_PROPERTY] = data[CUSTOM_FIELDS_PROPERTY] ?? {};
   return row;
 }
 
@@ -100,9 +101,7 @@ function recordAndEventInserts(definition: EntityDefinition, records: readonly s
 }
 
 function columnNames(definition: EntityDefinition): string {
-  return Object.keys(definition.columns)
-    .map((name) => `"${name}"`)
-    .join(", ");
+  return [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`).join(", ");
 }
 
 /** Each entry's `(...)` of column values; decimals come from `data`, so no precision passes through a float. */
@@ -112,6 +111,7 @@ function recordValues(definition: EntityDefinition, entries: ReadonlyArray<Inser
       const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
       return param(value ?? null);
     });
+    values.push(param(JSON.stringify(row[CUSTOM_FIELDS_PROPERTY] ?? {})));
     return `(${values.join(", ")})`;
   });
 }
