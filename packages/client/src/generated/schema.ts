@@ -1541,6 +1541,18 @@ export interface components {
              */
             expiresInSeconds?: number;
         };
+        /** @description A custom field's value: string, number, boolean, an array of options (multiSelect), or null */
+        CustomFieldValue: string | number | boolean | string[] | unknown | unknown;
+        /**
+         * @description The business's own fields (extensions §E4): one member per active definition, value or null. On create and update: members to set, null clears one; PATCH and PUT merge by key. GET /api/v1/{entity}/schema describes them per business.
+         * @example {
+         *       "externalId": "crm-42",
+         *       "tier": "gold"
+         *     }
+         */
+        CustomFields: {
+            [key: string]: components["schemas"]["CustomFieldValue"];
+        };
         Contact: {
             id: string;
             businessId: string;
@@ -1553,6 +1565,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
         };
         Client: {
             id: string;
@@ -1568,6 +1581,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
             /** @description Default relation; remove with include=-contacts. At most 100 records, the newest first. */
             contacts?: components["schemas"]["Contact"][];
             /**
@@ -1604,6 +1618,7 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                customFields: components["schemas"]["CustomFields"];
             }[];
             /**
              * @description Present, and true, only when the client has more invoices than the include cap (100): invoices then holds the newest ones; list them all with GET /api/v1/invoice?where=clientId:<id>.
@@ -1637,6 +1652,7 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                customFields: components["schemas"]["CustomFields"];
             }[];
             /**
              * @description Present, and true, only when the client has more quotes than the include cap (100): quotes then holds the newest ones; list them all with GET /api/v1/quote?where=clientId:<id>.
@@ -1676,6 +1692,7 @@ export interface components {
             notes?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -1712,6 +1729,7 @@ export interface components {
             notes?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         ContactWithRelations: components["schemas"]["Contact"] & {
             /** @description Only with include=client */
@@ -1729,6 +1747,7 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                customFields: components["schemas"]["CustomFields"];
             };
         };
         /**
@@ -1750,6 +1769,7 @@ export interface components {
             value: string;
             /** @description Default false */
             isPrimary?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -1782,6 +1802,7 @@ export interface components {
             value?: string;
             /** @description Default false */
             isPrimary?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Invoice: {
             id: string;
@@ -1811,6 +1832,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
             /** @description Only with include=client */
             client?: {
                 id: string;
@@ -1826,6 +1848,7 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                customFields: components["schemas"]["CustomFields"];
             };
         };
         RecordItem: {
@@ -1883,6 +1906,7 @@ export interface components {
              */
             dueDate?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -1938,6 +1962,7 @@ export interface components {
              */
             dueDate?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Quote: {
             id: string;
@@ -1965,6 +1990,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
             /** @description Only with include=client */
             client?: {
                 id: string;
@@ -1980,6 +2006,7 @@ export interface components {
                 createdAt: string;
                 /** Format: date-time */
                 updatedAt: string;
+                customFields: components["schemas"]["CustomFields"];
             };
         };
         /**
@@ -2018,6 +2045,7 @@ export interface components {
              */
             validUntil?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2067,6 +2095,7 @@ export interface components {
              */
             validUntil?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Product: {
             id: string;
@@ -2081,6 +2110,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2106,6 +2136,7 @@ export interface components {
             currency?: string;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2143,6 +2174,7 @@ export interface components {
             currency?: string;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Service: {
             id: string;
@@ -2156,6 +2188,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2176,6 +2209,7 @@ export interface components {
             unit?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2208,6 +2242,7 @@ export interface components {
             unit?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Employee: {
             id: string;
@@ -2222,6 +2257,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            customFields: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2243,6 +2279,7 @@ export interface components {
             position?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2276,9 +2313,8 @@ export interface components {
             position?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
-        /** @description A custom field's value: string, number, boolean, an array of options (multiSelect), or null */
-        CustomFieldValue: string | number | boolean | string[] | unknown | unknown;
         CustomFieldDefinition: {
             key: string;
             label: string;

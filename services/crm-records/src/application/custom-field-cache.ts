@@ -1,7 +1,7 @@
 // Each business's custom field definitions, cached in the process (extensions §E4). Every use first
 // reads the business's definition version (one primary-key read); the copy is used only while it is
 // current, so a definition committed by any replica shapes the next request everywhere, and no write
-// that starts after it commits uses the definitions from before it (docs/performance.md D35).
+// that starts after it commits uses the definitions from before it (docs/performance.md D34).
 import type { RecordEntity } from "@crm/contracts";
 import type { CustomFieldDefinition } from "../domain/custom-field-definitions";
 import { customFieldsView } from "../domain/custom-field-values";

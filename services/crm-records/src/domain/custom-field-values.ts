@@ -1,6 +1,6 @@
 // Custom field values (extensions §E4): what a record's `customFields` may hold, checked against the
 // business's definitions of its entity, and how the stored values are shown. Pure: no I/O, no clock.
-// Values are stored as JSON (a jsonb column per record table, docs/performance.md D35), normalised so
+// Values are stored as JSON (a jsonb column per record table, docs/performance.md D34), normalised so
 // that JSON order is the value's order: a dateTime is kept as UTC `toISOString()` text.
 import { CUSTOM_FIELD_LIMITS, CUSTOM_FIELDS_PROPERTY, customFieldSelectTypes, decimalPlaces, MONEY_UPPER_BOUND, type CustomFieldType } from "@crm/contracts";
 import { type ErrorDetail, errors } from "@crm/errors";

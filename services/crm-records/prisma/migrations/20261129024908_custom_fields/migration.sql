@@ -1,6 +1,6 @@
 -- Extensions §E4, custom fields: each record table gains its values as one jsonb column (constant default:
 -- a catalogue-only change, no table rewrite), and three new tables hold the definitions, the per-business
--- definition version, and the values of unique fields (docs/performance.md D35). Additive only; the lock wait is bounded.
+-- definition version, and the values of unique fields (docs/performance.md D34). Additive only; the lock wait is bounded.
 SET LOCAL lock_timeout = '5s';
 
 -- AlterTable
