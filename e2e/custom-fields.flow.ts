@@ -63,6 +63,10 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     await api.PATCH("/api/v1/client/fields/{key}", { params: { path: { key: "tier" } }, body: { isArchived: false } });
     expect((await api.GET("/api/v1/client", { params: { query: { perPage: 5 } } })).data!.data[0]!.customFields).toEqual({ externalId: "crm-42", tier: "gold" });
 
+    // Field selection names custom keys (extensions §E8).
+    const selected = await api.GET("/api/v1/client/{id}", { params: { path: { id }, query: { fields: "customFields.tier" } } });
+    expect(selected.data!.data).toEqual({ id, customFields: { tier: "gold" } });
+
     // A member reads definitions but cannot write them; another business has none.
     const member = await api.POST("/api/v1/user", { body: { email: `member-${suffix}@example.test`, password: "correct-horse-battery", role: "MEMBER" } });
     expect(member.response.status).toBe(201);

@@ -171,6 +171,23 @@ function valuesSuite(mode: Mode): void {
     await a.post("/client", { firstName: "H", lastName: "H", customFields: { externalId: "ext-1" } }).expect(201);
   });
 
+  it("fields=customFields.<key> keeps only those keys (extensions §E8); an unknown or archived key is 400019", async () => {
+    const a = admin();
+    await define(a, "client", { key: "region", label: "Region", type: "text" });
+    await define(a, "client", { key: "size", label: "Size", type: "integer" });
+    await define(a, "client", { key: "gone", label: "Gone", type: "text" });
+    await a.delete("/client/fields/gone").expect(200);
+    const id = (await a.post("/client", { firstName: "F", lastName: "S", customFields: { region: "EU", size: 3 } }).expect(201)).body.data.id as string;
+    const one = await a.get(`/client/${id}?fields=lastName,customFields.size`).expect(200);
+    expect(one.body.data).toEqual({ id, lastName: "S", customFields: { size: 3 } });
+    const list = await a.get("/client?fields=customFields.region").expect(200);
+    expect(list.body.data).toEqual([{ id, customFields: { region: "EU" } }]);
+    for (const fields of ["customFields.gone", "customFields.nope", "customFields"]) {
+      const res = await a.get(`/client/${id}?fields=${fields}`);
+      expect([fields, res.status, codeOf(res), pathsOf(res)]).toEqual([fields, 400, 400019, ["fields"]]);
+    }
+  });
+
   it("a definition added while creates run shapes every create that starts after it commits", async () => {
     const a = admin();
     const creates = Array.from({ length: 12 }, (_, i) => a.post("/client", { firstName: `W${i}`, lastName: "W" }).then((res) => res));

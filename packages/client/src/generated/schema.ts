@@ -4487,7 +4487,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -4684,7 +4684,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {
@@ -5266,7 +5266,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -5463,7 +5463,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {
@@ -6036,7 +6036,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -6233,7 +6233,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {
@@ -6806,7 +6806,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -7003,7 +7003,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {
@@ -7576,7 +7576,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -7773,7 +7773,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {
@@ -8346,7 +8346,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -8543,7 +8543,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {
@@ -9116,7 +9116,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -9313,7 +9313,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
             };
             header?: {

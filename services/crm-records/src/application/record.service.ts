@@ -124,8 +124,8 @@ export class RecordService {
     if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query, reader);
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
-    const { relations, selection } = this.readPlan(definition, query, reader, parsed.include);
     const custom = await this.customFieldsOf(businessId);
+    const { relations, selection } = this.readPlan(definition, query, reader, custom, parsed.include);
     const { rows, total } = await this.reads.list(definition, businessId, { filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip }, relations, true);
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined };
     return {
@@ -155,8 +155,8 @@ export class RecordService {
     if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
-    const { relations, selection } = this.readPlan(definition, query, reader);
     const custom = await this.customFieldsOf(businessId);
+    const { relations, selection } = this.readPlan(definition, query, reader, custom);
     const { rows } = await this.reads.list(definition, businessId, { filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key }, relations, false);
     return {
       data: this.views(definition, rows, pagination.perPage, selection, custom.shaper),
@@ -187,9 +187,9 @@ export class RecordService {
    * (§E8). `query`: the request's `include` and `fields`.
    */
   async get(definition: EntityDefinition, businessId: string, id: string, query: Record<string, unknown>, reader: Reader): Promise<{ view: RecordView; answer: RecordView }> {
-    const { relations, selection } = this.readPlan(definition, query, reader);
-    if (!isUuid(id)) throw errors.notFound();
     const custom = await this.customFieldsOf(businessId);
+    const { relations, selection } = this.readPlan(definition, query, reader, custom);
+    if (!isUuid(id)) throw errors.notFound();
     const row = await this.reads.one(definition, businessId, id, relations);
     if (!row) throw errors.notFound();
     const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom.shaper));
@@ -438,12 +438,19 @@ export class RecordService {
     definition: EntityDefinition,
     query: Record<string, unknown>,
     reader: Reader,
+    custom: BusinessCustomFields,
     parsed?: readonly string[],
   ): { relations: readonly string[]; selection?: FieldSelection } {
     const include = query["include"] as string | undefined;
     const requested = parsed ?? parseInclude(include, this.specOf(definition));
     const relations = readableRelations(definition, requested, include, reader);
-    return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations) };
+    const customKeys = new Set(
+      custom
+        .rules(definition.entity)
+        .filter((rule) => !rule.isArchived)
+        .map((rule) => rule.key),
+    );
+    return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations, customKeys) };
   }
 }
 
