@@ -6,6 +6,7 @@ import { runCursorWalk } from "./cursor-walk";
 import { runCoreFlow } from "./flow";
 import { runApiKeyControlsFlow, runApiKeyFlow } from "./api-keys.flow";
 import { runBatchCreateFlow, runConditionalRequestFlow, runFieldSelectionFlow } from "./records-ext.flow";
+import { runCustomFieldsFlow } from "./custom-fields.flow";
 import { startDistributed, type RunningDistributed } from "./harness";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
@@ -32,6 +33,10 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("records: field selection (extensions §E8)", async () => {
     await runFieldSelectionFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("records: custom fields defined, written, read, unique and delivered (extensions §E4)", async () => {
+    await runCustomFieldsFlow(product.baseUrl, `dist-${Date.now()}`);
   });
 
   it("records: batch create, all or nothing, an event per record (extensions §E2.2)", async () => {

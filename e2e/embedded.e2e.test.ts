@@ -8,6 +8,7 @@ import { ApiClient } from "./api-client";
 import { runApiKeyControlsFlow, runApiKeyFlow } from "./api-keys.flow";
 import { runCursorWalk } from "./cursor-walk";
 import { runBatchCreateFlow, runConditionalRequestFlow, runFieldSelectionFlow } from "./records-ext.flow";
+import { runCustomFieldsFlow } from "./custom-fields.flow";
 import { runCoreFlow } from "./flow";
 import { runRecordsAndWebhooksSecurityFlow } from "./records-webhooks-security.flow";
 import { runWebhookExtensionsFlow } from "./webhook-extensions.flow";
@@ -36,6 +37,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("records: field selection (extensions §E8)", async () => {
     await runFieldSelectionFlow(product.baseUrl, "embedded");
+  });
+
+  it("records: custom fields defined, written, read, unique and delivered (extensions §E4)", async () => {
+    await runCustomFieldsFlow(product.baseUrl, "embedded");
   });
 
   it("records: batch create, all or nothing, an event per record (extensions §E2.2)", async () => {

@@ -36,8 +36,15 @@ describe("event types (extensions §E1.6)", () => {
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:00:01.000Z",
       deletedAt: null,
+      customFields: { externalId: "crm-42", tier: null },
     };
-    const body = { event: "client.updated", data, previousAttributes: { lastName: "Lovelace" }, businessId: "b1", timestamp: "2026-01-01T00:00:01.000Z" };
+    const body = {
+      event: "client.updated",
+      data,
+      previousAttributes: { lastName: "Lovelace", customFields: { tier: "gold" } },
+      businessId: "b1",
+      timestamp: "2026-01-01T00:00:01.000Z",
+    };
     const schema = deliveryBodySchema("client", "updated");
     expect(schema.safeParse(body).success).toBe(true);
     expect(schema.safeParse({ ...body, event: "client.created" }).success).toBe(false);

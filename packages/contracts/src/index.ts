@@ -8,6 +8,7 @@ export * from "./ids";
 export * from "./envelope";
 export * from "./webhooks";
 export * from "./records";
+export * from "./custom-fields";
 export * from "./record-requests";
 export * from "./record-responses";
 export * from "./identity";

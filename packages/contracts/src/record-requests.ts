@@ -1,6 +1,10 @@
 // Request schemas of the CRM-records context (interface §2, §4; decisions §2, §8): what a create or
 // update body may hold, and the limits it must keep. crm-records validates bodies with these.
+import { customFieldsSchema } from "./custom-fields";
 import { z } from "./zod";
+
+/** The business's own fields (extensions §E4): checked by crm-records against its definitions, not here. */
+const customFields = customFieldsSchema.optional();
 
 export const contactTypes = ["EMAIL", "PHONE", "MOBILE", "WEBSITE", "OTHER"] as const;
 export const invoiceStatuses = ["DRAFT", "SENT", "PAID", "OVERDUE", "VOID"] as const;
@@ -133,6 +137,7 @@ export const clientCreateSchema = z
     companyName: optionalText(RECORD_LIMITS.name),
     notes: optionalText(RECORD_LIMITS.longText),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
+    customFields,
   })
   .strict()
   .openapi("ClientCreate", { example: recordBodyExamples.client.create });
@@ -143,6 +148,7 @@ export const contactCreateSchema = z
     type: z.enum(contactTypes),
     value: text(RECORD_LIMITS.contactValue),
     isPrimary: z.boolean().optional().openapi({ description: "Default false" }),
+    customFields,
   })
   .strict()
   .openapi("ContactCreate", { example: recordBodyExamples.contact.create });
@@ -157,6 +163,7 @@ function documentCreateSchema<Dates extends z.ZodRawShape>(statuses: readonly [s
       currency: currency.optional(),
       ...dates,
       notes: optionalText(RECORD_LIMITS.longText),
+      customFields,
     })
     .strict()
     .openapi(name, { example });
@@ -178,6 +185,7 @@ export const productCreateSchema = z
     unitPrice: amount({ positive: false, description: "Default 0; at most 4 decimal places" }).optional(),
     currency: currency.optional(),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
+    customFields,
   })
   .strict()
   .openapi("ProductCreate", { example: recordBodyExamples.product.create });
@@ -189,6 +197,7 @@ export const serviceCreateSchema = z
     unitPrice: amount({ positive: false, description: "Default 0; at most 4 decimal places" }).optional(),
     unit: optionalText(RECORD_LIMITS.unit).openapi({ example: "hour" }),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
+    customFields,
   })
   .strict()
   .openapi("ServiceCreate", { example: recordBodyExamples.service.create });
@@ -201,6 +210,7 @@ export const employeeCreateSchema = z
     phone: optionalText(RECORD_LIMITS.phone),
     position: optionalText(RECORD_LIMITS.name),
     isActive: z.boolean().optional().openapi({ description: "Default true" }),
+    customFields,
   })
   .strict()
   .openapi("EmployeeCreate", { example: recordBodyExamples.employee.create });

@@ -1,5 +1,6 @@
 // Response schemas of the CRM-records context (interface §4; decisions §3): every record's fields in
 // response order, and what GET returns. Events carry the same objects without relations.
+import { customFieldsSchema } from "./custom-fields";
 import { z } from "./zod";
 import type { RecordEntity } from "./events";
 import { enumField, recordField, type RecordField } from "./record-fields";
@@ -114,7 +115,8 @@ function fieldView(field: RecordField): z.ZodType {
 
 /** A record's response fields, one per field in order; `documented` replaces a field's view to describe it. */
 function recordView(fields: Readonly<Record<string, RecordField>>, documented: Readonly<Record<string, z.ZodType>> = {}): Record<string, z.ZodType> {
-  return Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, documented[name] ?? fieldView(field)]));
+  // Custom values (extensions §E4) follow the built-in fields, as the serializer writes them.
+  return { ...Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, documented[name] ?? fieldView(field)])), customFields: customFieldsSchema };
 }
 
 const recordItemView = z.object({ description: z.string(), quantity: z.number(), unitPrice: z.number() });

@@ -26,6 +26,7 @@ export const errorCatalogue = {
   409003: { name: "hasDependents", status: 409, message: "Resource has dependent records" },
   409004: { name: "deliveryNotRetryable", status: 409, message: "Delivery is not in a retryable state" },
   409005: { name: "apiKeyNotActive", status: 409, message: "API key is not active" },
+  409006: { name: "limitReached", status: 409, message: "Limit reached" },
   409007: { name: "notDeleted", status: 409, message: "Resource is not deleted" },
   409008: { name: "relatedRecordDeleted", status: 409, message: "Related record is deleted" },
   410000: { name: "cursorExpired", status: 410, message: "Cursor expired" },

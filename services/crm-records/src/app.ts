@@ -1,5 +1,6 @@
 import { type Express, Router } from "express";
 import { AuditCursorCodec, internalAuditRouter } from "@crm/audit";
+import type { RecordEntity } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
 import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
@@ -13,6 +14,11 @@ import { TrashService } from "./application/trash.service";
 import { feedRouter } from "./http/feed.router";
 import { historyRouter } from "./http/history.router";
 import { FeedStore } from "./persistence/feed.store";
+import { CustomFieldStore } from "./persistence/custom-field.store";
+import { statementRunner } from "./persistence/record-reads";
+import { CustomFieldCache } from "./application/custom-field-cache";
+import { CustomFieldService } from "./application/custom-field.service";
+import { createCustomFieldsRouter } from "./http/custom-fields.router";
 
 export interface AppDeps {
   logger: Logger;
@@ -36,7 +42,10 @@ export interface AppDeps {
 
 /** The crm-records HTTP app, not listening (tests drive it in-process). */
 export function createApp(deps: AppDeps): Express {
+  const customFieldStore = new CustomFieldStore(deps.prisma, statementRunner(deps.sql));
+  const customFieldCache = new CustomFieldCache(customFieldStore);
   const service = new RecordService({
+    customFields: customFieldCache,
     prisma: deps.prisma,
     definitions: entityDefinitions,
     onCommitted: deps.onCommitted,
@@ -47,9 +56,12 @@ export function createApp(deps: AppDeps): Express {
     devices: deps.devices,
   });
   const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
+  const customFields = new CustomFieldService(customFieldStore, customFieldCache, entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));
-  const trash = new TrashService({ prisma: deps.prisma, definitions: entityDefinitions, onCommitted: deps.onCommitted });
+  const trash = new TrashService({ prisma: deps.prisma, definitions: entityDefinitions, onCommitted: deps.onCommitted, customFields: customFieldCache });
+  // Before the records' routes: /{entity}/fields is never a record id (extensions §E4).
+  api.use(createCustomFieldsRouter(customFields, Object.keys(entityDefinitions) as RecordEntity[]));
   api.use(createRecordsRouter(service, trash, entityDefinitions));
   api.use(historyRouter(deps.prisma, new AuditCursorCodec(deps.internalTokenSecret), Object.values(entityDefinitions)));
   return createServiceApp({

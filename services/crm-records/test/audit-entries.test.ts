@@ -6,6 +6,9 @@ import { uuidv7 } from "@crm/contracts";
 import { startRetention } from "@crm/service-kit";
 import { errorCollectingLogger, testInfra } from "@crm/testing";
 import { RecordService } from "../src/application/record.service";
+import { CustomFieldCache } from "../src/application/custom-field-cache";
+import { CustomFieldStore } from "../src/persistence/custom-field.store";
+import { statementRunner } from "../src/persistence/record-reads";
 import { entityDefinitions } from "../src/entities";
 import { SECRET, sharedHarness, type Mode } from "./harness";
 
@@ -26,7 +29,15 @@ describe.each(modes)("crm-records audit entries on %s", (mode) => {
   const h = sharedHarness(mode, {}, 180_000);
 
   const service = (audit: AuditWriter, oneStatementCreates: boolean) =>
-    new RecordService({ prisma: h.prisma, definitions: entityDefinitions, cursorSecret: SECRET, sql: h.db.sql, audit, devices: { oneStatementCreates } });
+    new RecordService({
+      prisma: h.prisma,
+      definitions: entityDefinitions,
+      cursorSecret: SECRET,
+      sql: h.db.sql,
+      audit,
+      devices: { oneStatementCreates },
+      customFields: new CustomFieldCache(new CustomFieldStore(h.prisma, statementRunner(h.db.sql))),
+    });
 
   it.each([true, false])("no change without its entry: a refused entry leaves no record, no event (one statement: %s)", async (oneStatementCreates) => {
     const businessId = uuidv7();

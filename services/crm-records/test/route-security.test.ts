@@ -1,7 +1,7 @@
 // The common security suite (@crm/testing) over every route crm-records declares in @crm/contracts:
 // a key without the route's permission gets 401014, another business's id 404001; and `include` obeys
 // the permissions of the relation's resource (extensions §E10).
-import { routesOf, type Principal } from "@crm/contracts";
+import { allPermissions, routesOf, type Principal } from "@crm/contracts";
 import { describeEachMode, internalCaller, runCommonRouteTests, runRelationPermissionTests, type DeclaredRoute, type RouteSecurityTarget } from "@crm/testing";
 import { sharedHarness, SECRET } from "./harness";
 
@@ -42,14 +42,33 @@ describeEachMode("route security on %s", (mode) => {
   }
   const held = new Map<string, Promise<string>>();
 
+  /** A custom field definition of `entity` in `owner`'s business (extensions §E4), defined on first use by an administrator. */
+  function definedField(owner: Principal, entity: string): Promise<string> {
+    const key = `${owner.businessId}/${entity}/field`;
+    if (!held.has(key)) {
+      const admin = { ...owner, permissions: [...allPermissions] };
+      held.set(
+        key,
+        internalCaller(h.app, admin, { prefix: "/api/v1" })
+          .post(`/${entity}/fields`, { key: "externalId", label: "External id", type: "text" })
+          .then((res) => {
+            if (res.status !== 201) throw new Error(`${entity} field create failed: ${res.status} ${JSON.stringify(res.body)}`);
+            return res.body.data.key as string;
+          }),
+      );
+    }
+    return held.get(key)!;
+  }
+
   const target = (): RouteSecurityTarget => ({
     caller: (principal) => internalCaller(h.app, principal, { secret: SECRET }),
     ownedIds: async (route, owner) => {
       const ids: Record<string, string> = {};
       if (route.path.includes("{id}")) ids["id"] = await created(owner, entityOf(route));
+      if (route.path.includes("{key}")) ids["key"] = await definedField(owner, entityOf(route));
       return ids;
     },
-    body: (route) => (route.method === "POST" ? createBody(entityOf(route), "") : {}),
+    body: (route) => (route.method !== "POST" ? {} : route.path.endsWith("/fields") ? { key: "another", label: "Another", type: "text" } : createBody(entityOf(route), "")),
   });
   runCommonRouteTests(routesOf("crm-records"), target);
 

@@ -911,6 +911,328 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of client records, archived ones included (permission clients.read) */
+        get: operations["listClientFields"];
+        put?: never;
+        /**
+         * Define a custom field on client records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of client is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createClientField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of client records (permission clients.read) */
+        get: operations["getClientField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of client records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteClientField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of client records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateClientField"];
+        trace?: never;
+    };
+    "/api/v1/contact/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of contact records, archived ones included (permission contacts.read) */
+        get: operations["listContactFields"];
+        put?: never;
+        /**
+         * Define a custom field on contact records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of contact is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createContactField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contact/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of contact records (permission contacts.read) */
+        get: operations["getContactField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of contact records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteContactField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of contact records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateContactField"];
+        trace?: never;
+    };
+    "/api/v1/invoice/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of invoice records, archived ones included (permission invoices.read) */
+        get: operations["listInvoiceFields"];
+        put?: never;
+        /**
+         * Define a custom field on invoice records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of invoice is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createInvoiceField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoice/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of invoice records (permission invoices.read) */
+        get: operations["getInvoiceField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of invoice records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteInvoiceField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of invoice records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateInvoiceField"];
+        trace?: never;
+    };
+    "/api/v1/quote/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of quote records, archived ones included (permission quotes.read) */
+        get: operations["listQuoteFields"];
+        put?: never;
+        /**
+         * Define a custom field on quote records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of quote is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createQuoteField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quote/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of quote records (permission quotes.read) */
+        get: operations["getQuoteField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of quote records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteQuoteField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of quote records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateQuoteField"];
+        trace?: never;
+    };
+    "/api/v1/product/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of product records, archived ones included (permission products.read) */
+        get: operations["listProductFields"];
+        put?: never;
+        /**
+         * Define a custom field on product records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of product is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createProductField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/product/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of product records (permission products.read) */
+        get: operations["getProductField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of product records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteProductField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of product records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateProductField"];
+        trace?: never;
+    };
+    "/api/v1/service/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of service records, archived ones included (permission services.read) */
+        get: operations["listServiceFields"];
+        put?: never;
+        /**
+         * Define a custom field on service records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of service is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createServiceField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of service records (permission services.read) */
+        get: operations["getServiceField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of service records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteServiceField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of service records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateServiceField"];
+        trace?: never;
+    };
+    "/api/v1/employee/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every custom field definition of employee records, archived ones included (permission employees.read) */
+        get: operations["listEmployeeFields"];
+        put?: never;
+        /**
+         * Define a custom field on employee records (administrators: permission users.update)
+         * @description A key that is a built-in field or relation of employee is 400001; one already defined (archived ones included) 409001. At most 100 definitions per entity (archived included) and 10 unique ones: 409006 beyond. defaultValue is validated like a value.
+         */
+        post: operations["createEmployeeField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/employee/fields/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One custom field definition of employee records (permission employees.read) */
+        get: operations["getEmployeeField"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field definition of employee records, or remove an archived one for good (administrators: permission users.update)
+         * @description Archived: its values disappear from every answer and event but are kept. With permanent=true (archived only): the definition and its values are removed.
+         */
+        delete: operations["deleteEmployeeField"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom field definition of employee records (administrators: permission users.update)
+         * @description key and unique never change; type only from text to longText; options can be added, not removed (400001 otherwise). {"isArchived": false} brings an archived definition back with its values unchanged.
+         */
+        patch: operations["updateEmployeeField"];
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -1537,6 +1859,18 @@ export interface components {
              */
             expiresInSeconds?: number;
         };
+        /** @description A custom field's value: string, number, boolean, an array of options (multiSelect), or null */
+        CustomFieldValue: string | number | boolean | string[] | unknown | unknown;
+        /**
+         * @description The business's own fields (extensions §E4): one member per active definition, value or null. On create and update: members to set, null clears one; PATCH and PUT merge by key. GET /api/v1/{entity}/schema describes them per business.
+         * @example {
+         *       "externalId": "crm-42",
+         *       "tier": "gold"
+         *     }
+         */
+        CustomFields: {
+            [key: string]: components["schemas"]["CustomFieldValue"];
+        };
         Contact: {
             id: string;
             businessId: string;
@@ -1551,6 +1885,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
         };
         Client: {
             id: string;
@@ -1568,6 +1903,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
             /** @description Default relation; remove with include=-contacts. At most 100 records, the newest first. */
             contacts?: components["schemas"]["Contact"][];
             /**
@@ -1606,6 +1942,7 @@ export interface components {
                 updatedAt: string;
                 /** Format: date-time */
                 deletedAt: string | null;
+                customFields: components["schemas"]["CustomFields"];
             }[];
             /**
              * @description Present, and true, only when the client has more invoices than the include cap (100): invoices then holds the newest ones; list them all with GET /api/v1/invoice?where=clientId:<id>.
@@ -1641,6 +1978,7 @@ export interface components {
                 updatedAt: string;
                 /** Format: date-time */
                 deletedAt: string | null;
+                customFields: components["schemas"]["CustomFields"];
             }[];
             /**
              * @description Present, and true, only when the client has more quotes than the include cap (100): quotes then holds the newest ones; list them all with GET /api/v1/quote?where=clientId:<id>.
@@ -1680,6 +2018,7 @@ export interface components {
             notes?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -1716,6 +2055,7 @@ export interface components {
             notes?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         ContactWithRelations: components["schemas"]["Contact"] & {
             /** @description Only with include=client */
@@ -1735,6 +2075,7 @@ export interface components {
                 updatedAt: string;
                 /** Format: date-time */
                 deletedAt: string | null;
+                customFields: components["schemas"]["CustomFields"];
             };
         };
         /**
@@ -1756,6 +2097,7 @@ export interface components {
             value: string;
             /** @description Default false */
             isPrimary?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -1788,6 +2130,7 @@ export interface components {
             value?: string;
             /** @description Default false */
             isPrimary?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Invoice: {
             id: string;
@@ -1819,6 +2162,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
             /** @description Only with include=client */
             client?: {
                 id: string;
@@ -1836,6 +2180,7 @@ export interface components {
                 updatedAt: string;
                 /** Format: date-time */
                 deletedAt: string | null;
+                customFields: components["schemas"]["CustomFields"];
             };
         };
         RecordItem: {
@@ -1893,6 +2238,7 @@ export interface components {
              */
             dueDate?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -1948,6 +2294,7 @@ export interface components {
              */
             dueDate?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Quote: {
             id: string;
@@ -1977,6 +2324,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
             /** @description Only with include=client */
             client?: {
                 id: string;
@@ -1994,6 +2342,7 @@ export interface components {
                 updatedAt: string;
                 /** Format: date-time */
                 deletedAt: string | null;
+                customFields: components["schemas"]["CustomFields"];
             };
         };
         /**
@@ -2032,6 +2381,7 @@ export interface components {
              */
             validUntil?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2081,6 +2431,7 @@ export interface components {
              */
             validUntil?: string | null;
             notes?: string | null;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Product: {
             id: string;
@@ -2097,6 +2448,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2122,6 +2474,7 @@ export interface components {
             currency?: string;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2159,6 +2512,7 @@ export interface components {
             currency?: string;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Service: {
             id: string;
@@ -2174,6 +2528,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2194,6 +2549,7 @@ export interface components {
             unit?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2226,6 +2582,7 @@ export interface components {
             unit?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         Employee: {
             id: string;
@@ -2242,6 +2599,7 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            customFields: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2263,6 +2621,7 @@ export interface components {
             position?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
         };
         /**
          * @example {
@@ -2296,6 +2655,64 @@ export interface components {
             position?: string | null;
             /** @description Default true */
             isActive?: boolean;
+            customFields?: components["schemas"]["CustomFields"];
+        };
+        CustomFieldDefinition: {
+            key: string;
+            label: string;
+            description: string | null;
+            /** @enum {string} */
+            type: "text" | "longText" | "number" | "integer" | "boolean" | "date" | "dateTime" | "email" | "url" | "select" | "multiSelect";
+            required: boolean;
+            unique: boolean;
+            options: string[] | null;
+            defaultValue: components["schemas"]["CustomFieldValue"];
+            isArchived: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @example {
+         *       "key": "externalId",
+         *       "label": "External id",
+         *       "type": "text",
+         *       "unique": true
+         *     }
+         */
+        CustomFieldCreate: {
+            /**
+             * @description Never changes; not a built-in field or relation name of the entity. Regex ^[a-z][a-zA-Z0-9]{0,62}$
+             * @example externalId
+             */
+            key: string;
+            label: string;
+            description?: string | null;
+            /** @enum {string} */
+            type: "text" | "longText" | "number" | "integer" | "boolean" | "date" | "dateTime" | "email" | "url" | "select" | "multiSelect";
+            required?: boolean;
+            unique?: boolean;
+            /** @description Only for select and multiSelect: 1-200 distinct strings matching ^[A-Za-z0-9_ -]{1,64}$; can be added to, not removed from */
+            options?: string[] | null;
+            defaultValue?: components["schemas"]["CustomFieldValue"];
+        };
+        /**
+         * @example {
+         *       "label": "External reference",
+         *       "isArchived": false
+         *     }
+         */
+        CustomFieldUpdate: {
+            label?: string;
+            description?: string | null;
+            /** @enum {string} */
+            type?: "text" | "longText" | "number" | "integer" | "boolean" | "date" | "dateTime" | "email" | "url" | "select" | "multiSelect";
+            required?: boolean;
+            /** @description Only for select and multiSelect: 1-200 distinct strings matching ^[A-Za-z0-9_ -]{1,64}$; can be added to, not removed from */
+            options?: string[] | null;
+            defaultValue?: components["schemas"]["CustomFieldValue"];
+            isArchived?: boolean;
         };
         FeedEvent: {
             /** @description The event's id: the same in a webhook's body; de-duplicate on it */
@@ -4447,7 +4864,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -4646,7 +5063,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -5325,7 +5742,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -5524,7 +5941,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -6203,7 +6620,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -6402,7 +6819,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -7081,7 +7498,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -7280,7 +7697,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -7959,7 +8376,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -8158,7 +8575,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -8837,7 +9254,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -9036,7 +9453,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -9715,7 +10132,7 @@ export interface operations {
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
                 cursor?: string;
@@ -9914,7 +10331,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
-                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
+                /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
                 /** @description include: also read the record when it is in the trash (deletedAt set); only: read it only when it is; exclude (the default): a trashed record is 404001. Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -10544,6 +10961,3317 @@ export interface operations {
             };
             /** @description 409007 Resource is not deleted */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listClientFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createClientField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getClientField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteClientField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateClientField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listContactFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteContactField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateContactField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listInvoiceFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createInvoiceField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInvoiceField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteInvoiceField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateInvoiceField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listQuoteFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createQuoteField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getQuoteField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteQuoteField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateQuoteField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listProductFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createProductField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getProductField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteProductField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateProductField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listServiceFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createServiceField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getServiceField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteServiceField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateServiceField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEmployeeFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All definitions, oldest first (no paging: at most 100) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"][];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createEmployeeField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409001 Resource already exists; 409006 Limit reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEmployeeField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteEmployeeField: {
+        parameters: {
+            query?: {
+                /** @description true: remove an archived definition and its values for good (a live one: 409007); then the key may be defined again */
+                permanent?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition as it now is (archived), or as it was (permanent) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 409007 Resource is not deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateEmployeeField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The definition's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomFieldUpdate"];
+            };
+        };
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomFieldDefinition"];
+                    };
+                };
+            };
+            /** @description 400001 Validation failed; 400002 Malformed JSON body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 404001 Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 413000 Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 415000 Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { auditRoutes, historyRoutes } from "./audit.routes";
+import { customFieldRoutes } from "./custom-fields.routes";
 import { feedRoutes } from "./feed.routes";
 import { gatewayRoutes } from "./gateway.routes";
 import { identityRoutes } from "./identity.routes";
@@ -11,6 +12,7 @@ import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
 export { API_PREFIX, defineRoute, expressPath, httpMethods, mayCallRoute, routeName, type HttpMethod, type Route, type RouteDocs, type ServiceName } from "./route";
 export { openApiOperation, operationIdOf, registerRoutesOpenApi, type RouteTable } from "./openapi";
 export { AUDIT_HISTORY_PARAMETERS, AUDIT_LOG_FILTERS, AUDIT_LOG_PARAMETERS, auditRoutes, historyRoutes } from "./audit.routes";
+export { CUSTOM_FIELD_ADMIN_PERMISSION, customFieldRoutes, type CustomFieldRoutes } from "./custom-fields.routes";
 export { feedRoutes } from "./feed.routes";
 export { gatewayRoutes } from "./gateway.routes";
 export { identityRoutes } from "./identity.routes";
@@ -25,6 +27,8 @@ function recordRouteList(): Route[] {
 export const apiRoutes: readonly Route[] = [
   ...Object.values(gatewayRoutes),
   ...Object.values(identityRoutes),
+  // Before the records' routes: the gateway takes the first declared match, so /{entity}/fields is never a record id.
+  ...Object.values(customFieldRoutes).flatMap((routes): Route[] => Object.values(routes)),
   ...recordRouteList(),
   ...Object.values(feedRoutes),
   ...Object.values(webhookRoutes),
@@ -46,6 +50,11 @@ export function registerIdentityOpenApi(registry: OpenAPIRegistry): void {
 /** Each entity's routes, named after it: listClients, getClient, createClientBatch, ... */
 export function registerRecordsOpenApi(registry: OpenAPIRegistry): void {
   for (const [entity, routes] of Object.entries(recordRoutes)) {
+    const one = `${entity[0]!.toUpperCase()}${entity.slice(1)}`;
+    registerRoutesOpenApi(registry, { routes, resource: { one, many: `${one}s` } });
+  }
+  // listClientFields, createClientField, ...
+  for (const [entity, routes] of Object.entries(customFieldRoutes)) {
     const one = `${entity[0]!.toUpperCase()}${entity.slice(1)}`;
     registerRoutesOpenApi(registry, { routes, resource: { one, many: `${one}s` } });
   }

@@ -26,7 +26,7 @@ const includeParam = (relations: RecordContract["relations"]) => {
 };
 const fieldsParam = param(
   "fields",
-  "Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, and relation.field for a relation the answer includes " +
+  "Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes " +
     "(its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. " +
     "A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects.",
   "id,firstName,lastName",

@@ -3,7 +3,16 @@
 // outbox event(s) with it. Everything entity-specific comes from the definition; what reaches the
 // database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
 import { type AuditContext, AuditWriter } from "@crm/audit";
-import { DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, uuidv7, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
+import {
+  CUSTOM_FIELDS_PROPERTY,
+  DEFAULT_INCLUDE_MAX_PER_RELATION,
+  isUuid,
+  uuidv7,
+  type EventEnvelope,
+  type RecordEntity,
+  type RecordItemInput,
+  type RecordListMeta,
+} from "@crm/contracts";
 import { errors, type ErrorDetail } from "@crm/errors";
 import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
 import type { SqlRunner } from "@crm/database";
@@ -28,6 +37,10 @@ import { type CreateClaim, claimedCreate, claimInTransaction, isClaimTaken } fro
 import { insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
 import { trashRecord } from "../persistence/trash-writes";
 import { type DeletedMode, parseDeletedMode } from "../domain/deleted-mode";
+import type { CustomFieldsShaper } from "../domain/record.serializer";
+import { customFieldWrite, type CustomFieldWrite } from "../domain/custom-field-values";
+import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
+import { dropUniqueValues, insertUniqueValues, isUniqueViolation, replaceUniqueValues, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -49,6 +62,8 @@ export interface RecordServiceOptions {
   devices?: Partial<RecordDevices>;
   /** Writes every write's audit entries (extensions §E7) in its transaction; a test may give one with its own clock. */
   audit?: AuditWriter;
+  /** Each business's custom field definitions (extensions §E4), current on every use. */
+  customFields: CustomFieldCache;
 }
 
 /** The tuning devices of the records path (docs/performance.md), each on unless turned off. */
@@ -126,7 +141,8 @@ export class RecordService {
     const spec = this.specOf(definition);
     const parsed = parseListQuery(query, spec);
     const deleted = parseDeletedMode(query["deleted"]);
-    const { relations, selection } = this.readPlan(definition, query, reader, parsed.include);
+    const custom = await this.customFieldsOf(businessId);
+    const { relations, selection } = this.readPlan(definition, query, reader, custom, parsed.include);
     const { rows, total } = await this.reads.list(
       definition,
       businessId,
@@ -136,7 +152,7 @@ export class RecordService {
     );
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined, deleted };
     return {
-      data: this.views(definition, rows, parsed.take, selection),
+      data: this.views(definition, rows, parsed.take, selection, custom.shaper),
       meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
     };
   }
@@ -166,7 +182,8 @@ export class RecordService {
     if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
-    const { relations, selection } = this.readPlan(definition, query, reader);
+    const custom = await this.customFieldsOf(businessId);
+    const { relations, selection } = this.readPlan(definition, query, reader, custom);
     const { rows } = await this.reads.list(
       definition,
       businessId,
@@ -175,13 +192,13 @@ export class RecordService {
       false,
     );
     return {
-      data: this.views(definition, rows, pagination.perPage, selection),
+      data: this.views(definition, rows, pagination.perPage, selection, custom.shaper),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
     };
   }
 
-  private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined): RecordView[] {
-    return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true)), selection));
+  private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined, custom: CustomFieldsShaper): RecordView[] {
+    return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom)), selection));
   }
 
   /** A cursor after the last row of the page, or null when the extra row says nothing follows. */
@@ -211,18 +228,21 @@ export class RecordService {
    * deleted=include|only, extensions §E5).
    */
   async get(definition: EntityDefinition, businessId: string, id: string, query: Record<string, unknown>, reader: Reader): Promise<{ view: RecordView; answer: RecordView }> {
-    const { relations, selection } = this.readPlan(definition, query, reader);
+    const custom = await this.customFieldsOf(businessId);
+    const { relations, selection } = this.readPlan(definition, query, reader, custom);
     const deleted = parseDeletedMode(query["deleted"]);
     if (!isUuid(id)) throw errors.notFound();
     const row = await this.reads.one(definition, businessId, id, relations, deleted);
     if (!row) throw errors.notFound();
-    const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true));
+    const view = this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom.shaper));
     return { view, answer: selectFields(view, selection) };
   }
 
   /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `claim`: its Idempotency-Key, if sent; `audit`: who asked, for its audit entry. */
   async create(definition: EntityDefinition, businessId: string, input: Input, audit: AuditContext, claim?: CreateClaim): Promise<Created> {
+    const custom = await this.customFieldsOf(businessId);
     const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
+    const writes = [customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!];
     const clients: ClientCheck = {
       // In the one-statement create the statement is the lookup: the composite foreign key (businessId,
       // clientId) refuses another business's client and an unknown one, its live-client subquery a
@@ -230,14 +250,16 @@ export class RecordService {
       check: (db, inStatement) => this.checkClientReference(db, definition, businessId, input, !inStatement),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
-    return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), audit, claim);
+    return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), custom, writes, audit, claim);
   }
 
   /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
   async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], audit: AuditContext, claim?: CreateClaim): Promise<Created> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
+    const custom = await this.customFieldsOf(businessId);
     const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
+    const writes = inputs.map((input, i) => itemScoped(i, () => customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!));
     const clients: ClientCheck = {
       check: (db) => this.checkClientReferences(db, definition, businessId, inputs),
       // A client deleted since the check: name it as the check would have.
@@ -246,7 +268,7 @@ export class RecordService {
         throw unknownClient();
       },
     };
-    return this.insert(definition, businessId, inputs, data, clients, itemScoped, audit, claim);
+    return this.insert(definition, businessId, inputs, data, clients, itemScoped, custom, writes, audit, claim);
   }
 
   /**
@@ -264,13 +286,15 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    custom: BusinessCustomFields,
+    writes: readonly CustomFieldWrite[],
     audit: AuditContext,
     claim?: CreateClaim,
   ): Promise<Created> {
     try {
-      return { views: await this.insertOnce(definition, businessId, inputs, data, clients, scoped, audit, claim), replayed: false };
+      return { views: await this.insertOnce(definition, businessId, inputs, data, clients, scoped, custom, writes, audit, claim), replayed: false };
     } catch (err) {
-      if (claim && isClaimTaken(err)) return { views: await this.replay(definition, claim), replayed: true };
+      if (claim && isClaimTaken(err)) return { views: await this.replay(definition, claim, custom), replayed: true };
       throw err;
     }
   }
@@ -279,7 +303,7 @@ export class RecordService {
    * The records an earlier create with `claim`'s key made, as they are now. The same caller and request
    * only (else 409002, as the gateway answers); a record deleted since cannot be answered (409002 too).
    */
-  private async replay(definition: EntityDefinition, claim: CreateClaim): Promise<RecordView[]> {
+  private async replay(definition: EntityDefinition, claim: CreateClaim, custom: BusinessCustomFields): Promise<RecordView[]> {
     const first = await claimedCreate(this.options.prisma, claim);
     if (!first || first.caller !== claim.caller || first.fingerprint !== claim.fingerprint || first.entity !== claim.entity) throw errors.idempotencyKeyReused();
     const views: RecordView[] = [];
@@ -289,7 +313,7 @@ export class RecordService {
       if (!row) {
         throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: "The first request with this key completed, but a record it created was deleted since" }]);
       }
-      views.push(serializeRecord(definition, row, this.options.definitions, false));
+      views.push(serializeRecord(definition, row, this.options.definitions, false, custom.shaper));
     }
     return views;
   }
@@ -301,16 +325,24 @@ export class RecordService {
     data: readonly Input[],
     clients: ClientCheck,
     scoped: <T>(index: number, step: () => T) => T,
+    custom: BusinessCustomFields,
+    writes: readonly CustomFieldWrite[],
     audit: AuditContext,
     claim: CreateClaim | undefined,
   ): Promise<RecordView[]> {
     const document = definition.document;
-    if (!document && this.devices.oneStatementCreates) {
+    for (const [i, write] of writes.entries()) data[i]![CUSTOM_FIELDS_PROPERTY] = write.stored;
+    // Unique custom values (extensions §E4) are rows of their own, written in the records' transaction.
+    const unique = writes.flatMap((write, i) => write.uniqueValues.map((value) => ({ ...value, recordId: data[i]!["id"] as string, index: i })));
+    // A batch names its items (itemScoped), a single create its fields.
+    const batch = scoped === itemScoped;
+    checkBatchUnique(unique, batch);
+    if (!document && this.devices.oneStatementCreates && unique.length === 0) {
       await clients.check(this.options.prisma, true);
       const now = new Date();
       const entries = data.map((values) => {
         const row = insertedRow(definition, values, now);
-        const view = serializeRecord(definition, row, this.options.definitions, false);
+        const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
         const event = buildEnvelope(definition.entity, "created", businessId, view);
         return { data: values, row, view, event, audit: this.audit.rows(businessId, [recordAuditChange(event)], audit)[0]! };
       });
@@ -325,28 +357,58 @@ export class RecordService {
       this.options.onCommitted?.();
       return entries.map((entry) => entry.view);
     }
-    return this.write(businessId, audit, async (tx) => {
-      await clients.check(tx, false);
-      const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
-      const views: RecordView[] = [];
-      for (const [i, input] of inputs.entries()) {
-        const values: Input = { ...data[i] };
-        if (document) {
-          const items = input[document.itemsRelation] as RecordItemInput[];
-          Object.assign(values, { number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } });
+    return this.uniqueConflicts(definition, businessId, unique, batch, () =>
+      this.write(businessId, audit, async (tx) => {
+        await clients.check(tx, false);
+        const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
+        const views: RecordView[] = [];
+        for (const [i, input] of inputs.entries()) {
+          const values: Input = { ...data[i] };
+          if (document) {
+            const items = input[document.itemsRelation] as RecordItemInput[];
+            Object.assign(values, { number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } });
+          }
+          const row = await scoped(i, () => insertRow(tx, definition, values));
+          views.push(serializeRecord(definition, row, this.options.definitions, false, custom.shaper));
         }
-        const row = await scoped(i, () => insertRow(tx, definition, values));
-        views.push(serializeRecord(definition, row, this.options.definitions, false));
-      }
-      await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
-      if (claim)
-        await claimInTransaction(
+        await insertUniqueValues(
           tx,
-          claim,
-          views.map((view) => String(view.id)),
+          businessId,
+          definition.entity,
+          unique.map(({ key, value, recordId }) => ({ key, value, recordId })),
         );
-      return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
-    });
+        await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
+        if (claim)
+          await claimInTransaction(
+            tx,
+            claim,
+            views.map((view) => String(view.id)),
+          );
+        return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
+      }),
+    );
+  }
+
+  /**
+   * Runs a write that takes unique custom values: when the unique-values table refused one, 409001
+   * naming the first value another record holds (`items.<i>.customFields.<key>` in a batch).
+   */
+  private async uniqueConflicts<T>(
+    definition: EntityDefinition,
+    businessId: string,
+    unique: ReadonlyArray<UniqueValue & { recordId: string; index: number }>,
+    batch: boolean,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (unique.length === 0 || !isUniqueViolation(err) || isClaimTaken(err)) throw err;
+      const taken = await takenUniqueValue(this.options.prisma, businessId, definition.entity, unique, unique.length === 1 ? unique[0]!.recordId : undefined);
+      if (!taken) throw err;
+      const index = unique.find((u) => u.key === taken.key && u.value === taken.value)!.index;
+      throw uniqueTaken(taken.key, batch ? index : undefined, err);
+    }
   }
 
   /**
@@ -355,22 +417,38 @@ export class RecordService {
    */
   async update(definition: EntityDefinition, businessId: string, id: string, input: Input, audit: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await this.customFieldsOf(businessId);
+    const rules = custom.rules(definition.entity);
+    // Checked before the transaction, so a bad value answers 400001 without a lock; merged inside it.
+    customFieldWrite(rules, input[CUSTOM_FIELDS_PROPERTY], "update");
+    let unique: Array<UniqueValue & { recordId: string; index: number }> = [];
     return this.write(businessId, audit, async (tx) => {
       // Locked and read whole: `previousAttributes` is the state this update replaced (not one a
       // concurrent update replaced meanwhile), and If-Match is checked against that same state.
       const existing = await lockedRecord(tx, definition, businessId, id);
-      if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch);
-      const before = serializeRecord(definition, existing, this.options.definitions, false);
+      if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch, custom.shaper);
+      const before = serializeRecord(definition, existing, this.options.definitions, false, custom.shaper);
       await this.checkClientReference(tx, definition, businessId, input, true);
       const data = scalarData(definition, input);
+      const write = customFieldWrite(rules, input[CUSTOM_FIELDS_PROPERTY], "update", existing[CUSTOM_FIELDS_PROPERTY]);
+      if (write) {
+        data[CUSTOM_FIELDS_PROPERTY] = write.stored;
+        unique = write.uniqueValues.map((value) => ({ ...value, recordId: id, index: 0 }));
+        await replaceUniqueValues(tx, businessId, definition.entity, id, write.uniqueKeys, write.uniqueValues);
+      }
       const items = definition.document ? (input[definition.document.itemsRelation] as RecordItemInput[] | undefined) : undefined;
       if (definition.document && items) {
         data["totalAmount"] = totalAmount(items);
         data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
       }
       const row = await updateRow(tx, definition, id, data);
-      const view = serializeRecord(definition, row, this.options.definitions, false);
+      const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
       return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view, previousAttributes(before, view))] };
+    }).catch(async (err: unknown) => {
+      // The values this update took are known only inside its transaction.
+      if (unique.length === 0 || !isUniqueViolation(err)) throw err;
+      const taken = await takenUniqueValue(this.options.prisma, businessId, definition.entity, unique, id);
+      throw taken ? uniqueTaken(taken.key, undefined, err) : err;
     });
   }
 
@@ -381,16 +459,20 @@ export class RecordService {
    */
   async remove(definition: EntityDefinition, businessId: string, id: string, audit: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await this.customFieldsOf(businessId);
     return this.write(businessId, audit, async (tx) => {
       // Locked first: a concurrent insert referencing it (a new contact or invoice) waits for this
       // transaction, so nothing can slip in between the dependents check and the delete.
       const row = await lockedRecord(tx, definition, businessId, id);
-      if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch);
+      if (ifMatch !== undefined) this.checkIfMatch(definition, row, ifMatch, custom.shaper);
       const cascaded = await trashRecord(tx, this.options.definitions, definition, businessId, id, new Date());
+      // A record in the trash holds no unique custom value: a live record may take it (a restore takes it back, or 409001).
+      await dropUniqueValues(tx, businessId, definition.entity, [id]);
+      for (const child of cascaded) await dropUniqueValues(tx, businessId, child.definition.entity, [child.row["id"] as string]);
       const events: EventEnvelope[] = cascaded.map((child) =>
-        buildEnvelope(child.definition.entity, "deleted", businessId, serializeRecord(child.definition, child.row, this.options.definitions, false)),
+        buildEnvelope(child.definition.entity, "deleted", businessId, serializeRecord(child.definition, child.row, this.options.definitions, false, custom.shaper)),
       );
-      const view = serializeRecord(definition, row, this.options.definitions, false);
+      const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
       events.push(buildEnvelope(definition.entity, "deleted", businessId, view));
       return { view, events };
     });
@@ -402,8 +484,8 @@ export class RecordService {
   }
 
   /** If-Match against the record as it is now (locked by the caller): 412000 when it does not hold. */
-  private checkIfMatch(definition: EntityDefinition, row: Row, ifMatch: string): void {
-    const current = recordEtag(definition, serializeRecord(definition, row, this.options.definitions, false));
+  private checkIfMatch(definition: EntityDefinition, row: Row, ifMatch: string, custom: CustomFieldsShaper): void {
+    const current = recordEtag(definition, serializeRecord(definition, row, this.options.definitions, false, custom));
     if (!ifMatchHolds(ifMatch, current)) throw errors.preconditionFailed();
   }
 
@@ -429,6 +511,11 @@ export class RecordService {
     if (details.length > 0) throw errors.validationFailed(details);
   }
 
+  /** The business's custom field definitions, current (custom-field-cache.ts). */
+  private customFieldsOf(businessId: string): Promise<BusinessCustomFields> {
+    return customFieldsOf(this.options.customFields, businessId);
+  }
+
   private get includeCap(): number {
     return this.options.includeMaxPerRelation ?? DEFAULT_INCLUDE_MAX_PER_RELATION;
   }
@@ -447,11 +534,34 @@ export class RecordService {
     definition: EntityDefinition,
     query: Record<string, unknown>,
     reader: Reader,
+    custom: BusinessCustomFields,
     parsed?: readonly string[],
   ): { relations: readonly string[]; selection?: FieldSelection } {
     const include = query["include"] as string | undefined;
     const requested = parsed ?? parseInclude(include, this.specOf(definition));
     const relations = readableRelations(definition, requested, include, reader);
-    return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations) };
+    const customKeys = new Set(
+      custom
+        .rules(definition.entity)
+        .filter((rule) => !rule.isArchived)
+        .map((rule) => rule.key),
+    );
+    return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations, customKeys) };
+  }
+}
+
+/** 409001 at the unique custom field's path (`items.<i>.customFields.<key>` for a batch item). */
+function uniqueTaken(key: string, index: number | undefined, cause?: unknown) {
+  const path = `${index === undefined ? "" : `items.${index}.`}${CUSTOM_FIELDS_PROPERTY}.${key}`;
+  return errors.alreadyExists([{ path, message: "Another record already holds this value of a unique custom field" }], { cause });
+}
+
+/** Two items of one batch with the same unique value: the second is named, before anything is written. */
+function checkBatchUnique(unique: ReadonlyArray<UniqueValue & { index: number }>, batch: boolean): void {
+  const seen = new Set<string>();
+  for (const u of unique) {
+    const id = `${u.key}\u0000${u.value}`;
+    if (seen.has(id)) throw uniqueTaken(u.key, batch ? u.index : undefined);
+    seen.add(id);
   }
 }

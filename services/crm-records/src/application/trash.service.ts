@@ -2,11 +2,14 @@
 // took with it) and purge a trashed one for good. Moving a record to the trash is DELETE's job
 // (RecordService.remove); reads choose live or trashed records with `deleted=` (deleted-mode.ts).
 import { type AuditContext, AuditWriter } from "@crm/audit";
-import { isUuid, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, isUuid, type EventEnvelope, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
-import { serializeRecord, type RecordView } from "../domain/record.serializer";
+import { serializeRecord, type CustomFieldsShaper, type RecordView } from "../domain/record.serializer";
+import { uniqueValueText, type CustomFieldValue } from "../domain/custom-field-values";
+import { insertUniqueValues, isUniqueViolation, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
+import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
 import { buildEnvelope } from "../persistence/outbox.writer";
 import type { PrismaClient } from "../persistence/prisma";
 import { inTransaction } from "../persistence/record-writes";
@@ -19,6 +22,8 @@ export interface TrashServiceOptions {
   onCommitted?: () => void;
   /** Writes the audit entries (extensions §E7) in each change's transaction; a test may give one with its own clock. */
   audit?: AuditWriter;
+  /** Each business's custom field definitions (extensions §E4): answers show them, a restore takes its unique values back. */
+  customFields: CustomFieldCache;
 }
 
 export class TrashService {
@@ -35,6 +40,8 @@ export class TrashService {
    */
   async restore(definition: EntityDefinition, businessId: string, id: string, context: AuditContext): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await customFieldsOf(this.options.customFields, businessId);
+    let taken: Array<UniqueValue & { recordId: string; entity: RecordEntity }> = [];
     // Each restored record's audit entry follows from its `{entity}.restored` event (record-audit.ts).
     return inTransaction(
       this.options.prisma,
@@ -47,13 +54,40 @@ export class TrashService {
         const reference = definition.clientReference;
         if (reference && !(await clientIsLive(tx, businessId, String(existing[reference])))) throw errors.relatedRecordDeleted();
         const { row, restored } = await untrashRecord(tx, this.options.definitions, definition, businessId, id);
-        const view = this.view(definition, row);
+        // A record in the trash held no unique custom value (record.service.ts, remove): it takes its values back, or 409001.
+        taken = [{ definition, row }, ...restored].flatMap((record) =>
+          heldUniqueValues(custom, record.definition.entity, record.row).map((value) => ({ ...value, recordId: String(record.row["id"]), entity: record.definition.entity })),
+        );
+        for (const entity of new Set(taken.map((value) => value.entity))) {
+          await insertUniqueValues(
+            tx,
+            businessId,
+            entity,
+            taken.filter((value) => value.entity === entity),
+          );
+        }
+        const view = this.view(definition, row, custom.shaper);
         const events: EventEnvelope[] = [buildEnvelope(definition.entity, "restored", businessId, view)];
-        for (const child of restored) events.push(buildEnvelope(child.definition.entity, "restored", businessId, this.view(child.definition, child.row)));
+        for (const child of restored) events.push(buildEnvelope(child.definition.entity, "restored", businessId, this.view(child.definition, child.row, custom.shaper)));
         return { view, events };
       },
       this.options.onCommitted,
-    );
+    ).catch(async (err: unknown) => {
+      if (taken.length === 0 || !isUniqueViolation(err)) throw err;
+      for (const entity of new Set(taken.map((value) => value.entity))) {
+        const held = await takenUniqueValue(
+          this.options.prisma,
+          businessId,
+          entity,
+          taken.filter((value) => value.entity === entity),
+        );
+        if (held)
+          throw errors.alreadyExists([{ path: `${CUSTOM_FIELDS_PROPERTY}.${held.key}`, message: "Another record took this value of a unique custom field meanwhile" }], {
+            cause: err,
+          });
+      }
+      throw err;
+    });
   }
 
   /**
@@ -63,11 +97,12 @@ export class TrashService {
    */
   async purge(definition: EntityDefinition, businessId: string, id: string, context: AuditContext, ifMatch?: string): Promise<RecordView> {
     if (!isUuid(id)) throw errors.notFound();
+    const custom = await customFieldsOf(this.options.customFields, businessId);
     return inTransaction(this.options.prisma, businessId, { writer: this.audit, context }, async (tx) => {
       const existing = await lockedAnyRecord(tx, definition, businessId, id);
       if (!existing) throw errors.notFound();
       if (existing["deletedAt"] == null) throw errors.notDeleted();
-      const view = this.view(definition, existing);
+      const view = this.view(definition, existing, custom.shaper);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, recordEtag(definition, view))) throw errors.preconditionFailed();
       await purgeRecord(tx, this.options.definitions, definition, businessId, id);
       await this.audit.record(tx, businessId, { action: `${definition.entity}.purged`, target: { type: definition.entity, id }, changes: null }, context);
@@ -75,7 +110,16 @@ export class TrashService {
     });
   }
 
-  private view(definition: EntityDefinition, row: Record<string, unknown>): RecordView {
-    return serializeRecord(definition, row, this.options.definitions, false);
+  private view(definition: EntityDefinition, row: Record<string, unknown>, custom: CustomFieldsShaper): RecordView {
+    return serializeRecord(definition, row, this.options.definitions, false, custom);
   }
+}
+
+/** The unique custom values a stored record holds under the business's current definitions. */
+function heldUniqueValues(custom: BusinessCustomFields, entity: RecordEntity, row: Record<string, unknown>): UniqueValue[] {
+  const stored = (row[CUSTOM_FIELDS_PROPERTY] ?? {}) as Record<string, CustomFieldValue | null>;
+  return custom
+    .rules(entity)
+    .filter((rule) => rule.unique && stored[rule.key] !== undefined && stored[rule.key] !== null)
+    .map((rule) => ({ key: rule.key, value: uniqueValueText(stored[rule.key]!) }));
 }

@@ -2,9 +2,9 @@
 // answer, plus `id` always; `<relation>.<field>` keeps fields of the records an included relation
 // holds (each keeps its `id` too, and the relation its `<relation>Truncated` flag). Strict, like the
 // rest of the query language: an empty list or name, an unknown name, a relation the answer does not
-// include → 400019 at `fields`; a relation the caller may not read → 401014 (§E10). Custom fields
-// (§E4) are not built, so `customFields.<key>` is an unknown name. Pure: no I/O.
-import { truncatedRelationField, type RecordEntity } from "@crm/contracts";
+// include → 400019 at `fields`; a relation the caller may not read → 401014 (§E10). `customFields.<key>`
+// names an active custom field (§E4); an archived or unknown key is an unknown name. Pure: no I/O.
+import { CUSTOM_FIELDS_PROPERTY, truncatedRelationField, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
 import type { RecordView } from "./record.serializer";
@@ -18,6 +18,8 @@ export interface FieldSelection {
   own: ReadonlySet<string>;
   /** Per relation named as `<relation>.<field>`: its records' fields to keep, `id` included. */
   related: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Keys of `customFields` named as `customFields.<key>` (extensions §E4); the object holds only these. */
+  custom?: ReadonlySet<string>;
 }
 
 function invalidFields(message: string) {
@@ -70,11 +72,13 @@ export function parseFieldSelection(
   input: unknown,
   requested: readonly string[],
   readable: readonly string[],
+  customKeys: ReadonlySet<string> = new Set(),
 ): FieldSelection | undefined {
   const names = fieldNames(input);
   if (!names) return undefined;
   const own = new Set(["id"]);
   const related = new Map<string, Set<string>>();
+  const custom = new Set<string>();
   const builtIn = builtInFields(definition);
   for (const [index, name] of names.entries()) {
     if (name === "") throw invalidFields(`empty field name at position ${index + 1}`);
@@ -86,6 +90,11 @@ export function parseFieldSelection(
     }
     const relation = name.slice(0, dot);
     const field = name.slice(dot + 1);
+    if (relation === CUSTOM_FIELDS_PROPERTY) {
+      if (!customKeys.has(field)) throw invalidFields(`unknown custom field "${name}"`);
+      custom.add(field);
+      continue;
+    }
     if (!Object.hasOwn(definition.relations, relation)) throw invalidFields(`unknown field "${name}"`);
     if (!requested.includes(relation)) throw invalidFields(`"${name}" names relation "${relation}", which the answer does not include (include=${relation})`);
     if (!builtInFields(definitions[definition.relations[relation]!.target]).has(field)) throw invalidFields(`unknown field "${name}"`);
@@ -94,7 +103,7 @@ export function parseFieldSelection(
     if (!fields) related.set(relation, (fields = new Set(["id"])));
     fields.add(field);
   }
-  return { own, related };
+  return custom.size > 0 ? { own, related, custom } : { own, related };
 }
 
 function pick(record: RecordView, keep: ReadonlySet<string>): RecordView {
@@ -110,7 +119,8 @@ export function selectFields(view: RecordView, selection: FieldSelection | undef
   const out: RecordView = {};
   for (const [key, value] of Object.entries(view)) {
     const keep = selection.related.get(key);
-    if (selection.own.has(key) || flags.has(key)) out[key] = value;
+    if (key === CUSTOM_FIELDS_PROPERTY && selection.custom) out[key] = pick(value as RecordView, selection.custom);
+    else if (selection.own.has(key) || flags.has(key)) out[key] = value;
     else if (keep) out[key] = Array.isArray(value) ? value.map((record: RecordView) => pick(record, keep)) : value === null ? null : pick(value as RecordView, keep);
   }
   return out;

@@ -2,6 +2,7 @@
 // and, for invoices and quotes, its items), the same whether read, written or deleted, and whatever
 // relations a read embedded (those are records of their own, with their own ETags).
 import { createHash } from "node:crypto";
+import { CUSTOM_FIELDS_PROPERTY } from "@crm/contracts";
 import type { EntityDefinition } from "../entities";
 import type { RecordView } from "./record.serializer";
 
@@ -13,6 +14,8 @@ export function recordEtag(definition: EntityDefinition, view: RecordView): stri
     if (name === "totalAmount" && items) own[items] = view[items];
     own[name] = view[name];
   }
+  // Custom values (extensions §E4) as the record's answer shows them: archiving a definition changes the answer, so the tag.
+  if (view[CUSTOM_FIELDS_PROPERTY] !== undefined) own[CUSTOM_FIELDS_PROPERTY] = view[CUSTOM_FIELDS_PROPERTY];
   return `"${createHash("sha256").update(JSON.stringify(own)).digest("base64url").slice(0, 22)}"`;
 }
 

@@ -1,5 +1,5 @@
 // Request bodies -> column values: what a create or update writes, before any database sees it.
-import type { RecordItemInput } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, type RecordItemInput } from "@crm/contracts";
 import { errors, isAppError, validationError } from "@crm/errors";
 import { parseDate } from "@crm/query-language";
 import type { EntityDefinition } from "../entities";
@@ -12,7 +12,8 @@ export function scalarData(definition: EntityDefinition, input: Input): Input {
   const data: Input = {};
   const itemsField = definition.document?.itemsRelation;
   for (const [key, value] of Object.entries(input)) {
-    if (key === itemsField || value === undefined) continue;
+    // Custom values are checked against the business's definitions apart (custom-field-values.ts).
+    if (key === itemsField || key === CUSTOM_FIELDS_PROPERTY || value === undefined) continue;
     if (definition.dateInputs?.includes(key) && typeof value === "string") {
       const date = parseDate(value);
       if (!date) throw validationError(key, "Expected an ISO 8601 date (YYYY-MM-DD) or date-time");

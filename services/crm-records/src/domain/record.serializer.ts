@@ -1,6 +1,6 @@
 // Rows -> the JSON objects GET returns (and events carry): timestamps as ISO 8601 UTC, exact
 // decimals as JSON numbers, line items in order, relations only when they were loaded.
-import type { RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, type RecordEntity } from "@crm/contracts";
 import type { EntityDefinition } from "../entities";
 import { toJsonNumber } from "./money";
 
@@ -27,24 +27,35 @@ export function serializeItems(items: unknown): RecordView[] {
   }));
 }
 
+/** A record's stored custom values (its `customFields` column) as its entity's active definitions show them (custom-field-values.ts). */
+export type CustomFieldsShaper = (entity: RecordEntity, stored: unknown) => RecordView;
+
 /**
  * One record. `withRelations` adds the relations present on the row (they are only present when
- * the caller asked for them); events and write responses pass false.
+ * the caller asked for them); events and write responses pass false. `custom`: the business's
+ * custom fields (extensions §E4), after the columns, on the record and its related records.
  */
-export function serializeRecord(definition: EntityDefinition, row: Row, definitions: Readonly<Record<RecordEntity, EntityDefinition>>, withRelations: boolean): RecordView {
+export function serializeRecord(
+  definition: EntityDefinition,
+  row: Row,
+  definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
+  withRelations: boolean,
+  custom?: CustomFieldsShaper,
+): RecordView {
   const view: RecordView = {};
   for (const name of Object.keys(definition.columns)) {
     // Items sit next to the total they add up to.
     if (name === "totalAmount" && definition.document) view[definition.document.itemsRelation] = serializeItems(row[definition.document.itemsRelation]);
     view[name] = scalar(row[name]);
   }
+  if (custom) view[CUSTOM_FIELDS_PROPERTY] = custom(definition.entity, row[CUSTOM_FIELDS_PROPERTY]);
   if (!withRelations) return view;
   for (const [name, relation] of Object.entries(definition.relations)) {
     const value = row[name];
     if (value === undefined) continue;
     const target = definitions[relation.target];
-    if (Array.isArray(value)) view[name] = (value as Row[]).map((related) => serializeRecord(target, related, definitions, false));
-    else view[name] = value === null ? null : serializeRecord(target, value as Row, definitions, false);
+    if (Array.isArray(value)) view[name] = (value as Row[]).map((related) => serializeRecord(target, related, definitions, false, custom));
+    else view[name] = value === null ? null : serializeRecord(target, value as Row, definitions, false, custom);
   }
   return view;
 }

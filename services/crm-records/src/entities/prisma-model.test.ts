@@ -4,7 +4,7 @@
 // values, optionality, `@default`; and the contract's relations with the model's relation fields.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { recordEntities } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, recordEntities } from "@crm/contracts";
 import { CASCADE_MARK_COLUMN } from "../persistence/trash-writes";
 import { entityDefinitions, modelNameOf, type ColumnSpec } from "./index";
 
@@ -56,7 +56,8 @@ function columnOf(field: PrismaField): ColumnSpec {
 describe("entity definitions against schema.prisma", () => {
   it.each(recordEntities)("%s: columns, in order, are the model's scalar fields", (entity) => {
     const definition = entityDefinitions[entity];
-    const all = modelFields(modelNameOf(entity)).filter((field) => !models.has(field.type));
+    // customFields is every record's jsonb of custom values (extensions §E4), not a column of the contract.
+    const all = modelFields(modelNameOf(entity)).filter((field) => !models.has(field.type) && field.name !== CUSTOM_FIELDS_PROPERTY);
     // The trash's mark of a cascaded delete is persistence's own column, on exactly the entities a delete cascades to.
     const cascadeTarget = recordEntities.some((owner) => entityDefinitions[owner].cascadeDelete?.some((dependent) => dependent.entity === entity));
     expect([entity, all.some((field) => field.name === CASCADE_MARK_COLUMN && field.optional && field.attributes.includes("@db.Uuid"))]).toEqual([entity, cascadeTarget]);

@@ -1,7 +1,7 @@
 // Request bodies of record writes: a JSON object whose fields are the entity's writable ones.
 // Read-only fields get their own message (they are known, just not the client's to set); every
 // other unknown field is named by the strict schema. All problems are reported at once.
-import { readOnlyRecordFields, RECORD_BATCH_MAX_ITEMS } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, readOnlyRecordFields, RECORD_BATCH_MAX_ITEMS } from "@crm/contracts";
 import { type ErrorDetail, errors, zodIssuesToDetails } from "@crm/errors";
 import type { ZodType } from "zod";
 
@@ -46,8 +46,11 @@ function checkRecordBody(schema: ZodType, input: unknown): { value?: Record<stri
   }
   const details: ErrorDetail[] = [];
   const rest: Record<string, unknown> = {};
+  let custom: unknown;
   for (const [key, value] of Object.entries(input)) {
-    if (READ_ONLY.has(key)) {
+    // Custom values (extensions §E4) depend on the business's definitions: the service checks them.
+    if (key === CUSTOM_FIELDS_PROPERTY) custom = value;
+    else if (READ_ONLY.has(key)) {
       details.push({
         path: key,
         message: key === "businessId" ? "businessId comes from the caller's credentials and cannot be set" : `${key} is read-only`,
@@ -58,5 +61,7 @@ function checkRecordBody(schema: ZodType, input: unknown): { value?: Record<stri
   }
   const result = schema.safeParse(rest);
   if (!result.success) details.push(...zodIssuesToDetails(result.error.issues));
-  return details.length > 0 ? { details } : { value: result.data as Record<string, unknown>, details };
+  if (details.length > 0) return { details };
+  const value = result.data as Record<string, unknown>;
+  return { value: custom === undefined ? value : { ...value, [CUSTOM_FIELDS_PROPERTY]: custom }, details };
 }

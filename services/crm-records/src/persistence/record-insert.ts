@@ -8,7 +8,7 @@
 // the row the response and the event describe is exactly the stored one without reading it back.
 // Invoices and quotes (number counter, items) still go through RecordService's transaction.
 import { type AuditRow, auditTable, auditValues, AUDIT_COLUMN_LIST } from "@crm/audit";
-import { RECORDS_TOPIC, type EventEnvelope, type RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, RECORDS_TOPIC, type EventEnvelope, type RecordEntity } from "@crm/contracts";
 import { activeTraceHeaders } from "@crm/telemetry";
 import type { EntityDefinition } from "../entities";
 import { toJsonNumber } from "../domain/money";
@@ -37,6 +37,7 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
     if (column.type === "decimal" && typeof value === "string") value = toJsonNumber(value);
     row[name] = value;
   }
+  row[CUSTOM_FIELDS_PROPERTY] = data[CUSTOM_FIELDS_PROPERTY] ?? {};
   return row;
 }
 
@@ -130,9 +131,7 @@ export function refusedAsTrashedClient(definition: EntityDefinition, err: unknow
 }
 
 function columnNames(definition: EntityDefinition): string {
-  return Object.keys(definition.columns)
-    .map((name) => `"${name}"`)
-    .join(", ");
+  return [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`).join(", ");
 }
 
 /**
@@ -147,6 +146,7 @@ function recordValues(definition: EntityDefinition, entries: ReadonlyArray<Inser
       if (name === definition.clientReference) return liveClientSql(param(row["businessId"]), param(value));
       return param(value ?? null);
     });
+    values.push(param(JSON.stringify(row[CUSTOM_FIELDS_PROPERTY] ?? {})));
     return `(${values.join(", ")})`;
   });
 }

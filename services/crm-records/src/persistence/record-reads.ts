@@ -1,7 +1,7 @@
 // What the reads of records send to the database: a list's page and its total as the statements of
 // list-sql.ts (D13) or, with that device off, as Prisma's findMany and count; one record by id; and
 // the relations `include` loads, through Prisma for both.
-import type { RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, type RecordEntity } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
 import { DEFAULT_ORDER_BY, toPrismaOrderBy, toPrismaWhere, type OrderTerm, type QuerySpec, type WhereNode } from "@crm/query-language";
 import { querySpecOf, type EntityDefinition } from "../entities";
@@ -94,9 +94,7 @@ export class RecordReads {
     const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after);
     return {
       page: async () => {
-        const columns = Object.keys(definition.columns)
-          .map((name) => `"${name}"`)
-          .join(", ");
+        const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`).join(", ");
         // take and skip are integers the parser bounded; everything from the client is a parameter.
         const sql = `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
         const rows = await this.options.run(sql, params.values);

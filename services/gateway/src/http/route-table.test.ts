@@ -13,6 +13,13 @@ describe("route table", () => {
     ["POST", "/api/v1/api-key", "identity", "apiKeys.create"],
     ["DELETE", "/api/v1/api-key", "identity", "apiKeys.delete"],
     ["GET", "/api/v1/user/abc", "identity", "users.read"],
+    // Extensions §E4: the literal segment is never a record id; definitions are written by administrators.
+    ["GET", "/api/v1/client/fields", "crm-records", "clients.read"],
+    ["GET", "/api/v1/invoice/fields/externalId", "crm-records", "invoices.read"],
+    ["POST", "/api/v1/product/fields", "crm-records", "users.update"],
+    ["PATCH", "/api/v1/client/fields/externalId", "crm-records", "users.update"],
+    ["DELETE", "/api/v1/client/fields/externalId", "crm-records", "users.update"],
+    ["DELETE", "/api/v1/client/abc", "crm-records", "clients.delete"],
   ])("%s %s -> %s needing %s", (method, path, service, permission) => {
     expect(matchRoute(method, path)).toMatchObject({ service, permission, public: false });
   });
@@ -31,6 +38,7 @@ describe("route table", () => {
     expect(matchRoute("DELETE", "/api/v1/client")).toBeUndefined();
     expect(matchRoute("GET", "/api/v2/client")).toBeUndefined();
     expect(matchRoute("GET", "/api/v1/client/a/b")).toBeUndefined();
+    expect(matchRoute("PUT", "/api/v1/client/fields/key")).toBeUndefined();
     expect(pathExists("/api/v1/client/abc")).toBe(true);
     expect(pathExists("/api/v1/nope")).toBe(false);
   });

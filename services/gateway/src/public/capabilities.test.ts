@@ -48,7 +48,10 @@ describe("CapabilitiesSource", () => {
       webhookRetryDelaysMs: [5, 10, 20],
       webhookRetryIntervalMs: 250,
       webhookRetryBatchSize: 3,
+      customFieldsPerEntityMax: 100,
+      customFieldsUniquePerEntityMax: 10,
     });
+    expect(document.customFieldTypes).toHaveLength(11);
     expect(document.signUpOpen).toBe(false);
   });
 

@@ -3,6 +3,8 @@ import {
   AUDIT_PER_PAGE_MAX,
   auditActions,
   allPermissions,
+  CUSTOM_FIELD_LIMITS,
+  customFieldTypes,
   eventCatalogue,
   INTERNAL_CAPABILITIES_PATH,
   INTERNAL_TOKEN_HEADER,
@@ -57,7 +59,14 @@ export function buildCapabilities(config: GatewayPart, identity: IdentityCapabil
       whereMaxConditions: MAX_WHERE_CONDITIONS,
       whereMaxDepth: MAX_WHERE_DEPTH,
       auditPerPageMax: AUDIT_PER_PAGE_MAX,
+      // Extensions §E4: per entity and business, archived definitions included.
+      customFieldsPerEntityMax: CUSTOM_FIELD_LIMITS.perEntity,
+      customFieldsUniquePerEntityMax: CUSTOM_FIELD_LIMITS.uniquePerEntity,
+      customFieldOptionsMax: CUSTOM_FIELD_LIMITS.optionsMax,
+      customFieldTextMaxLength: CUSTOM_FIELD_LIMITS.textMaxLength,
+      customFieldLongTextMaxLength: CUSTOM_FIELD_LIMITS.longTextMaxLength,
     },
+    customFieldTypes,
     authStrategies: [
       { name: "jwt", header: "Authorization: Bearer <ACCESS_TOKEN>" },
       { name: "apiKey", header: "X-Api-Key: <API_KEY>", alternative: "Authorization: Bearer svc_..." },

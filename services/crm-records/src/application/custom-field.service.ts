@@ -1,0 +1,63 @@
+// The custom field definition operations (extensions §E4): list, read, define, change, archive and
+// remove for good. Each write runs in one transaction that raises the business's definition version
+// first (custom-field.store.ts), so the limits are counted against what is committed and every cache
+// sees the change on its next use (custom-field-cache.ts).
+import type { CustomFieldCreate, CustomFieldDefinitionView, CustomFieldUpdate, RecordEntity } from "@crm/contracts";
+import { errors } from "@crm/errors";
+import type { EntityDefinition } from "../entities";
+import { changedDefinition, type CustomFieldDefinition, definitionView, newDefinition } from "../domain/custom-field-definitions";
+import type { CustomFieldStore } from "../persistence/custom-field.store";
+import type { CustomFieldCache } from "./custom-field-cache";
+
+export class CustomFieldService {
+  constructor(
+    private readonly store: CustomFieldStore,
+    private readonly cache: CustomFieldCache,
+    private readonly definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
+  ) {}
+
+  async list(entity: RecordEntity, businessId: string): Promise<CustomFieldDefinitionView[]> {
+    return (await this.cache.of(businessId, entity)).map(definitionView);
+  }
+
+  async get(entity: RecordEntity, businessId: string, key: string): Promise<CustomFieldDefinitionView> {
+    const found = (await this.cache.of(businessId, entity)).find((definition) => definition.key === key);
+    if (!found) throw errors.notFound();
+    return definitionView(found);
+  }
+
+  async create(entity: RecordEntity, businessId: string, input: CustomFieldCreate): Promise<CustomFieldDefinitionView> {
+    return this.store.write(businessId, entity, async (tx, existing) => {
+      const values = newDefinition(this.definitions[entity], existing, input);
+      return definitionView(await this.store.insert(tx, businessId, entity, values));
+    });
+  }
+
+  /** A change; `{"isArchived": false}` brings an archived definition back with its values. */
+  async update(entity: RecordEntity, businessId: string, key: string, change: CustomFieldUpdate): Promise<CustomFieldDefinitionView> {
+    return this.store.write(businessId, entity, async (tx, existing) => {
+      const current = found(existing, key);
+      return definitionView(await this.store.update(tx, businessId, entity, changedDefinition(current, change)));
+    });
+  }
+
+  /**
+   * DELETE: archives (its values are kept, and hidden); with `permanent`, removes an archived
+   * definition and its values for good (a live one: 409007).
+   */
+  async remove(entity: RecordEntity, businessId: string, key: string, permanent: boolean): Promise<CustomFieldDefinitionView> {
+    return this.store.write(businessId, entity, async (tx, existing) => {
+      const current = found(existing, key);
+      if (!permanent) return definitionView(current.isArchived ? current : await this.store.update(tx, businessId, entity, { ...current, isArchived: true }));
+      if (!current.isArchived) throw errors.notDeleted([{ path: "permanent", message: "Only an archived definition can be removed for good: archive it first" }]);
+      await this.store.remove(tx, businessId, this.definitions[entity], key);
+      return definitionView(current);
+    });
+  }
+}
+
+function found(existing: readonly CustomFieldDefinition[], key: string): CustomFieldDefinition {
+  const definition = existing.find((candidate) => candidate.key === key);
+  if (!definition) throw errors.notFound();
+  return definition;
+}

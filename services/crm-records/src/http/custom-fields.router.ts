@@ -1,0 +1,52 @@
+// The custom field definition routes of every entity (extensions §E4), as declared in
+// @crm/contracts (custom-fields.routes.ts). Mounted before the records' routes, so `/{entity}/fields`
+// is never read as a record id.
+import { Router, type Request } from "express";
+import { customFieldRoutes, ok, type RecordEntity } from "@crm/contracts";
+import { validationError } from "@crm/errors";
+import { mountRoute, requestBody } from "@crm/service-kit";
+import type { CustomFieldService } from "../application/custom-field.service";
+import { businessOf } from "./records.router";
+
+function keyParam(req: Request): string {
+  return String(req.params["key"] ?? "");
+}
+
+/** `?permanent=`: "true" or "false" (absent: false); anything else is 400001. */
+function permanentParam(req: Request): boolean {
+  const value = req.query["permanent"];
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  throw validationError("permanent", 'Expected "true" or "false"');
+}
+
+export function createCustomFieldsRouter(service: CustomFieldService, entities: readonly RecordEntity[]): Router {
+  const router = Router();
+  for (const entity of entities) {
+    const routes = customFieldRoutes[entity];
+
+    mountRoute(router, routes.listFields, async (req, res) => {
+      res.json(ok(await service.list(entity, businessOf(req))));
+    });
+
+    mountRoute(router, routes.getField, async (req, res) => {
+      res.json(ok(await service.get(entity, businessOf(req), keyParam(req))));
+    });
+
+    mountRoute(router, routes.createField, async (req, res) => {
+      const businessId = businessOf(req);
+      res.status(201).json(ok(await service.create(entity, businessId, requestBody(routes.createField, req))));
+    });
+
+    mountRoute(router, routes.updateField, async (req, res) => {
+      const businessId = businessOf(req);
+      res.json(ok(await service.update(entity, businessId, keyParam(req), requestBody(routes.updateField, req))));
+    });
+
+    mountRoute(router, routes.deleteField, async (req, res) => {
+      const businessId = businessOf(req);
+      res.json(ok(await service.remove(entity, businessId, keyParam(req), permanentParam(req))));
+    });
+  }
+  return router;
+}
