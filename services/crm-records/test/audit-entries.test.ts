@@ -101,7 +101,10 @@ describe.each(modes)("crm-records audit entries on %s", (mode) => {
   it("a custom field definition's create, change, archive, un-archive and permanent delete each write one field.* entry by their actor", async () => {
     const admin = principalFor(uuidv7(), allPermissions, "jwt");
     const api = internalCaller(h.app, admin, { prefix: "/api/v1" });
-    await api.post("/client/fields", { key: "tier", label: "Tier", type: "select", options: ["gold"] }).set("x-request-id", "req-field-1").expect(201);
+    await api
+      .post("/client/fields", { key: "tier", label: "Tier", type: "select", options: ["gold"] })
+      .set("x-request-id", "req-field-1")
+      .expect(201);
     await api.patch("/client/fields/tier", { label: "Level", options: ["gold", "silver"] }).expect(200);
     await api.delete("/client/fields/tier").expect(200);
     // Already archived: nothing changes, no entry.

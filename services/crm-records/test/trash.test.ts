@@ -204,7 +204,11 @@ function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     expect(await actionsOf(caller, "contact", contact)).toEqual(["contact.created", "contact.deleted", "contact.purged"]);
     expect(await actionsOf(caller, "client", clientId)).toEqual(["client.created", "client.deleted", "client.purged"]);
     const history = (await caller.get(`/contact/${contact}/history`).expect(200)).body.data;
-    expect(history.find((entry: { action: string }) => entry.action === "contact.purged")).toMatchObject({ actor: { type: "apiKey" }, target: { type: "contact", id: contact }, changes: null });
+    expect(history.find((entry: { action: string }) => entry.action === "contact.purged")).toMatchObject({
+      actor: { type: "apiKey" },
+      target: { type: "contact", id: contact },
+      changes: null,
+    });
 
     const next = await createClient(caller);
     const after = (await caller.post("/quote", { clientId: next, items: [item] }).expect(201)).body.data;
@@ -295,7 +299,13 @@ function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
       ] as const) {
         // Written after every other entry of the record, so the newest.
         const [newest] = (await caller.get(`/${entity}/${id}/history`).expect(200)).body.data;
-        expect(newest).toMatchObject({ action: `${entity}.purged`, actor: { type: "system", id: null, label: null }, target: { type: entity, id }, changes: null, requestId: null });
+        expect(newest).toMatchObject({
+          action: `${entity}.purged`,
+          actor: { type: "system", id: null, label: null },
+          target: { type: entity, id },
+          changes: null,
+          requestId: null,
+        });
       }
       expect(await actionsOf(caller, "service", recent)).toEqual(["service.created", "service.deleted"]);
       expect(errors).toEqual([]);
