@@ -40,6 +40,12 @@ async function waitForLockWaiter(h: Harness): Promise<void> {
   throw new Error("no statement came to wait for the lock within 5 s");
 }
 
+/** A record's audit actions from its history route, sorted (entries of one millisecond have no set order). */
+async function actionsOf(caller: Caller, entity: string, id: string): Promise<string[]> {
+  const res = await caller.get(`/${entity}/${id}/history?perPage=100`).expect(200);
+  return res.body.data.map((entry: { action: string }) => entry.action).sort();
+}
+
 const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.map((record) => record.id).sort();
 
 /** The tuning devices of the list and create paths (D13, D14, D16) off: Prisma's reads, transactional creates, counted totals. */
@@ -204,6 +210,15 @@ function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     await caller.delete(`/quote/${quote.id}?permanent=true`).expect(200);
     await caller.delete(`/client/${clientId}?permanent=true`).expect(200);
     await caller.get(`/contact/${contact}?deleted=include`).expect(404);
+    // Each record gone has its entry, by the caller who purged the client (extensions §E7).
+    expect(await actionsOf(caller, "contact", contact)).toEqual(["contact.created", "contact.deleted", "contact.purged"]);
+    expect(await actionsOf(caller, "client", clientId)).toEqual(["client.created", "client.deleted", "client.purged"]);
+    const history = (await caller.get(`/contact/${contact}/history`).expect(200)).body.data;
+    expect(history.find((entry: { action: string }) => entry.action === "contact.purged")).toMatchObject({
+      actor: { type: "apiKey" },
+      target: { type: "contact", id: contact },
+      changes: null,
+    });
 
     const next = await createClient(caller);
     const after = (await caller.post("/quote", { clientId: next, items: [item] }).expect(201)).body.data;
@@ -309,6 +324,23 @@ function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
       await caller.get(`/invoice/${invoice}?deleted=include`).expect(404);
       await caller.get(`/service/${kept}`).expect(200);
       expect((await caller.get(`/service/${recent}?deleted=only`).expect(200)).body.data.deletedAt).toEqual(expect.any(String));
+      // Each record retention purged has its entry, made by the system (extensions §E7); the history outlives the record.
+      for (const [entity, id] of [
+        ["contact", contact],
+        ["invoice", invoice],
+        ["client", clientId],
+      ] as const) {
+        // Written after every other entry of the record, so the newest.
+        const [newest] = (await caller.get(`/${entity}/${id}/history`).expect(200)).body.data;
+        expect(newest).toMatchObject({
+          action: `${entity}.purged`,
+          actor: { type: "system", id: null, label: null },
+          target: { type: entity, id },
+          changes: null,
+          requestId: null,
+        });
+      }
+      expect(await actionsOf(caller, "service", recent)).toEqual(["service.created", "service.deleted"]);
       expect(errors).toEqual([]);
     } finally {
       await retention.stop();

@@ -1393,7 +1393,7 @@ export interface paths {
         };
         /**
          * The business's audit log, newest first (administrators: permission users.update)
-         * @description One entry per change made through the API (records, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, written in the change's own transaction. Ordered by occurredAt then id, both descending. Entries are kept AUDIT_RETENTION_DAYS (default 365).
+         * @description One entry per change made through the API (records, custom field definitions, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, written in the change's own transaction. Ordered by occurredAt then id, both descending. Entries are kept AUDIT_RETENTION_DAYS (default 365).
          */
         get: operations["listAuditLog"];
         put?: never;
@@ -15392,9 +15392,9 @@ export interface operations {
                 action?: string;
                 /** @description The acting user's or API key's id */
                 actorId?: string;
-                /** @description client, contact, ..., user, apiKey, webhook */
+                /** @description client, contact, ..., user, apiKey, webhook, field */
                 targetType?: string;
-                /** @description The changed object's id */
+                /** @description The changed object's id; a custom field definition's is `<entity>.<key>` */
                 targetId?: string;
                 /** @description ISO 8601 date-time: entries at or after it; not a date-time: 400001 */
                 since?: string;
