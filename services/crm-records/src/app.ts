@@ -56,7 +56,7 @@ export function createApp(deps: AppDeps): Express {
     sql: deps.sql,
     devices: deps.devices,
   });
-  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
+  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions, customFieldCache);
   const customFields = new CustomFieldService(customFieldStore, customFieldCache, entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));

@@ -2958,7 +2958,7 @@ export interface components {
             /** @description Free text; default "" */
             description?: string;
             /**
-             * @description Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar (field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. null (the default) delivers every subscribed event. Invalid: 400001 with details[0].path filter.
+             * @description Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar (field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. customFields.<key> names a custom value (a valid key; typed by its cast, compared in the value's own type; on a multiSelect, eq means contains the option). null (the default) delivers every subscribed event. Invalid: 400001 with details[0].path filter.
              * @example status:PAID,totalAmount:gte:1000
              */
             filter?: string | null;
@@ -14947,7 +14947,7 @@ export interface operations {
                 types?: string;
                 /** @description 1-100, default 100 */
                 perPage?: string;
-                /** @description Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, else 400019 */
+                /** @description Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, or customFields.<key> for an active custom field of one, else 400019 */
                 fields?: string;
                 /** @description 0-30 seconds: when nothing follows the cursor, wait until an event commits or the time ends (then data may be []) */
                 wait?: string;
