@@ -8,6 +8,9 @@ import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { startReceiver } from "./harness";
 
+/** What the flow reads of GET /{entity}/schema's JSON Schema. */
+type RecordSchema = { properties: { customFields: { properties: object } } };
+
 async function ownerClient(baseUrl: string, suffix: string) {
   const signUp = await createCrmClient({ baseUrl }).POST("/api/v1/auth/sign-up", {
     body: { businessName: `Fields ${suffix}`, email: `fields-${suffix}@example.test`, password: "correct-horse-battery" },
@@ -68,7 +71,7 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     // The record's JSON Schema, as this business sees it, through the gateway: the answers validate against it.
     const schema = await api.GET("/api/v1/client/schema");
     expect(schema.response.status).toBe(200);
-    const customSchema = (schema.data!.data as { properties: { customFields: { properties: object } } }).properties.customFields;
+    const customSchema = (schema.data!.data as unknown as RecordSchema).properties.customFields;
     expect(Object.keys(customSchema.properties)).toEqual(["externalId", "tier"]);
     const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
     addFormats(ajv);
@@ -90,7 +93,7 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     expect([refused.response.status, refused.error?.error.code]).toEqual([401, 401014]);
     const stranger = await ownerClient(baseUrl, `${suffix}-other`);
     expect((await stranger.GET("/api/v1/client/fields")).data!.data).toEqual([]);
-    const strangersSchema = (await stranger.GET("/api/v1/client/schema")).data!.data as { properties: { customFields: { properties: object } } };
+    const strangersSchema = (await stranger.GET("/api/v1/client/schema")).data!.data as unknown as RecordSchema;
     expect(strangersSchema.properties.customFields.properties).toEqual({});
     const strangers = await stranger.POST("/api/v1/client", { body: { firstName: "S", lastName: "T", customFields: { externalId: "crm-42" } } });
     expect([strangers.response.status, strangers.error?.error.details?.[0]?.path]).toEqual([400, "customFields.externalId"]);

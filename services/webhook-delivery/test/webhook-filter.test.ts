@@ -142,14 +142,21 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
       const business = uuidv7();
       const owner = api(setup.service, principal(business));
       const filter = "customFields.tier:gold,customFields.score:gte:float(10),customFields.tags:vip";
-      const hook = (await owner.post("/api/v1/webhook", { url: `${setup.receiver.url}?custom`, events: ["client.created", "invoice.created"], filter }).expect(201)).body
-        .data;
+      const hook = (await owner.post("/api/v1/webhook", { url: `${setup.receiver.url}?custom`, events: ["client.created", "invoice.created"], filter }).expect(201)).body.data;
       expect(hook.filter).toBe(filter);
       const refused = await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], filter: "customFields.Bad-Key:x" }).expect(400);
       expect(refused.body.error.details[0]).toMatchObject({ path: "filter", message: expect.stringMatching(/unknown field "customFields.Bad-Key"/) });
 
       const client = (customFields: Record<string, unknown> | undefined) =>
-        recordEvent(business, "client.created", { id: uuidv7(), businessId: business, firstName: "A", lastName: "B", email: null, isActive: true, ...(customFields && { customFields }) });
+        recordEvent(business, "client.created", {
+          id: uuidv7(),
+          businessId: business,
+          firstName: "A",
+          lastName: "B",
+          email: null,
+          isActive: true,
+          ...(customFields && { customFields }),
+        });
       const matching = client({ tier: "gold", score: 12.5, tags: ["new", "vip"] });
       const invoice = invoiceEvent(business, "invoice.created", { customFields: { tier: "gold", score: 10, tags: ["vip"] } });
       const others = [

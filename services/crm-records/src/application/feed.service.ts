@@ -103,7 +103,14 @@ export class FeedService {
   private async customKeysNamed(fields: unknown, businessId: string, entities: readonly RecordEntity[]): Promise<ReadonlySet<string>> {
     if (typeof fields !== "string" || !fields.includes(CUSTOM_FIELD_PREFIX)) return new Set();
     const business = await customFieldsOf(this.customFields, businessId);
-    return new Set(entities.flatMap((entity) => business.rules(entity).filter((rule) => !rule.isArchived).map((rule) => rule.key)));
+    return new Set(
+      entities.flatMap((entity) =>
+        business
+          .rules(entity)
+          .filter((rule) => !rule.isArchived)
+          .map((rule) => rule.key),
+      ),
+    );
   }
 }
 

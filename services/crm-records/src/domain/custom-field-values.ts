@@ -35,7 +35,13 @@ const EMAIL = z.email({ pattern: EMAIL_PATTERN }).max(EMAIL_MAX_LENGTH);
  * A url with a space or control character is refused rather than kept: the URL parser would drop or
  * encode them silently, and the value would no longer read as the URL it names.
  */
-const URL_UNSAFE = /[\u0000-\u0020\u007f]/;
+function hasSpaceOrControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
 /** How every kept url starts (the schema's pattern); the URL parser has checked the rest. */
 export const URL_PATTERN = /^[hH][tT][tT][pP][sS]?:/;
 
@@ -94,7 +100,7 @@ export function checkValue(rule: Pick<CustomFieldRule, "type" | "options">, valu
       if (typeof value !== "string" || !EMAIL.safeParse(value).success) return { problem: "Expected an email address" };
       return { value };
     case "url": {
-      if (typeof value !== "string" || value.length > URL_MAX_LENGTH || URL_UNSAFE.test(value) || !URL_PATTERN.test(value) || !URL.canParse(value)) {
+      if (typeof value !== "string" || value.length > URL_MAX_LENGTH || hasSpaceOrControl(value) || !URL_PATTERN.test(value) || !URL.canParse(value)) {
         return { problem: "Expected an absolute http or https URL" };
       }
       const url = new URL(value);

@@ -2,15 +2,7 @@
 // business sees it. The built-in part comes from the contract's response schema (the one the OpenAPI
 // document describes), with each field typed from its declaration; `customFields` is spelled out from
 // the business's active definitions, at every level a relation can carry a record. Pure: no I/O.
-import {
-  CUSTOM_FIELD_LIMITS,
-  CUSTOM_FIELDS_PROPERTY,
-  MONEY_UPPER_BOUND,
-  recordContracts,
-  z,
-  type RecordEntity,
-  type RecordField,
-} from "@crm/contracts";
+import { CUSTOM_FIELD_LIMITS, CUSTOM_FIELDS_PROPERTY, MONEY_UPPER_BOUND, recordContracts, z, type RecordEntity, type RecordField } from "@crm/contracts";
 import type { CustomFieldDefinition } from "./custom-field-definitions";
 import { EMAIL_MAX_LENGTH, EMAIL_PATTERN, URL_MAX_LENGTH, URL_PATTERN } from "./custom-field-values";
 

@@ -21,9 +21,10 @@ const data = {
 
 describe("customFields.<key> in a webhook filter", () => {
   const filters = new WebhookFilters();
-  const matches = (filter: string, record: object = data) => filters.matches(filter, "client.updated", record as Record<string, unknown>, (err) => {
-    throw err;
-  });
+  const matches = (filter: string, record: object = data) =>
+    filters.matches(filter, "client.updated", record as Record<string, unknown>, (err) => {
+      throw err;
+    });
 
   it.each([
     ["customFields.tier:gold", true],
