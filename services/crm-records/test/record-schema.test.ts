@@ -118,7 +118,11 @@ function schemaSuite(mode: Mode): void {
 
     // Event data (the record without relations) validates too, for the entities whose definitions did not change since.
     const events = await h.prisma.outboxEvent.findMany({ where: { key: a.businessId }, orderBy: { sequence: "asc" } });
-    const data = (entity: string) => events.map((row) => row.payload as { type: string; data: Json }).filter((e) => e.type.startsWith(`${entity}.`)).map((e) => e.data);
+    const data = (entity: string) =>
+      events
+        .map((row) => row.payload as { type: string; data: Json })
+        .filter((e) => e.type.startsWith(`${entity}.`))
+        .map((e) => e.data);
     for (const entity of ["contact", "invoice", "quote", "product"] as const) {
       expect(data(entity).length).toBeGreaterThan(0);
       expect(await problems(a, entity, data(entity))).toEqual([]);
