@@ -1,7 +1,7 @@
 // The trash (extensions §E5): a delete keeps the record in the trash (every rule of a delete still holds),
 // `deleted=` reads it, restore brings it back (a client with exactly the contacts its delete took), purge
 // removes it for good, and retention purges what stayed too long.
-import { uuidv7 } from "@crm/contracts";
+import { allPermissions, uuidv7 } from "@crm/contracts";
 import { startRetention } from "@crm/service-kit";
 import { describeEachMode, errorCollectingLogger } from "@crm/testing";
 import { entityDefinitions } from "../src/entities";
@@ -197,6 +197,55 @@ function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     await caller.get(`/product/${product}?deleted=include`).expect(404);
     await caller.post(`/product/${product}/restore`).expect(404);
     await caller.delete(`/product/${product}?permanent=true`).expect(404);
+  });
+
+  it("restore and unique custom values: a value taken meanwhile is 409001 at customFields.<key> and restores nothing; a free one is taken back", async () => {
+    const caller = h.caller({ permissions: allPermissions });
+    await caller.post("/product/fields", { key: "sku2", label: "SKU", type: "text", unique: true }).expect(201);
+    const product = (value: string) => caller.post("/product", { name: "P", unitPrice: 1, customFields: { sku2: value } });
+    const first = (await product("x-1").expect(201)).body.data.id as string;
+    await caller.delete(`/product/${first}`).expect(200);
+    // In the trash the value is free: another live record takes it.
+    const second = (await product("x-1").expect(201)).body.data.id as string;
+    const before = await lastSequence(h);
+    const refused = await caller.post(`/product/${first}/restore`).expect(409);
+    expect(refused.body.error).toMatchObject({ code: 409001, message: "Resource already exists", details: [{ path: "customFields.sku2" }] });
+    // Nothing restored: still in the trash, no event, and the value stays with the live holder.
+    await caller.get(`/product/${first}`).expect(404);
+    expect((await caller.get(`/product/${first}?deleted=include`).expect(200)).body.data.deletedAt).not.toBeNull();
+    expect(await eventsAfter(h, caller.businessId, before)).toEqual([]);
+    await caller.patch(`/product/${second}`, { name: "Still holds it" }).expect(200);
+    expect((await product("x-1").expect(409)).body.error.details[0].path).toBe("customFields.sku2");
+
+    // Once the value is free again, the restore takes it back: a later duplicate is refused.
+    await caller.delete(`/product/${second}`).expect(200);
+    const restored = await caller.post(`/product/${first}/restore`).expect(200);
+    expect(restored.body.data).toMatchObject({ id: first, deletedAt: null, customFields: { sku2: "x-1" } });
+    const duplicate = await product("x-1").expect(409);
+    expect(duplicate.body.error).toMatchObject({ code: 409001, details: [{ path: "customFields.sku2" }] });
+    expect((await caller.post(`/product/${second}/restore`).expect(409)).body.error.details[0].path).toBe("customFields.sku2");
+    expect((await caller.patch(`/product/${first}`, { customFields: { sku2: "x-2" } }).expect(200)).body.data.customFields).toEqual({ sku2: "x-2" });
+    // The old value is free once its holder changed it.
+    await product("x-1").expect(201);
+  });
+
+  it("a client's restore whose contact's unique value was taken meanwhile restores neither the client nor any contact (409001)", async () => {
+    const caller = h.caller({ permissions: allPermissions });
+    await caller.post("/contact/fields", { key: "badge", label: "Badge", type: "integer", unique: true }).expect(201);
+    const clientId = await createClient(caller);
+    const kept = (await caller.post("/contact", { clientId, type: "EMAIL", value: "a@example.test", customFields: { badge: 1 } }).expect(201)).body.data.id as string;
+    const other = (await caller.post("/contact", { clientId, type: "EMAIL", value: "b@example.test", customFields: { badge: 2 } }).expect(201)).body.data.id as string;
+    await caller.delete(`/client/${clientId}`).expect(200);
+    const elsewhere = await createClient(caller);
+    await caller.post("/contact", { clientId: elsewhere, type: "PHONE", value: "1", customFields: { badge: 2 } }).expect(201);
+    const before = await lastSequence(h);
+    const refused = await caller.post(`/client/${clientId}/restore`).expect(409);
+    expect(refused.body.error).toMatchObject({ code: 409001, details: [{ path: "customFields.badge" }] });
+    await caller.get(`/client/${clientId}`).expect(404);
+    for (const id of [kept, other]) await caller.get(`/contact/${id}`).expect(404);
+    expect(await eventsAfter(h, caller.businessId, before)).toEqual([]);
+    // The kept contact's value stayed free: nothing of the refused restore holds it.
+    await caller.post("/contact", { clientId: elsewhere, type: "PHONE", value: "2", customFields: { badge: 1 } }).expect(201);
   });
 
   it("purging a client takes its trashed contacts with it and is refused while an invoice or quote names it; numbers are never reused", async () => {
