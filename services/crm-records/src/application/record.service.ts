@@ -1,18 +1,9 @@
 // The one generic service behind all seven entities: list (page + exact total), get,
-// create, update and delete, each scoped by the caller's business, each write committing its
-// outbox event(s) with it. Everything entity-specific comes from the definition; what reaches the
-// database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
+// create (record-creation.ts), update and delete, each scoped by the caller's business, each write
+// committing its outbox event(s) with it. Everything entity-specific comes from the definition; what
+// reaches the database is in persistence/ (record-reads.ts, record-writes.ts, record-insert.ts).
 import { type AuditContext, AuditWriter } from "@crm/audit";
-import {
-  CUSTOM_FIELDS_PROPERTY,
-  DEFAULT_INCLUDE_MAX_PER_RELATION,
-  isUuid,
-  uuidv7,
-  type EventEnvelope,
-  type RecordEntity,
-  type RecordItemInput,
-  type RecordListMeta,
-} from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
 import { errors, type ErrorDetail } from "@crm/errors";
 import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
 import type { SqlRunner } from "@crm/database";
@@ -23,24 +14,23 @@ import { CursorCodec } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
-import { recordAuditChange } from "../domain/record-audit";
 import { readableRelations, type Reader } from "../domain/relation-access";
 import { type FieldSelection, parseFieldSelection, selectFields } from "../domain/field-selection";
-import { type Input, itemRows, itemScoped, scalarData, unknownClient } from "../domain/record-input";
-import { nextDocumentNumbers } from "../persistence/document-number";
+import { type Input, itemRows, scalarData } from "../domain/record-input";
 import { buildEnvelope } from "../persistence/outbox.writer";
-import { adjustRecordCount } from "../persistence/record-count";
-import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
-import { insertedRow, insertRecordsStatement, insertRecordStatement, refusedAsTrashedClient } from "../persistence/record-insert";
-import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
-import { type CreateClaim, claimedCreate, claimInTransaction, isClaimTaken } from "../persistence/idempotent-create";
-import { insertRow, inTransaction, knownClients, lockedRecord, updateRow } from "../persistence/record-writes";
+import type { PrismaClient, Tx } from "../persistence/prisma";
+import { type ReadDevices, RecordReads, statementRunner } from "../persistence/record-reads";
+import type { CreateClaim } from "../persistence/idempotent-create";
+import { inTransaction, lockedRecord, updateRow } from "../persistence/record-writes";
 import { trashRecord } from "../persistence/trash-writes";
 import { type DeletedMode, parseDeletedMode } from "../domain/deleted-mode";
 import type { CustomFieldsShaper } from "../domain/record.serializer";
-import { customFieldWrite, type CustomFieldWrite } from "../domain/custom-field-values";
+import { customFieldWrite } from "../domain/custom-field-values";
 import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
-import { dropUniqueValues, insertUniqueValues, isUniqueViolation, replaceUniqueValues, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
+import { checkClientReference } from "./client-references";
+import { type Created, RecordCreation } from "./record-creation";
+import { uniqueTaken } from "../domain/unique-conflicts";
+import { dropUniqueValues, isUniqueViolation, replaceUniqueValues, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
 
 export interface RecordServiceOptions {
   prisma: PrismaClient;
@@ -72,23 +62,6 @@ export interface RecordDevices extends ReadDevices {
   oneStatementCreates: boolean;
 }
 
-/** What a create answers: the records, and whether they were created by an earlier request with the same Idempotency-Key. */
-export interface Created {
-  views: RecordView[];
-  replayed: boolean;
-}
-
-/** How a create checks its client references, and names one a foreign key refused after the check. */
-interface ClientCheck {
-  /** `inStatement`: the one-statement create, whose statement itself refuses an unknown or trashed client (record-insert.ts). */
-  check(db: PrismaClient | Tx, inStatement: boolean): Promise<void>;
-  refused(err: unknown): Promise<never>;
-}
-
-function refusedClient(cause: unknown) {
-  return errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause });
-}
-
 /** List parameters a cursor already carries. */
 const CURSOR_EXCLUSIVE_PARAMETERS = ["page", "where", "orderBy"] as const;
 
@@ -101,25 +74,33 @@ function cursorValue(value: unknown): unknown {
 
 export class RecordService {
   private readonly cursors: CursorCodec;
-  private readonly run: RunStatement;
   private readonly reads: RecordReads;
+  private readonly creation: RecordCreation;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
-
-  private readonly devices: RecordDevices;
   private readonly audit: AuditWriter;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.audit = options.audit ?? new AuditWriter("records");
     this.cursors = new CursorCodec(options.cursorSecret);
-    this.devices = { listSql: true, countSlots: true, oneStatementCreates: true, ...options.devices };
-    this.run = statementRunner(options.sql);
+    const devices: RecordDevices = { listSql: true, countSlots: true, oneStatementCreates: true, ...options.devices };
+    const run = statementRunner(options.sql);
     this.reads = new RecordReads({
       prisma: options.prisma,
       definitions: options.definitions,
-      run: this.run,
+      run,
       includeCap: this.includeCap,
       parallelQueries: options.parallelQueries ?? false,
-      devices: this.devices,
+      devices,
+    });
+    this.creation = new RecordCreation({
+      prisma: options.prisma,
+      definitions: options.definitions,
+      run,
+      reads: this.reads,
+      audit: this.audit,
+      oneStatementCreates: devices.oneStatementCreates,
+      customFields: options.customFields,
+      onCommitted: options.onCommitted,
     });
     for (const definition of Object.values(options.definitions)) {
       this.specs.set(definition.entity, querySpecOf(definition));
@@ -238,177 +219,14 @@ export class RecordService {
     return { view, answer: selectFields(view, selection) };
   }
 
-  /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `claim`: its Idempotency-Key, if sent; `audit`: who asked, for its audit entry. */
-  async create(definition: EntityDefinition, businessId: string, input: Input, audit: AuditContext, claim?: CreateClaim): Promise<Created> {
-    const custom = await this.customFieldsOf(businessId);
-    const data = [{ ...scalarData(definition, input), id: uuidv7(), businessId }];
-    const writes = [customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!];
-    const clients: ClientCheck = {
-      // In the one-statement create the statement is the lookup: the composite foreign key (businessId,
-      // clientId) refuses another business's client and an unknown one, its live-client subquery a
-      // trashed one. A transaction looks the client up (and locks it) itself.
-      check: (db, inStatement) => this.checkClientReference(db, definition, businessId, input, !inStatement),
-      refused: (err) => Promise.reject(refusedClient(err)),
-    };
-    return this.insert(definition, businessId, [input], data, clients, (_, step) => step(), custom, writes, audit, claim);
+  /** `POST /{entity}`: one record (record-creation.ts). */
+  create(definition: EntityDefinition, businessId: string, input: Input, audit: AuditContext, claim?: CreateClaim): Promise<Created> {
+    return this.creation.create(definition, businessId, input, audit, claim);
   }
 
-  /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
-  async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], audit: AuditContext, claim?: CreateClaim): Promise<Created> {
-    // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
-    const ids = inputs.map(() => uuidv7()).sort();
-    const custom = await this.customFieldsOf(businessId);
-    const data = inputs.map((input, i) => ({ ...itemScoped(i, () => scalarData(definition, input)), id: ids[i]!, businessId }));
-    const writes = inputs.map((input, i) => itemScoped(i, () => customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!));
-    const clients: ClientCheck = {
-      check: (db) => this.checkClientReferences(db, definition, businessId, inputs),
-      // A client deleted since the check: name it as the check would have.
-      refused: async () => {
-        await this.checkClientReferences(this.options.prisma, definition, businessId, inputs);
-        throw unknownClient();
-      },
-    };
-    return this.insert(definition, businessId, inputs, data, clients, itemScoped, custom, writes, audit, claim);
-  }
-
-  /**
-   * The one create path: every record or none, each with its own created event, in the inputs' order.
-   * `data`: each record's column values, id and business included. One transaction writes the
-   * records, their events and counts (invoices and quotes with a range of numbers and their items);
-   * records without line items go as one statement instead (record-insert.ts, D14). `scoped` names an
-   * item's problems. With `claim` the same statement or transaction claims the Idempotency-Key; a key
-   * claimed already answers what its first run created (replay).
-   */
-  private async insert(
-    definition: EntityDefinition,
-    businessId: string,
-    inputs: readonly Input[],
-    data: readonly Input[],
-    clients: ClientCheck,
-    scoped: <T>(index: number, step: () => T) => T,
-    custom: BusinessCustomFields,
-    writes: readonly CustomFieldWrite[],
-    audit: AuditContext,
-    claim?: CreateClaim,
-  ): Promise<Created> {
-    try {
-      return { views: await this.insertOnce(definition, businessId, inputs, data, clients, scoped, custom, writes, audit, claim), replayed: false };
-    } catch (err) {
-      if (claim && isClaimTaken(err)) return { views: await this.replay(definition, claim, custom), replayed: true };
-      throw err;
-    }
-  }
-
-  /**
-   * The records an earlier create with `claim`'s key made, as they are now. The same caller and request
-   * only (else 409002, as the gateway answers); a record deleted since cannot be answered (409002 too).
-   */
-  private async replay(definition: EntityDefinition, claim: CreateClaim, custom: BusinessCustomFields): Promise<RecordView[]> {
-    const first = await claimedCreate(this.options.prisma, claim);
-    if (!first || first.caller !== claim.caller || first.fingerprint !== claim.fingerprint || first.entity !== claim.entity) throw errors.idempotencyKeyReused();
-    const views: RecordView[] = [];
-    for (const id of first.recordIds) {
-      // As a create answers: the record's columns (and line items), no relations.
-      const row = await this.reads.one(definition, claim.businessId, id, []);
-      if (!row) {
-        throw errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: "The first request with this key completed, but a record it created was deleted since" }]);
-      }
-      views.push(serializeRecord(definition, row, this.options.definitions, false, custom.shaper));
-    }
-    return views;
-  }
-
-  private async insertOnce(
-    definition: EntityDefinition,
-    businessId: string,
-    inputs: readonly Input[],
-    data: readonly Input[],
-    clients: ClientCheck,
-    scoped: <T>(index: number, step: () => T) => T,
-    custom: BusinessCustomFields,
-    writes: readonly CustomFieldWrite[],
-    audit: AuditContext,
-    claim: CreateClaim | undefined,
-  ): Promise<RecordView[]> {
-    const document = definition.document;
-    for (const [i, write] of writes.entries()) data[i]![CUSTOM_FIELDS_PROPERTY] = write.stored;
-    // Unique custom values (extensions §E4) are rows of their own, written in the records' transaction.
-    const unique = writes.flatMap((write, i) => write.uniqueValues.map((value) => ({ ...value, recordId: data[i]!["id"] as string, index: i })));
-    // A batch names its items (itemScoped), a single create its fields.
-    const batch = scoped === itemScoped;
-    checkBatchUnique(unique, batch);
-    if (!document && this.devices.oneStatementCreates && unique.length === 0) {
-      await clients.check(this.options.prisma, true);
-      const now = new Date();
-      const entries = data.map((values) => {
-        const row = insertedRow(definition, values, now);
-        const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
-        const event = buildEnvelope(definition.entity, "created", businessId, view);
-        return { data: values, row, view, event, audit: this.audit.rows(businessId, [recordAuditChange(event)], audit)[0]! };
-      });
-      // A claimed create is rare and its text differs: unnamed, so the prepared one-record text stays as it is.
-      const statement = entries.length === 1 && !claim ? insertRecordStatement(definition, entries[0]!) : insertRecordsStatement(definition, entries, claim);
-      try {
-        await this.run(statement.sql, statement.params, statement.name);
-      } catch (err) {
-        if (isForeignKeyViolation(err) || refusedAsTrashedClient(definition, err)) await clients.refused(err);
-        throw err;
-      }
-      this.options.onCommitted?.();
-      return entries.map((entry) => entry.view);
-    }
-    return this.uniqueConflicts(definition, businessId, unique, batch, () =>
-      this.write(businessId, audit, async (tx) => {
-        await clients.check(tx, false);
-        const numbers = document ? await nextDocumentNumbers(tx, businessId, document.numberPrefix, inputs.length) : [];
-        const views: RecordView[] = [];
-        for (const [i, input] of inputs.entries()) {
-          const values: Input = { ...data[i] };
-          if (document) {
-            const items = input[document.itemsRelation] as RecordItemInput[];
-            Object.assign(values, { number: numbers[i], totalAmount: totalAmount(items), [document.itemsRelation]: { create: itemRows(items) } });
-          }
-          const row = await scoped(i, () => insertRow(tx, definition, values));
-          views.push(serializeRecord(definition, row, this.options.definitions, false, custom.shaper));
-        }
-        await insertUniqueValues(
-          tx,
-          businessId,
-          definition.entity,
-          unique.map(({ key, value, recordId }) => ({ key, value, recordId })),
-        );
-        await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
-        if (claim)
-          await claimInTransaction(
-            tx,
-            claim,
-            views.map((view) => String(view.id)),
-          );
-        return { view: views, events: views.map((view) => buildEnvelope(definition.entity, "created", businessId, view)) };
-      }),
-    );
-  }
-
-  /**
-   * Runs a write that takes unique custom values: when the unique-values table refused one, 409001
-   * naming the first value another record holds (`items.<i>.customFields.<key>` in a batch).
-   */
-  private async uniqueConflicts<T>(
-    definition: EntityDefinition,
-    businessId: string,
-    unique: ReadonlyArray<UniqueValue & { recordId: string; index: number }>,
-    batch: boolean,
-    work: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      if (unique.length === 0 || !isUniqueViolation(err) || isClaimTaken(err)) throw err;
-      const taken = await takenUniqueValue(this.options.prisma, businessId, definition.entity, unique, unique.length === 1 ? unique[0]!.recordId : undefined);
-      if (!taken) throw err;
-      const index = unique.find((u) => u.key === taken.key && u.value === taken.value)!.index;
-      throw uniqueTaken(taken.key, batch ? index : undefined, err);
-    }
+  /** `POST /{entity}/batch` (extensions §E2.2; record-creation.ts). */
+  createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], audit: AuditContext, claim?: CreateClaim): Promise<Created> {
+    return this.creation.createMany(definition, businessId, inputs, audit, claim);
   }
 
   /**
@@ -428,7 +246,7 @@ export class RecordService {
       const existing = await lockedRecord(tx, definition, businessId, id);
       if (ifMatch !== undefined) this.checkIfMatch(definition, existing, ifMatch, custom.shaper);
       const before = serializeRecord(definition, existing, this.options.definitions, false, custom.shaper);
-      await this.checkClientReference(tx, definition, businessId, input, true);
+      await checkClientReference(tx, definition, businessId, input, true);
       const data = scalarData(definition, input);
       const write = customFieldWrite(rules, input[CUSTOM_FIELDS_PROPERTY], "update", existing[CUSTOM_FIELDS_PROPERTY]);
       if (write) {
@@ -489,28 +307,6 @@ export class RecordService {
     if (!ifMatchHolds(ifMatch, current)) throw errors.preconditionFailed();
   }
 
-  /** One body's client reference: a UUID (else 400001 at its path) and, with `lookUp`, a client of the business. */
-  private async checkClientReference(db: PrismaClient | Tx, definition: EntityDefinition, businessId: string, input: Input, lookUp: boolean): Promise<void> {
-    const field = definition.clientReference;
-    if (!field || input[field] === undefined) return;
-    const clientId = input[field];
-    if (typeof clientId !== "string" || !isUuid(clientId)) throw unknownClient();
-    if (lookUp && (await knownClients(db, businessId, [clientId])).size === 0) throw unknownClient();
-  }
-
-  /** A batch's client references in one query; each unknown one (or another business's) named by its item. */
-  private async checkClientReferences(db: PrismaClient | Tx, definition: EntityDefinition, businessId: string, inputs: readonly Input[]): Promise<void> {
-    const field = definition.clientReference;
-    if (!field) return;
-    const wanted = inputs.map((input) => input[field]);
-    const candidates = [...new Set(wanted.filter((v): v is string => typeof v === "string" && isUuid(v)).map((v) => v.toLowerCase()))];
-    const known = await knownClients(db, businessId, candidates);
-    const details = wanted.flatMap((value, i) =>
-      value === undefined || (typeof value === "string" && known.has(value.toLowerCase())) ? [] : [{ path: `items.${i}.${field}`, message: "Unknown client" }],
-    );
-    if (details.length > 0) throw errors.validationFailed(details);
-  }
-
   /** The business's custom field definitions, current (custom-field-cache.ts). */
   private customFieldsOf(businessId: string): Promise<BusinessCustomFields> {
     return customFieldsOf(this.options.customFields, businessId);
@@ -547,21 +343,5 @@ export class RecordService {
         .map((rule) => rule.key),
     );
     return { relations, selection: parseFieldSelection(definition, this.options.definitions, query["fields"], requested, relations, customKeys) };
-  }
-}
-
-/** 409001 at the unique custom field's path (`items.<i>.customFields.<key>` for a batch item). */
-function uniqueTaken(key: string, index: number | undefined, cause?: unknown) {
-  const path = `${index === undefined ? "" : `items.${index}.`}${CUSTOM_FIELDS_PROPERTY}.${key}`;
-  return errors.alreadyExists([{ path, message: "Another record already holds this value of a unique custom field" }], { cause });
-}
-
-/** Two items of one batch with the same unique value: the second is named, before anything is written. */
-function checkBatchUnique(unique: ReadonlyArray<UniqueValue & { index: number }>, batch: boolean): void {
-  const seen = new Set<string>();
-  for (const u of unique) {
-    const id = `${u.key}\u0000${u.value}`;
-    if (seen.has(id)) throw uniqueTaken(u.key, batch ? u.index : undefined);
-    seen.add(id);
   }
 }
