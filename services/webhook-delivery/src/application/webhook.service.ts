@@ -18,7 +18,7 @@ import { isRedactedFormOf } from "../domain/url-credentials";
 import { requireReadableEvents, type Subscriber } from "../domain/subscription-permission";
 import { checkWebhookFilter } from "../domain/webhook-filter";
 import type { Delivery, Webhook } from "../generated/prisma/client";
-import { webhookView } from "../http/webhook.presenter";
+import { webhookView } from "./webhook-views";
 import { checkTargetUrl } from "../outbound/ssrf-guard";
 import type { DeliveryRepository } from "../persistence/delivery.repository";
 import type { WebhookChanges, WebhookRepository } from "../persistence/webhook.repository";

@@ -5,7 +5,7 @@ import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { WebhookService, type WebhookServiceDeps } from "../application/webhook.service";
 import type { Webhook } from "../generated/prisma/client";
-import { deliveryView, webhookView, webhookWithSecretView } from "./webhook.presenter";
+import { deliveryView, webhookView, webhookWithSecretView } from "../application/webhook-views";
 
 export type WebhookRouterDeps = WebhookServiceDeps;
 

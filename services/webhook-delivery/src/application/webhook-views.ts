@@ -1,3 +1,5 @@
+// The public shapes of a webhook and a delivery, as answers and audit entries (extensions §E7) show them:
+// used by the HTTP routes and by the use cases that audit a webhook's changes, so they live beside the latter.
 import { WEBHOOK_DISABLED_CONSECUTIVE_FAILURES, type DeliveryView, type WebhookView, type WebhookWithSecretView } from "@crm/contracts";
 import { redactUrlCredentials } from "../domain/url-credentials";
 import type { Delivery, Webhook } from "../generated/prisma/client";
