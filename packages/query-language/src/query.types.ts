@@ -10,6 +10,8 @@ export interface FieldSpec {
   nullable: boolean;
   /** Required for `enum` fields: the only values equality may compare with. */
   enumValues?: readonly string[];
+  /** False for a field `orderBy` may not name (a custom multiSelect: a set of options has no order); default true. */
+  sortable?: boolean;
 }
 
 export interface QuerySpec {
