@@ -12,6 +12,8 @@ export interface FieldSpec {
   enumValues?: readonly string[];
   /** False for a field `orderBy` may not name (a custom multiSelect: a set of options has no order); default true. */
   sortable?: boolean;
+  /** An `int` field holding any safe integer (a custom integer field, stored as a JSON number), not a 32-bit column. */
+  wideInteger?: boolean;
 }
 
 export interface QuerySpec {

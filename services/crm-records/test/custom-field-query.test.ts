@@ -33,6 +33,8 @@ const WHERES: Array<[string, number[]]> = [
   ["customFields.rank:gte:3", [0, 1, 3, 4]],
   ["customFields.rank:lt:int(0)", [2]],
   ["customFields.rank:20", [3]],
+  // An integer field holds any safe integer, not only 32-bit ones.
+  ["customFields.rank:lt:9007199254740991", [0, 1, 2, 3, 4]],
   ["customFields.vip:true", [0, 2]],
   ["customFields.vip:bool(false)", [1]],
   ["NOT:customFields.vip:true", [1, 3, 4, 5]],
@@ -61,6 +63,7 @@ const REFUSED: Array<[string, string, number]> = [
   ["where", "customFields.score:abc", 400019],
   ["where", "customFields.score:contains:1", 400019],
   ["where", "customFields.rank:float(1.5)", 400019],
+  ["where", "customFields.rank:9007199254740992", 400019],
   ["where", "customFields.tier:bronze", 400019],
   ["where", "customFields.tier:gt:gold", 400019],
   ["where", "customFields.tags:contains:a", 400019],

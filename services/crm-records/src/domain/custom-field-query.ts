@@ -34,7 +34,7 @@ export function customFieldSpec(rule: Pick<CustomFieldRule, "type" | "options">)
     case "number":
       return { type: "decimal", nullable: true };
     case "integer":
-      return { type: "int", nullable: true };
+      return { type: "int", nullable: true, wideInteger: true };
     case "boolean":
       return { type: "boolean", nullable: true };
     case "date":
