@@ -1,7 +1,7 @@
 // A custom field's conditions and sort expression in a list's SQL (list-sql.ts; extensions §E4).
 // Values live in the record's jsonb `customFields`, typed by their definition (custom-field-values.ts:
 // numbers as JSON numbers, a date as `YYYY-MM-DD`, a dateTime as UTC `toISOString()` text), so:
-// - `eq` is jsonb containment, `"customFields" @> {"key": value}`, which the GIN index answers (D37)
+// - `eq` is jsonb containment, `"customFields" @> {"key": value}`, which the GIN index answers (D35)
 //   for every type; on a multiSelect `{"key": [option]}` is "holds this option";
 // - ranges and sorts read the value cast to its type: numbers as `numeric`, dates and dateTimes as
 //   instants (a date is midnight UTC, decisions §3), text as text (the columns' collation);

@@ -80,7 +80,7 @@ export class RecordReads {
    * transaction (in parallel where the pool allows): each is exact at the moment it is read.
    */
   async list(definition: EntityDefinition, businessId: string, query: PageQuery, relations: readonly string[], withTotal: boolean): Promise<{ rows: Row[]; total?: number }> {
-    // Prisma can neither sort on a JSON path nor cast one, so a list naming a custom field is SQL in both modes (D37).
+    // Prisma can neither sort on a JSON path nor cast one, so a list naming a custom field is SQL in both modes (D35).
     const viaSql = this.options.devices.listSql || namesCustomField(query.filter, query.orderBy);
     const list = viaSql ? this.sqlList(definition, businessId, query) : this.prismaList(definition, businessId, query);
     const page = () => this.withRelations(definition, businessId, list.page(), relations);

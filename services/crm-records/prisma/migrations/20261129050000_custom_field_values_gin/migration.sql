@@ -1,7 +1,7 @@
 --! no-transaction
 -- Extensions §E4: a list's `eq` on a custom field is jsonb containment ("customFields" @> {"key": value}),
 -- which a GIN index with jsonb_path_ops answers for every key and type at once (a multiSelect option
--- too), whatever keys each business defines (docs/performance.md D37). One per record table, on all
+-- too), whatever keys each business defines (docs/performance.md D35). One per record table, on all
 -- rows so trash lists use it too. Built CONCURRENTLY, each dropped first (IF EXISTS) so that a re-run
 -- after a failure rebuilds an INVALID leftover instead of keeping it.
 SET lock_timeout = '5s';
