@@ -191,6 +191,18 @@ function querySuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     const refused = await b.get(`/client?cursor=${again.body.meta.nextCursor}&perPage=2`);
     expect([refused.status, refused.body.error?.code]).toEqual([400, 400011]);
   });
+
+  it("a cursor whose custom field was removed for good and defined again with another type is 400019, never a database error", async () => {
+    const b = h.caller({ permissions: allPermissions });
+    await define(b, { key: "ref", label: "Ref", type: "text" });
+    for (const ref of ["a", "b", "c"]) await b.post("/client", { firstName: "R", lastName: "Q", customFields: { ref } }).expect(201);
+    const first = await b.get("/client?orderBy=customFields.ref:asc&perPage=1").expect(200);
+    await b.delete("/client/fields/ref").expect(200);
+    await b.delete("/client/fields/ref?permanent=true").expect(200);
+    await define(b, { key: "ref", label: "Ref", type: "number" });
+    const refused = await b.get(`/client?cursor=${first.body.meta.nextCursor}&perPage=1`);
+    expect([refused.status, refused.body.error?.code]).toEqual([400, 400019]);
+  });
 }
 
 describeEachMode("custom fields in where and orderBy on %s", (mode) => querySuite(mode, {}));
