@@ -17,7 +17,13 @@ describe("custom fields in the query spec", () => {
   const base: QuerySpec = { fields: { id: { type: "uuid", nullable: false } }, relations: {} };
 
   it("adds each active definition as customFields.<key>, typed by it; archived ones are unknown", () => {
-    const rules = [rule("n", "number"), rule("i", "integer"), rule("s", "select", { options: ["a"] }), rule("m", "multiSelect", { options: ["a"] }), rule("old", "text", { isArchived: true })];
+    const rules = [
+      rule("n", "number"),
+      rule("i", "integer"),
+      rule("s", "select", { options: ["a"] }),
+      rule("m", "multiSelect", { options: ["a"] }),
+      rule("old", "text", { isArchived: true }),
+    ];
     const spec = withCustomFields(base, rules);
     expect(spec.fields).toEqual({
       id: base.fields["id"],
