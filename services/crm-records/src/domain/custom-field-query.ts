@@ -8,9 +8,6 @@ import type { CustomFieldRule } from "./custom-field-values";
 
 const PREFIX = `${CUSTOM_FIELDS_PROPERTY}.`;
 
-/** The keys a definition may have; checked again before a key is written into a statement. */
-export const CUSTOM_FIELD_KEY = /^[a-z][a-zA-Z0-9]{0,62}$/;
-
 /** The active custom fields a list may name, by key. */
 export type CustomFieldTypes = ReadonlyMap<string, CustomFieldType>;
 

@@ -9,16 +9,15 @@
 // Every value is a bound parameter. The key is written into the statement (so the planner can match
 // an expression index on it), and only after it matched the definitions' key pattern, which admits
 // no quote, backslash or space: the parser admitted only active definitions' keys anyway.
-import type { CustomFieldType } from "@crm/contracts";
+import { CUSTOM_FIELD_KEY_PATTERN, type CustomFieldType } from "@crm/contracts";
 import { escapeLike, type ConditionNode } from "@crm/query-language";
-import { CUSTOM_FIELD_KEY } from "../domain/custom-field-query";
 import type { SqlParams } from "./list-sql";
 
 const COLUMN = `"customFields"`;
 const RANGES = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
 
 function keyLiteral(key: string): string {
-  if (!CUSTOM_FIELD_KEY.test(key)) throw new Error(`"${key}" is not a custom field key`);
+  if (!CUSTOM_FIELD_KEY_PATTERN.test(key)) throw new Error(`"${key}" is not a custom field key`);
   return `'${key}'`;
 }
 
