@@ -52,6 +52,8 @@ const WHERES: Array<[string, number[]]> = [
   ["NOT:customFields.tags:b", [2, 3, 4, 5]],
   ["OR:[customFields.tier:silver,customFields.tags:c]", [1, 2]],
   ["customFields.vip:true,firstName:R0", [0]],
+  ["OR:[customFields.score:gt:5,NOT:customFields.code:startsWith:a]", [0, 1, 2, 3, 4, 5]],
+  ["NOT:OR:[customFields.score:gt:5,customFields.tags:c]", [1, 5]],
 ];
 
 const REFUSED: Array<[string, string, number]> = [
@@ -68,6 +70,8 @@ const REFUSED: Array<[string, string, number]> = [
   ["where", "customFields.tier:gt:gold", 400019],
   ["where", "customFields.tags:contains:a", 400019],
   ["where", "customFields.born:bool(true)", 400019],
+  ["where", "customFields.score:gt:1e5", 400019],
+  ["where", "customFields.seen:gt:date(2024-13-01)", 400019],
   ["orderBy", "customFields.nope:asc", 400011],
   ["orderBy", "customFields.old:asc", 400011],
   ["orderBy", "customFields.secret:desc", 400011],
@@ -164,7 +168,7 @@ function querySuite(mode: Mode, config: NodeJS.ProcessEnv): void {
   });
 
   it("walks a custom sort by cursor: the same records in the same order as one page", async () => {
-    for (const orderBy of ["customFields.score:desc", "customFields.born:asc,firstName:desc", "customFields.code:asc"]) {
+    for (const orderBy of ["customFields.score:desc", "customFields.born:asc,firstName:desc", "customFields.code:asc", "customFields.vip:desc,customFields.rank:asc"]) {
       const whole = (await list({ orderBy })).data.map((record) => record.id);
       const walked: string[] = [];
       let body = await list({ orderBy, perPage: "2" });
