@@ -1,7 +1,8 @@
 // The audit log (extensions §E7) through the gateway: an entry for each kind of change and auth event,
 // with a user's and an API key's actor, written by the service that owns the change; none when the
 // change fails; no secret in any entry; a record's history after its delete; the filters and cursor
-// paging of GET /audit-log; administrators only.
+// paging of GET /audit-log; administrators only; custom field definitions' field.* entries and a
+// purge's entries, its client's contacts included.
 import { auditLog, createCrmClient } from "@crm/client";
 import { ApiClient } from "./api-client";
 
@@ -227,4 +228,33 @@ export async function runAuditLogFlow(baseUrl: string, suffix: string): Promise<
   expect(otherLog.body.data.map((e: Entry) => e.action)).toEqual(["user.created"]);
   expect((await other.call("GET", `/api/v1/client/${clientId}/history`)).body.error.code).toBe(404001);
   expect((await other.call("GET", `/api/v1/audit-log?cursor=${next}`)).body.error.code).toBe(400019);
+
+  // Custom field definitions: one field.* entry per change, target field <entity>.<key>. Entries of one
+  // millisecond have no set order, so they are compared sorted.
+  expect((await owner.call("POST", "/api/v1/client/fields", { key: "tier", label: "Tier", type: "text" })).status).toBe(201);
+  expect((await owner.call("PATCH", "/api/v1/client/fields/tier", { label: "Level" })).status).toBe(200);
+  expect((await owner.call("DELETE", "/api/v1/client/fields/tier")).status).toBe(200);
+  expect((await owner.call("DELETE", "/api/v1/client/fields/tier?permanent=true")).status).toBe(200);
+  const fieldEntries = await log("&action=field.*");
+  expect(fieldEntries.every((e) => e.target.type === "field" && e.target.id === "client.tier" && e.actor.id === ownerId)).toBe(true);
+  expect(fieldEntries.map((e) => `${e.action} ${e.changes === null ? null : Object.keys(e.changes).sort().join(",")}`).sort()).toEqual(
+    [
+      "field.created createdAt,defaultValue,description,isArchived,label,options,required,type,unique,updatedAt",
+      "field.deleted null",
+      "field.updated isArchived",
+      "field.updated label",
+    ].sort(),
+  );
+  expect((await log("&targetType=field")).length).toBe(4);
+
+  // A purged client takes its trashed contacts with it: each has its purged entry, and its history stays.
+  const doomed = (await owner.call("POST", "/api/v1/client", { firstName: "Doomed", lastName: "Client" })).body.data.id as string;
+  const doomedContact = await owner.call("POST", "/api/v1/contact", { clientId: doomed, type: "EMAIL", value: `doomed-${suffix}@example.test` });
+  expect(doomedContact.status).toBe(201);
+  expect((await owner.call("DELETE", `/api/v1/client/${doomed}`)).status).toBe(200);
+  expect((await owner.call("DELETE", `/api/v1/client/${doomed}?permanent=true`)).status).toBe(200);
+  const contactHistory = await auditor.call("GET", `/api/v1/contact/${doomedContact.body.data.id}/history`);
+  expect(contactHistory.body.data.map((e: Entry) => e.action).sort()).toEqual(["contact.created", "contact.deleted", "contact.purged"]);
+  expect(contactHistory.body.data.find((e: Entry) => e.action === "contact.purged")).toMatchObject({ actor: { type: "user", id: ownerId }, changes: null });
+  expect((await log(`&action=client.purged&targetId=${doomed}`)).length).toBe(1);
 }

@@ -4,7 +4,12 @@
 // archived definition's values disappear from answers until it is brought back.
 import { createCrmClient } from "@crm/client";
 import { waitFor } from "@crm/testing";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 import { startReceiver } from "./harness";
+
+/** What the flow reads of GET /{entity}/schema's JSON Schema. */
+type RecordSchema = { properties: { customFields: { properties: object } } };
 
 async function ownerClient(baseUrl: string, suffix: string) {
   const signUp = await createCrmClient({ baseUrl }).POST("/api/v1/auth/sign-up", {
@@ -63,6 +68,17 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     await api.PATCH("/api/v1/client/fields/{key}", { params: { path: { key: "tier" } }, body: { isArchived: false } });
     expect((await api.GET("/api/v1/client", { params: { query: { perPage: 5 } } })).data!.data[0]!.customFields).toEqual({ externalId: "crm-42", tier: "gold" });
 
+    // The record's JSON Schema, as this business sees it, through the gateway: the answers validate against it.
+    const schema = await api.GET("/api/v1/client/schema");
+    expect(schema.response.status).toBe(200);
+    const customSchema = (schema.data!.data as unknown as RecordSchema).properties.customFields;
+    expect(Object.keys(customSchema.properties)).toEqual(["externalId", "tier"]);
+    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+    addFormats(ajv);
+    const validate = ajv.compile(schema.data!.data);
+    const answers = [(await api.GET("/api/v1/client/{id}", { params: { path: { id } } })).data!.data, ...(await api.GET("/api/v1/client")).data!.data];
+    expect(answers.filter((record) => !validate(record)).map(() => validate.errors)).toEqual([]);
+
     // Field selection names custom keys (extensions §E8).
     const selected = await api.GET("/api/v1/client/{id}", { params: { path: { id }, query: { fields: "customFields.tier" } } });
     expect(selected.data!.data).toEqual({ id, customFields: { tier: "gold" } });
@@ -77,6 +93,8 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     expect([refused.response.status, refused.error?.error.code]).toEqual([401, 401014]);
     const stranger = await ownerClient(baseUrl, `${suffix}-other`);
     expect((await stranger.GET("/api/v1/client/fields")).data!.data).toEqual([]);
+    const strangersSchema = (await stranger.GET("/api/v1/client/schema")).data!.data as unknown as RecordSchema;
+    expect(strangersSchema.properties.customFields.properties).toEqual({});
     const strangers = await stranger.POST("/api/v1/client", { body: { firstName: "S", lastName: "T", customFields: { externalId: "crm-42" } } });
     expect([strangers.response.status, strangers.error?.error.details?.[0]?.path]).toEqual([400, "customFields.externalId"]);
   } finally {

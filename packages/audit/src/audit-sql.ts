@@ -39,9 +39,16 @@ export interface RawExecutor {
   $executeRawUnsafe(sql: string, ...params: unknown[]): Promise<number>;
 }
 
-/** Writes `rows` through `tx` (the change's transaction). */
+/**
+ * Rows one INSERT carries at most: PostgreSQL binds at most 65,535 parameters a statement, and a
+ * retention batch (RETENTION_BATCH_SIZE, unbounded) may purge more records than 65,535 / 13 columns.
+ */
+export const AUDIT_INSERT_ROWS_MAX = 1_000;
+
+/** Writes `rows` through `tx` (the change's transaction), in INSERTs of at most AUDIT_INSERT_ROWS_MAX rows. */
 export async function writeAuditRows(tx: RawExecutor, schema: AuditSchema, rows: readonly AuditRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const { sql, params } = insertAuditStatement(schema, rows);
-  await tx.$executeRawUnsafe(sql, ...params);
+  for (let start = 0; start < rows.length; start += AUDIT_INSERT_ROWS_MAX) {
+    const { sql, params } = insertAuditStatement(schema, rows.slice(start, start + AUDIT_INSERT_ROWS_MAX));
+    await tx.$executeRawUnsafe(sql, ...params);
+  }
 }

@@ -4,6 +4,13 @@ import { SYSTEM_CONTEXT } from "./audit-context";
 import { redactSecrets } from "./redaction";
 
 describe("redactSecrets", () => {
+  it("keeps custom fields as they are, whatever the business named them (a record's changes equal its previousAttributes)", () => {
+    const created = { id: "c1", customFields: { token: "ext-1", key: "K-9", password: null } };
+    expect(redactSecrets(created)).toEqual(created);
+    const updated = { customFields: { from: { token: "ext-1" }, to: { token: "ext-2" } }, secret: "whsec_x" };
+    expect(redactSecrets(updated)).toEqual({ customFields: { from: { token: "ext-1" }, to: { token: "ext-2" } }, secret: AUDIT_REDACTED });
+  });
+
   it("replaces passwords, key material and secrets at any depth, and leaves everything else as it was", () => {
     const input = {
       email: "a@example.test",

@@ -26,7 +26,8 @@ export const auditActionGroups = {
   // A webhook's own changes; its deliveries (tests, retries, recoveries) are not what §E7 audits.
   webhook: ["created", "updated", "deleted", "secretRotated"],
   auth: ["signedIn", "signInFailed", "signedOut", "refreshReused"],
-  // Custom field definitions (§E4): their service writes these through AuditWriter.record when it exists.
+  // Custom field definitions (§E4), target {type: "field", id: "<entity>.<key>"}: archiving and
+  // un-archiving are updates, a permanent delete is `field.deleted` (crm-records' custom-field-audit.ts).
   field: ["created", "updated", "deleted"],
 } as Readonly<Record<string, readonly string[]>>;
 

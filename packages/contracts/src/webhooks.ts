@@ -32,7 +32,9 @@ const webhookFilter = z
   .openapi({
     description:
       "Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar " +
-      "(field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. null (the default) delivers every subscribed event. " +
+      "(field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. " +
+      "customFields.<key> names a custom value (a valid key; typed by its cast, compared in the value's own type; on a multiSelect, eq means contains the option). " +
+      "null (the default) delivers every subscribed event. " +
       "Invalid: 400001 with details[0].path filter.",
     example: "status:PAID,totalAmount:gte:1000",
   });

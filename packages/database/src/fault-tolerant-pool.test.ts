@@ -109,6 +109,54 @@ describePostgres("FaultTolerantPool on PostgreSQL", () => {
     }
   });
 
+  /**
+   * Opens a transaction on the admin connection that locks row 1 of a fresh table, starts `statement`
+   * (which locks row 2, then waits for row 1), and once it waits, locks row 2: a deadlock, which the
+   * statement (waiting longest) detects and is rolled back for. The admin transaction then commits.
+   */
+  async function deadlockWith(statement: (table: string) => Promise<unknown>): Promise<unknown> {
+    const table = `d_${randomBytes(4).toString("hex")}`;
+    await pool.query(`CREATE TABLE ${table} (id int, n int); INSERT INTO ${table} VALUES (2, 0); INSERT INTO ${table} VALUES (1, 0)`);
+    // The admin connection is to another database: the holder is a connection of the pool's.
+    const holder = await pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`UPDATE ${table} SET n = n + 1 WHERE id = 1`);
+      const outcome = statement(table).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [applicationName]);
+        if (rows[0].n >= 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await holder.query(`UPDATE ${table} SET n = n + 10 WHERE id = 2`);
+      await holder.query("COMMIT");
+      return await outcome;
+    } finally {
+      holder.release();
+    }
+  }
+
+  it("a statement on its own that a deadlock rolled back is sent once more, and succeeds", async () => {
+    const outcome = await deadlockWith((table) => pool.query(`UPDATE ${table} SET n = n + 100 WHERE id IN (1, 2)`));
+    expect(outcome).toEqual({ value: expect.objectContaining({ rowCount: 2 }) });
+  });
+
+  it("a transaction that a deadlock rolled back fails with DependencyUnavailableError (a 503, not a 500)", async () => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const outcome = (await deadlockWith((table) => client.query(`UPDATE ${table} SET n = n + 100 WHERE id IN (1, 2)`))) as { error?: unknown };
+      expect(outcome.error).toBeInstanceOf(DependencyUnavailableError);
+      expect((outcome.error as Error).cause).toMatchObject({ code: "40P01" });
+    } finally {
+      await client.query("ROLLBACK").catch(() => undefined);
+      client.release();
+    }
+  });
+
   it("a statement that fails on its own merits is passed on as it is", async () => {
     await expect(pool.query("SELEC 1")).rejects.toMatchObject({ code: "42601" });
     await expect(pool.query("SELECT * FROM no_such_table")).rejects.toMatchObject({ code: "42P01" });

@@ -3,7 +3,9 @@
 // its pg adapter) and raw SQL's alike, goes through this pool. A read that fails because its
 // connection was lost is sent once more on a fresh connection; anything that still fails, or a write
 // (which may or may not have committed), surfaces as DependencyUnavailableError: 503000 with
-// Retry-After for the client, whose retry the Idempotency-Key makes safe. Never 500000.
+// Retry-After for the client, whose retry the Idempotency-Key makes safe. Never 500000. A deadlock or
+// serialization failure rolled the work back whole: a statement on its own is sent once more, a
+// transaction's surfaces as DependencyUnavailableError too (isConcurrencyFailure).
 import { DependencyUnavailableError } from "@crm/errors";
 import pg from "pg";
 
@@ -23,6 +25,20 @@ const CONNECTION_MESSAGES = [
   "timeout exceeded when trying to connect",
   "Client network socket disconnected",
 ];
+
+/**
+ * SQLSTATEs with which PostgreSQL rolls a transaction back because of a concurrent one, not because
+ * of anything in it: the same work sent again may well succeed. Nothing of it was written.
+ */
+const CONCURRENCY_SQLSTATES = new Set([
+  "40P01", // deadlock_detected
+  "40001", // serialization_failure
+]);
+
+/** Whether PostgreSQL rolled the statement's transaction back for a concurrent one's sake (CONCURRENCY_SQLSTATES). */
+export function isConcurrencyFailure(err: unknown): boolean {
+  return CONCURRENCY_SQLSTATES.has((err as { code?: unknown } | null)?.code as string);
+}
 
 /** Whether `err` says the connection to PostgreSQL failed (as opposed to the statement). */
 export function isConnectionFault(err: unknown): boolean {
@@ -69,7 +85,10 @@ class FaultReportingClient extends pg.Client {
     const result = (super.query as (...a: unknown[]) => unknown)(...args);
     if (typeof args[args.length - 1] === "function" || typeof (result as Promise<unknown> | undefined)?.then !== "function") return result;
     return (result as Promise<unknown>).catch((err: unknown) => {
-      throw isConnectionFault(err) ? unavailable(err, "the database connection was lost during a transaction") : err;
+      if (isConnectionFault(err)) throw unavailable(err, "the database connection was lost during a transaction");
+      // The transaction is lost whole; the caller's retry is safe (an answer 503000 with Retry-After).
+      if (isConcurrencyFailure(err)) throw unavailable(err, "the transaction was rolled back for a concurrent one (nothing was written)");
+      throw err;
     });
   }
 }
@@ -89,12 +108,27 @@ export class FaultTolerantPool extends pg.Pool {
   }
 
   private async afterFailure(err: unknown, config: QueryConfig, values: unknown): Promise<pg.QueryResult> {
+    if (isConcurrencyFailure(err)) return this.afterConcurrencyFailure(config, values);
     if (!isConnectionFault(err)) throw err;
     if (!isRead(typeof config === "string" ? config : config.text)) throw unavailable(err, "the database connection was lost; the write may or may not have committed");
     try {
       return await this.onFreshConnection(config, values);
     } catch (again) {
       throw isConnectionFault(again) ? unavailable(again, "the database could not be reached") : again;
+    }
+  }
+
+  /**
+   * A statement on its own (no transaction around it) that PostgreSQL rolled back for a concurrent
+   * transaction: nothing of it was written, so it is sent once more; a second failure is reported as
+   * the database being unavailable for now (503000 with Retry-After), never as the caller's fault.
+   */
+  private async afterConcurrencyFailure(config: QueryConfig, values: unknown): Promise<pg.QueryResult> {
+    const once = super.query as (config: QueryConfig, values: unknown) => Promise<pg.QueryResult>;
+    try {
+      return await once.call(this, config, values);
+    } catch (again) {
+      throw isConcurrencyFailure(again) ? unavailable(again, "the statement was rolled back twice for concurrent transactions (nothing was written)") : again;
     }
   }
 

@@ -19,6 +19,7 @@ import { statementRunner } from "./persistence/record-reads";
 import { CustomFieldCache } from "./application/custom-field-cache";
 import { CustomFieldService } from "./application/custom-field.service";
 import { createCustomFieldsRouter } from "./http/custom-fields.router";
+import { recordSchemaRouter } from "./http/record-schema.router";
 
 export interface AppDeps {
   logger: Logger;
@@ -55,13 +56,14 @@ export function createApp(deps: AppDeps): Express {
     sql: deps.sql,
     devices: deps.devices,
   });
-  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions);
+  const feed = new FeedService(new FeedStore(deps.sql), deps.feedWaiters ?? new FeedWaiters(), deps.internalTokenSecret, entityDefinitions, customFieldCache);
   const customFields = new CustomFieldService(customFieldStore, customFieldCache, entityDefinitions);
   const api = Router();
   api.use(feedRouter(feed));
   const trash = new TrashService({ prisma: deps.prisma, definitions: entityDefinitions, onCommitted: deps.onCommitted, customFields: customFieldCache });
-  // Before the records' routes: /{entity}/fields is never a record id (extensions §E4).
+  // Before the records' routes: /{entity}/fields and /{entity}/schema are never a record id (extensions §E4).
   api.use(createCustomFieldsRouter(customFields, Object.keys(entityDefinitions) as RecordEntity[]));
+  api.use(recordSchemaRouter(customFieldCache, Object.keys(entityDefinitions) as RecordEntity[]));
   api.use(createRecordsRouter(service, trash, entityDefinitions));
   api.use(historyRouter(deps.prisma, new AuditCursorCodec(deps.internalTokenSecret), Object.values(entityDefinitions)));
   return createServiceApp({

@@ -1,7 +1,7 @@
 // The change feed (extensions §E6) on the service: events in the order the relay made them readable,
 // each exactly once (also while writers race), only readable entities, opaque cursors bound to the
 // business, 410000 past retention, and `wait` woken by the relay rather than by polling.
-import { uuidv7, type EventEnvelope } from "@crm/contracts";
+import { allPermissions, uuidv7, type EventEnvelope } from "@crm/contracts";
 import { InProcessBus, OutboxRelay } from "@crm/event-bus";
 import { describeEachMode } from "@crm/testing";
 import { FeedWaiters } from "../src/application/feed-waiters";
@@ -114,6 +114,37 @@ describeEachMode("change feed on %s", (mode) => {
     expect((await caller.get("/events?fields=nope")).body.error).toMatchObject({ code: 400019, details: [{ path: "fields" }] });
     expect((await caller.get("/events?fields=contacts.email")).body.error.code).toBe(400019);
     expect((await caller.get("/events?fields=")).body.error.code).toBe(400019);
+  });
+
+  it("keeps only the custom keys named as customFields.<key> (extensions §E8 with §E4); an unknown or archived key is 400019", async () => {
+    const caller = h.caller({ permissions: allPermissions });
+    for (const body of [
+      { key: "tier", label: "Tier", type: "text" },
+      { key: "size", label: "Size", type: "integer" },
+      { key: "old", label: "Old", type: "text" },
+    ]) {
+      await caller.post("/client/fields", body).expect(201);
+    }
+    await caller.post("/invoice/fields", { key: "po", label: "PO", type: "text" }).expect(201);
+    const id = await createClient(caller, { customFields: { tier: "gold", size: 3, old: "x" } });
+    await caller.delete("/client/fields/old").expect(200);
+    await settled(caller, 1);
+    const res = await caller.get("/events?fields=lastName,customFields.size");
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((e: EventEnvelope) => e.data)).toEqual([{ id, lastName: "Lovelace", customFields: { size: 3 } }]);
+    // A key of invoices only is known when invoice events may be in the answer, not otherwise.
+    expect((await caller.get("/events?fields=customFields.po")).body.data.map((e: EventEnvelope) => e.data)).toEqual([{ id, customFields: {} }]);
+    for (const fields of ["customFields.old", "customFields.nope", "customFields", "customFields.", "customFields.size.x"]) {
+      const refused = await caller.get(`/events?fields=${fields}`);
+      expect([fields, refused.status, refused.body.error?.code, refused.body.error?.details?.[0]?.path]).toEqual([fields, 400, 400019, "fields"]);
+    }
+    const clientsOnly = await caller.get("/events?types=client.*&fields=customFields.po");
+    expect([clientsOnly.status, clientsOnly.body.error?.code]).toEqual([400, 400019]);
+    // Another business's definitions name nothing here.
+    const other = h.caller();
+    await createClient(other);
+    await settled(other, 1);
+    expect((await other.get("/events?fields=customFields.size")).body.error).toMatchObject({ code: 400019, details: [{ path: "fields" }] });
   });
 
   it("refuses a cursor it did not make or made for another business (400019), and one past retention (410000)", async () => {

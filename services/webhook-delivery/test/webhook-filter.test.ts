@@ -138,6 +138,47 @@ describe.each(databaseModes)("webhook filters on %s", (mode) => {
       expect(log.meta.total).toBe(2);
     });
 
+    it("filters on customFields.<key> (extensions §E4): accepted by name, compared in the value's own type, multiSelect eq = contains", async () => {
+      const business = uuidv7();
+      const owner = api(setup.service, principal(business));
+      const filter = "customFields.tier:gold,customFields.score:gte:float(10),customFields.tags:vip";
+      const hook = (await owner.post("/api/v1/webhook", { url: `${setup.receiver.url}?custom`, events: ["client.created", "invoice.created"], filter }).expect(201)).body.data;
+      expect(hook.filter).toBe(filter);
+      const refused = await owner.post("/api/v1/webhook", { url: setup.receiver.url, events: ["client.created"], filter: "customFields.Bad-Key:x" }).expect(400);
+      expect(refused.body.error.details[0]).toMatchObject({ path: "filter", message: expect.stringMatching(/unknown field "customFields.Bad-Key"/) });
+
+      const client = (customFields: Record<string, unknown> | undefined) =>
+        recordEvent(business, "client.created", {
+          id: uuidv7(),
+          businessId: business,
+          firstName: "A",
+          lastName: "B",
+          email: null,
+          isActive: true,
+          ...(customFields && { customFields }),
+        });
+      const matching = client({ tier: "gold", score: 12.5, tags: ["new", "vip"] });
+      const invoice = invoiceEvent(business, "invoice.created", { customFields: { tier: "gold", score: 10, tags: ["vip"] } });
+      const others = [
+        client({ tier: "silver", score: 12.5, tags: ["vip"] }),
+        client({ tier: "gold", score: 9.99, tags: ["vip"] }),
+        client({ tier: "gold", score: 12.5, tags: ["new"] }),
+        client({ tier: "gold", score: "12.5", tags: ["vip"] }),
+        client({ tier: "gold", score: null, tags: ["vip"] }),
+        client({}),
+        client(undefined),
+      ];
+      await publish(bus, [...others, matching, invoice]);
+      const count = () => setup.service.prisma.delivery.count({ where: { webhookId: hook.id } });
+      await waitFor(async () => (await count()) >= 2, 30_000, 20);
+      // A later marker event: once it is delivered, every event before it was consumed.
+      const marker = client({ tier: "gold", score: 100, tags: ["vip"] });
+      await publish(bus, [marker]);
+      await waitFor(async () => (await count()) === 3, 30_000, 20);
+      const records = await setup.service.prisma.delivery.findMany({ where: { webhookId: hook.id } });
+      expect(new Set(records.map((d) => d.eventId))).toEqual(new Set([matching.id, invoice.id, marker.id]));
+    });
+
     it("applies a filter changed by PUT to the next event, and delivers everything again once it is removed", async () => {
       const business = uuidv7();
       const owner = api(setup.service, principal(business));

@@ -1233,6 +1233,146 @@ export interface paths {
         patch: operations["updateEmployeeField"];
         trace?: never;
     };
+    "/api/v1/client/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a client record as this business sees it, its custom fields included (permission clients.read)
+         * @description A JSON Schema (draft 2020-12) every client this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getClientSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contact/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a contact record as this business sees it, its custom fields included (permission contacts.read)
+         * @description A JSON Schema (draft 2020-12) every contact this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getContactSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoice/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a invoice record as this business sees it, its custom fields included (permission invoices.read)
+         * @description A JSON Schema (draft 2020-12) every invoice this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getInvoiceSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quote/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a quote record as this business sees it, its custom fields included (permission quotes.read)
+         * @description A JSON Schema (draft 2020-12) every quote this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getQuoteSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/product/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a product record as this business sees it, its custom fields included (permission products.read)
+         * @description A JSON Schema (draft 2020-12) every product this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getProductSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a service record as this business sees it, its custom fields included (permission services.read)
+         * @description A JSON Schema (draft 2020-12) every service this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getServiceSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/employee/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a employee record as this business sees it, its custom fields included (permission employees.read)
+         * @description A JSON Schema (draft 2020-12) every employee this API returns (GET, lists, create and update answers, event data) validates against: the built-in fields with their types and nullability, relations as include returns them, and customFields with one member per active definition of this business (type, limits, options; null when the record holds no value). Answers narrowed with fields= hold a subset of it. It changes when a definition does; archived definitions are left out.
+         */
+        get: operations["getEmployeeSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -1393,7 +1533,7 @@ export interface paths {
         };
         /**
          * The business's audit log, newest first (administrators: permission users.update)
-         * @description One entry per change made through the API (records, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, written in the change's own transaction. Ordered by occurredAt then id, both descending. Entries are kept AUDIT_RETENTION_DAYS (default 365).
+         * @description One entry per change made through the API (records, custom field definitions, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, written in the change's own transaction. Ordered by occurredAt then id, both descending. Entries are kept AUDIT_RETENTION_DAYS (default 365).
          */
         get: operations["listAuditLog"];
         put?: never;
@@ -2714,6 +2854,13 @@ export interface components {
             defaultValue?: components["schemas"]["CustomFieldValue"];
             isArchived?: boolean;
         };
+        /** @description A JSON Schema (draft 2020-12) document */
+        RecordJsonSchema: {
+            /** @enum {string} */
+            $schema: "https://json-schema.org/draft/2020-12/schema";
+        } & {
+            [key: string]: unknown;
+        };
         FeedEvent: {
             /** @description The event's id: the same in a webhook's body; de-duplicate on it */
             id: string;
@@ -2811,7 +2958,7 @@ export interface components {
             /** @description Free text; default "" */
             description?: string;
             /**
-             * @description Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar (field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. null (the default) delivers every subscribed event. Invalid: 400001 with details[0].path filter.
+             * @description Only events whose data matches are delivered (extensions §E1.5): a where expression of the list grammar (field:value, field:op:value, OR:[...], NOT:...), naming only fields every subscribed entity has. customFields.<key> names a custom value (a valid key; typed by its cast, compared in the value's own type; on a multiSelect, eq means contains the option). null (the default) delivers every subscribed event. Invalid: 400001 with details[0].path filter.
              * @example status:PAID,totalAmount:gte:1000
              */
             filter?: string | null;
@@ -14308,6 +14455,489 @@ export interface operations {
             };
         };
     };
+    getClientSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getContactSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInvoiceSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getQuoteSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getProductSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getServiceSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEmployeeSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["RecordJsonSchema"];
+                    };
+                };
+            };
+            /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 403000 Forbidden resource; 403001 IP address not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 429000 Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 500000 Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A service behind the gateway is unavailable (503000) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -14317,7 +14947,7 @@ export interface operations {
                 types?: string;
                 /** @description 1-100, default 100 */
                 perPage?: string;
-                /** @description Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, else 400019 */
+                /** @description Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, or customFields.<key> for an active custom field of one, else 400019 */
                 fields?: string;
                 /** @description 0-30 seconds: when nothing follows the cursor, wait until an event commits or the time ends (then data may be []) */
                 wait?: string;
@@ -15392,9 +16022,9 @@ export interface operations {
                 action?: string;
                 /** @description The acting user's or API key's id */
                 actorId?: string;
-                /** @description client, contact, ..., user, apiKey, webhook */
+                /** @description client, contact, ..., user, apiKey, webhook, field */
                 targetType?: string;
-                /** @description The changed object's id */
+                /** @description The changed object's id; a custom field definition's is `<entity>.<key>` */
                 targetId?: string;
                 /** @description ISO 8601 date-time: entries at or after it; not a date-time: 400001 */
                 since?: string;

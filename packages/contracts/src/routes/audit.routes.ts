@@ -47,14 +47,14 @@ export const auditRoutes = {
       tags,
       summary: "The business's audit log, newest first (administrators: permission users.update)",
       description:
-        "One entry per change made through the API (records, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, " +
+        "One entry per change made through the API (records, custom field definitions, users, API keys, webhooks) and per sign-in, failed sign-in, sign-out and refresh-token reuse, " +
         "written in the change's own transaction. Ordered by occurredAt then id, both descending. Entries are kept AUDIT_RETENTION_DAYS (default 365).",
       request: {
         query: z.object({
           action: query("action", "An action name, or a group as `prefix.*` (client.*, auth.*); unknown: 400001", "client.*"),
           actorId: query("actorId", "The acting user's or API key's id"),
-          targetType: query("targetType", "client, contact, ..., user, apiKey, webhook", "client"),
-          targetId: query("targetId", "The changed object's id"),
+          targetType: query("targetType", "client, contact, ..., user, apiKey, webhook, field", "client"),
+          targetId: query("targetId", "The changed object's id; a custom field definition's is `<entity>.<key>`"),
           since: query("since", "ISO 8601 date-time: entries at or after it; not a date-time: 400001", "2026-01-01T00:00:00Z"),
           until: query("until", "ISO 8601 date-time: entries before it; not a date-time, or not after since: 400001"),
           ...pagingQuery,

@@ -19,7 +19,8 @@ const feedQuery = z.object({
     .optional()
     .openapi({ description: `1-${FEED_PER_PAGE_MAX}, default ${FEED_PER_PAGE_MAX}` }),
   fields: z.string().optional().openapi({
-    description: "Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, else 400019",
+    description:
+      "Comma-separated fields of each event's data to keep (id always); a name must be a field of an entity whose events the answer may hold, or customFields.<key> for an active custom field of one, else 400019",
     example: "email,updatedAt",
   }),
   wait: z

@@ -6,6 +6,7 @@ import { gatewayRoutes } from "./gateway.routes";
 import { identityRoutes } from "./identity.routes";
 import { registerRoutesOpenApi } from "./openapi";
 import { recordRoutes } from "./records.routes";
+import { recordSchemaRoutes } from "./record-schema.routes";
 import type { Route } from "./route";
 import { registerWebhooksOpenApi, webhookRoutes } from "./webhooks.routes";
 
@@ -17,6 +18,7 @@ export { feedRoutes } from "./feed.routes";
 export { gatewayRoutes } from "./gateway.routes";
 export { identityRoutes } from "./identity.routes";
 export { recordRoutes, type RecordRoutes } from "./records.routes";
+export { recordJsonSchemaSchema, recordSchemaRoutes, type RecordSchemaRoutes } from "./record-schema.routes";
 export { webhookRoutes, registerWebhooksOpenApi } from "./webhooks.routes";
 
 function recordRouteList(): Route[] {
@@ -27,8 +29,9 @@ function recordRouteList(): Route[] {
 export const apiRoutes: readonly Route[] = [
   ...Object.values(gatewayRoutes),
   ...Object.values(identityRoutes),
-  // Before the records' routes: the gateway takes the first declared match, so /{entity}/fields is never a record id.
+  // Before the records' routes: the gateway takes the first declared match, so /{entity}/fields and /{entity}/schema are never a record id.
   ...Object.values(customFieldRoutes).flatMap((routes): Route[] => Object.values(routes)),
+  ...Object.values(recordSchemaRoutes).map((routes) => routes.getSchema),
   ...recordRouteList(),
   ...Object.values(feedRoutes),
   ...Object.values(webhookRoutes),
@@ -53,8 +56,8 @@ export function registerRecordsOpenApi(registry: OpenAPIRegistry): void {
     const one = `${entity[0]!.toUpperCase()}${entity.slice(1)}`;
     registerRoutesOpenApi(registry, { routes, resource: { one, many: `${one}s` } });
   }
-  // listClientFields, createClientField, ...
-  for (const [entity, routes] of Object.entries(customFieldRoutes)) {
+  // listClientFields, createClientField, ..., getClientSchema
+  for (const [entity, routes] of [...Object.entries(customFieldRoutes), ...Object.entries(recordSchemaRoutes)]) {
     const one = `${entity[0]!.toUpperCase()}${entity.slice(1)}`;
     registerRoutesOpenApi(registry, { routes, resource: { one, many: `${one}s` } });
   }

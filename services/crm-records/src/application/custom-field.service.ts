@@ -1,11 +1,15 @@
 // The custom field definition operations (extensions §E4): list, read, define, change, archive and
 // remove for good. Each write runs in one transaction that raises the business's definition version
 // first (custom-field.store.ts), so the limits are counted against what is committed and every cache
-// sees the change on its next use (custom-field-cache.ts).
+// sees the change on its next use (custom-field-cache.ts). Each change writes its audit entry (extensions
+// §E7) in that same transaction (custom-field-audit.ts); a DELETE of an archived definition changes
+// nothing and writes none.
+import { type AuditContext, AuditWriter } from "@crm/audit";
 import type { CustomFieldCreate, CustomFieldDefinitionView, CustomFieldUpdate, RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
 import { changedDefinition, type CustomFieldDefinition, definitionView, newDefinition } from "../domain/custom-field-definitions";
+import { fieldCreated, fieldDeleted, fieldUpdated } from "../domain/custom-field-audit";
 import type { CustomFieldStore } from "../persistence/custom-field.store";
 import type { CustomFieldCache } from "./custom-field-cache";
 
@@ -14,6 +18,8 @@ export class CustomFieldService {
     private readonly store: CustomFieldStore,
     private readonly cache: CustomFieldCache,
     private readonly definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
+    /** Writes the audit entries in each change's transaction; a test may give one with its own clock. */
+    private readonly audit: AuditWriter = new AuditWriter("records"),
   ) {}
 
   async list(entity: RecordEntity, businessId: string): Promise<CustomFieldDefinitionView[]> {
@@ -26,18 +32,22 @@ export class CustomFieldService {
     return definitionView(found);
   }
 
-  async create(entity: RecordEntity, businessId: string, input: CustomFieldCreate): Promise<CustomFieldDefinitionView> {
+  async create(entity: RecordEntity, businessId: string, input: CustomFieldCreate, context: AuditContext): Promise<CustomFieldDefinitionView> {
     return this.store.write(businessId, entity, async (tx, existing) => {
       const values = newDefinition(this.definitions[entity], existing, input);
-      return definitionView(await this.store.insert(tx, businessId, entity, values));
+      const view = definitionView(await this.store.insert(tx, businessId, entity, values));
+      await this.audit.record(tx, businessId, fieldCreated(entity, view), context);
+      return view;
     });
   }
 
   /** A change; `{"isArchived": false}` brings an archived definition back with its values. */
-  async update(entity: RecordEntity, businessId: string, key: string, change: CustomFieldUpdate): Promise<CustomFieldDefinitionView> {
+  async update(entity: RecordEntity, businessId: string, key: string, change: CustomFieldUpdate, context: AuditContext): Promise<CustomFieldDefinitionView> {
     return this.store.write(businessId, entity, async (tx, existing) => {
       const current = found(existing, key);
-      return definitionView(await this.store.update(tx, businessId, entity, changedDefinition(current, change)));
+      const view = definitionView(await this.store.update(tx, businessId, entity, changedDefinition(current, change)));
+      await this.audit.record(tx, businessId, fieldUpdated(entity, definitionView(current), view), context);
+      return view;
     });
   }
 
@@ -45,13 +55,20 @@ export class CustomFieldService {
    * DELETE: archives (its values are kept, and hidden); with `permanent`, removes an archived
    * definition and its values for good (a live one: 409007).
    */
-  async remove(entity: RecordEntity, businessId: string, key: string, permanent: boolean): Promise<CustomFieldDefinitionView> {
+  async remove(entity: RecordEntity, businessId: string, key: string, permanent: boolean, context: AuditContext): Promise<CustomFieldDefinitionView> {
     return this.store.write(businessId, entity, async (tx, existing) => {
       const current = found(existing, key);
-      if (!permanent) return definitionView(current.isArchived ? current : await this.store.update(tx, businessId, entity, { ...current, isArchived: true }));
+      const before = definitionView(current);
+      if (!permanent) {
+        if (current.isArchived) return before;
+        const archived = definitionView(await this.store.update(tx, businessId, entity, { ...current, isArchived: true }));
+        await this.audit.record(tx, businessId, fieldUpdated(entity, before, archived), context);
+        return archived;
+      }
       if (!current.isArchived) throw errors.notDeleted([{ path: "permanent", message: "Only an archived definition can be removed for good: archive it first" }]);
       await this.store.remove(tx, businessId, this.definitions[entity], key);
-      return definitionView(current);
+      await this.audit.record(tx, businessId, fieldDeleted(entity, key), context);
+      return before;
     });
   }
 }

@@ -2,6 +2,7 @@
 // relay's publish order, given as feed positions: docs/performance.md, D33), each exactly once, only
 // those of entities the caller may read, after an opaque cursor, optionally waiting for the next one.
 import {
+  CUSTOM_FIELDS_PROPERTY,
   eventActions,
   eventName,
   FEED_PER_PAGE_MAX,
@@ -21,6 +22,7 @@ import { FeedCursorCodec } from "../domain/feed-cursor";
 import { parseEventFieldSelection, selectFields } from "../domain/field-selection";
 import type { RecordView } from "../domain/record.serializer";
 import type { FeedStore } from "../persistence/feed.store";
+import { type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
 import type { FeedWaiters } from "./feed-waiters";
 
 export interface FeedQuery {
@@ -47,6 +49,7 @@ export class FeedService {
     private readonly waiters: FeedWaiters,
     cursorSecret: string,
     private readonly definitions: Readonly<Record<RecordEntity, EntityDefinition>>,
+    private readonly customFields: CustomFieldCache,
   ) {
     this.cursors = new FeedCursorCodec(cursorSecret);
   }
@@ -56,11 +59,12 @@ export class FeedService {
     const waitMs = Math.round(numberParam(query.wait, "wait", 0, FEED_WAIT_MAX_S, 0) * 1000);
     const types = readableTypes(requestedTypes(query.types), principal);
     const entities = recordEntities.filter((entity) => eventActions.some((action) => types.has(eventName(entity, action))));
+    const businessId = principal.businessId;
     const selection = parseEventFieldSelection(
       entities.map((entity) => this.definitions[entity]),
       query.fields,
+      await this.customKeysNamed(query.fields, businessId, entities),
     );
-    const businessId = principal.businessId;
     const horizon = await this.store.horizon(businessId);
     let position = horizon;
     if (query.after !== undefined) {
@@ -91,7 +95,26 @@ export class FeedService {
       await wake.promise;
     }
   }
+
+  /**
+   * The active custom keys of `entities` when `fields` names a custom value (extensions §E8 with §E4),
+   * else none: a feed request that does not name one reads no definitions.
+   */
+  private async customKeysNamed(fields: unknown, businessId: string, entities: readonly RecordEntity[]): Promise<ReadonlySet<string>> {
+    if (typeof fields !== "string" || !fields.includes(CUSTOM_FIELD_PREFIX)) return new Set();
+    const business = await customFieldsOf(this.customFields, businessId);
+    return new Set(
+      entities.flatMap((entity) =>
+        business
+          .rules(entity)
+          .filter((rule) => !rule.isArchived)
+          .map((rule) => rule.key),
+      ),
+    );
+  }
 }
+
+const CUSTOM_FIELD_PREFIX = `${CUSTOM_FIELDS_PROPERTY}.`;
 
 const ALL_EVENTS = recordEntities.length * eventActions.length;
 

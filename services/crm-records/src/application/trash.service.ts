@@ -6,6 +6,7 @@ import { CUSTOM_FIELDS_PROPERTY, isUuid, type EventEnvelope, type RecordEntity }
 import { errors } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
+import { purgedAuditChange } from "../domain/record-audit";
 import { serializeRecord, type CustomFieldsShaper, type RecordView } from "../domain/record.serializer";
 import { uniqueValueText, type CustomFieldValue } from "../domain/custom-field-values";
 import { insertUniqueValues, isUniqueViolation, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
@@ -92,7 +93,8 @@ export class TrashService {
 
   /**
    * `DELETE /{entity}/{id}?permanent=true`: removes a trashed record for good and answers it as the
-   * trash held it; no event, but an `{entity}.purged` audit entry in its transaction. A live record →
+   * trash held it; no event, but an `{entity}.purged` audit entry in its transaction, for it and for
+   * each trashed dependent that goes with it (a client's contacts). A live record →
    * 409007 (delete it first). With `ifMatch`, the trashed record's ETag must match (412000).
    */
   async purge(definition: EntityDefinition, businessId: string, id: string, context: AuditContext, ifMatch?: string): Promise<RecordView> {
@@ -104,8 +106,9 @@ export class TrashService {
       if (existing["deletedAt"] == null) throw errors.notDeleted();
       const view = this.view(definition, existing, custom.shaper);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, recordEtag(definition, view))) throw errors.preconditionFailed();
-      await purgeRecord(tx, this.options.definitions, definition, businessId, id);
-      await this.audit.record(tx, businessId, { action: `${definition.entity}.purged`, target: { type: definition.entity, id }, changes: null }, context);
+      const dependents = await purgeRecord(tx, this.options.definitions, definition, businessId, id);
+      // One entry per record gone: the client's trashed contacts first, then the client.
+      await this.audit.record(tx, businessId, [...dependents, { entity: definition.entity, id }].map(purgedAuditChange), context);
       return { view, events: [] };
     });
   }

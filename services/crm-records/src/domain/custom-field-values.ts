@@ -24,8 +24,26 @@ export interface CustomFieldRule {
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
-const URL_MAX_LENGTH = 2048;
-const EMAIL = z.email().max(320);
+/** Longest url value. */
+export const URL_MAX_LENGTH = 2048;
+/** Longest email value. */
+export const EMAIL_MAX_LENGTH = 320;
+/** What an email value matches: the pattern z.email() checks with (record-json-schema.ts publishes it). */
+export const EMAIL_PATTERN = z.regexes.email;
+const EMAIL = z.email({ pattern: EMAIL_PATTERN }).max(EMAIL_MAX_LENGTH);
+/**
+ * A url with a space or control character is refused rather than kept: the URL parser would drop or
+ * encode them silently, and the value would no longer read as the URL it names.
+ */
+function hasSpaceOrControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+/** How every kept url starts (the schema's pattern); the URL parser has checked the rest. */
+export const URL_PATTERN = /^[hH][tT][tT][pP][sS]?:/;
 
 /** Characters as people count them (code points), not UTF-16 units. */
 function characters(text: string): number {
@@ -73,13 +91,18 @@ export function checkValue(rule: Pick<CustomFieldRule, "type" | "options">, valu
       if (typeof value !== "string" || !ISO_DATE_TIME.test(value)) return { problem: "Expected an ISO 8601 date-time with a time zone (2026-01-31T09:30:00Z)" };
       const time = Date.parse(value);
       if (Number.isNaN(time) || !isCalendarDate(value.slice(0, 10))) return { problem: "Expected an ISO 8601 date-time with a time zone (2026-01-31T09:30:00Z)" };
-      return { value: new Date(time).toISOString() };
+      const normalised = new Date(time).toISOString();
+      // An offset can carry 9999-12-31 past year 9999 (or 0001 before year 1), where toISOString writes a six-digit year no ISO reader takes.
+      if (!ISO_DATE_TIME.test(normalised)) return { problem: "Expected an ISO 8601 date-time with a time zone (2026-01-31T09:30:00Z)" };
+      return { value: normalised };
     }
     case "email":
       if (typeof value !== "string" || !EMAIL.safeParse(value).success) return { problem: "Expected an email address" };
       return { value };
     case "url": {
-      if (typeof value !== "string" || value.length > URL_MAX_LENGTH || !URL.canParse(value)) return { problem: "Expected an absolute http or https URL" };
+      if (typeof value !== "string" || value.length > URL_MAX_LENGTH || hasSpaceOrControl(value) || !URL_PATTERN.test(value) || !URL.canParse(value)) {
+        return { problem: "Expected an absolute http or https URL" };
+      }
       const url = new URL(value);
       if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") return { problem: "Expected an absolute http or https URL" };
       return { value };

@@ -46,20 +46,29 @@ function fieldNames(input: unknown): string[] | undefined {
 /**
  * `fields` for the change feed's `data` (extensions §E6, §E8): the records of several entities, with no
  * relations. A name must be a field of at least one of `entities` (those whose events the answer may
- * hold); each event's `data` keeps `id` and the named fields it has. Undefined when absent.
+ * hold), or `customFields.<key>` for a key in `customKeys` (the active definitions of those entities);
+ * each event's `data` keeps `id` and the named fields it has. Undefined when absent.
  */
-export function parseEventFieldSelection(entities: readonly EntityDefinition[], input: unknown): FieldSelection | undefined {
+export function parseEventFieldSelection(entities: readonly EntityDefinition[], input: unknown, customKeys: ReadonlySet<string> = new Set()): FieldSelection | undefined {
   const names = fieldNames(input);
   if (!names) return undefined;
   const known = new Set(entities.flatMap((definition) => [...builtInFields(definition)]));
   const own = new Set(["id"]);
+  const custom = new Set<string>();
   for (const [index, name] of names.entries()) {
     if (name === "") throw invalidFields(`empty field name at position ${index + 1}`);
-    if (name.includes(".")) throw invalidFields(`"${name}": an event's data holds the record without relations`);
+    const dot = name.indexOf(".");
+    if (dot >= 0 && name.slice(0, dot) === CUSTOM_FIELDS_PROPERTY) {
+      const key = name.slice(dot + 1);
+      if (!customKeys.has(key)) throw invalidFields(`unknown custom field "${name}" for the events this answer may hold`);
+      custom.add(key);
+      continue;
+    }
+    if (dot >= 0) throw invalidFields(`"${name}": an event's data holds the record without relations`);
     if (!known.has(name)) throw invalidFields(`unknown field "${name}" for the events this answer may hold`);
     own.add(name);
   }
-  return { own, related: new Map() };
+  return custom.size > 0 ? { own, related: new Map(), custom } : { own, related: new Map() };
 }
 
 /**

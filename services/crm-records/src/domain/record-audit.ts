@@ -3,9 +3,9 @@
 // for an update the fields its `previousAttributes` names (§E1.4: the same fields, the same values) as
 // {from, to}; the record itself for a create; nothing for a delete (or a restore).
 // A write through RecordService's `write()` gets its entries from its events with no more code (the
-// trash's `{entity}.restored` included); a change with no event (the trash's purge) writes its entry
-// itself in its transaction: `this.audit.record(tx, businessId, { action: "client.purged", target, changes: null }, context)`.
-import type { EventEnvelope } from "@crm/contracts";
+// trash's `{entity}.restored` included); a change with no event (the trash's purge, by hand or by
+// retention) writes its entries itself in its transaction, one `purgedAuditChange` per record gone.
+import type { EventEnvelope, RecordEntity } from "@crm/contracts";
 import { type AuditChange, updateChanges } from "@crm/audit";
 
 export function recordAuditChange(event: EventEnvelope): AuditChange {
@@ -18,4 +18,9 @@ export function recordAuditChange(event: EventEnvelope): AuditChange {
 
 export function recordAuditChanges(events: readonly EventEnvelope[]): AuditChange[] {
   return events.map(recordAuditChange);
+}
+
+/** The entry of a record removed for good (no event: extensions §E5), a dependent that went with it included. */
+export function purgedAuditChange(record: { entity: RecordEntity; id: string }): AuditChange {
+  return { action: `${record.entity}.purged`, target: { type: record.entity, id: record.id }, changes: null };
 }

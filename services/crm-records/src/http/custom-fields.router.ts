@@ -2,6 +2,7 @@
 // @crm/contracts (custom-fields.routes.ts). Mounted before the records' routes, so `/{entity}/fields`
 // is never read as a record id.
 import { Router, type Request } from "express";
+import { auditContextOf } from "@crm/audit";
 import { customFieldRoutes, ok, type RecordEntity } from "@crm/contracts";
 import { validationError } from "@crm/errors";
 import { mountRoute, requestBody } from "@crm/service-kit";
@@ -35,17 +36,17 @@ export function createCustomFieldsRouter(service: CustomFieldService, entities: 
 
     mountRoute(router, routes.createField, async (req, res) => {
       const businessId = businessOf(req);
-      res.status(201).json(ok(await service.create(entity, businessId, requestBody(routes.createField, req))));
+      res.status(201).json(ok(await service.create(entity, businessId, requestBody(routes.createField, req), auditContextOf(req))));
     });
 
     mountRoute(router, routes.updateField, async (req, res) => {
       const businessId = businessOf(req);
-      res.json(ok(await service.update(entity, businessId, keyParam(req), requestBody(routes.updateField, req))));
+      res.json(ok(await service.update(entity, businessId, keyParam(req), requestBody(routes.updateField, req), auditContextOf(req))));
     });
 
     mountRoute(router, routes.deleteField, async (req, res) => {
       const businessId = businessOf(req);
-      res.json(ok(await service.remove(entity, businessId, keyParam(req), permanentParam(req))));
+      res.json(ok(await service.remove(entity, businessId, keyParam(req), permanentParam(req), auditContextOf(req))));
     });
   }
   return router;

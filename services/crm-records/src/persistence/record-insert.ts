@@ -76,11 +76,10 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const businessId = param(entries[0]!.row["businessId"]);
   const entity = param(definition.entity satisfies RecordEntity);
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
-  const count = param(entries.length);
   const recordIds = entries.map((entry) => String(entry.row["id"]));
   const claimed = claim ? `, ${claimCte(claim, recordIds, param)}` : "";
   const sql = `${recordAndEventInserts(definition, records, events, audits)}${claimed}
-INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") VALUES (${businessId}::uuid, ${entity}, ${slot}, ${count}::int)
+INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") SELECT ${businessId}::uuid, ${entity}, ${slot}, count(*)::int FROM "record"
 ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
   return { sql, params };
 }
@@ -102,10 +101,15 @@ function statementParameters(): { params: unknown[]; param: (value: unknown) => 
  * their audit entries'. The count's upsert follows as the statement itself, so the statement answers
  * with no rows (a CTE that modifies data runs to completion whether or not anything reads it): no row
  * description and data row for the driver to parse per create (D14).
+ *
+ * The records' INSERT returns a row per record, which the statement itself counts: PostgreSQL runs
+ * the main statement first and unread CTEs after it, so without that the count slot was locked before
+ * the client (liveClientSql), the opposite order to a client's delete, which locks the client and then
+ * its contacts' count slot: the two deadlocked, and the create failed.
  */
 function recordAndEventInserts(definition: EntityDefinition, records: readonly string[], events: readonly string[], audits: readonly string[]): string {
   return `WITH "record" AS (
-  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")}
+  INSERT INTO ${definition.table} (${columnNames(definition)}) VALUES ${records.join(", ")} RETURNING 1
 ), "event" AS (
   INSERT INTO "records"."OutboxEvent" ("id", "topic", "key", "payload", "traceparent") VALUES ${events.join(", ")}
 ), "audit" AS (

@@ -107,21 +107,34 @@ export async function untrashRecord(
   return { row: row!, restored };
 }
 
+/** A record a purge removed with the one it was asked to purge (for its own audit entry). */
+export interface PurgedDependent {
+  entity: RecordEntity;
+  id: string;
+}
+
 /**
  * Removes a trashed record (locked by lockedAnyRecord) for good, with the trashed `cascadeDelete`
- * dependents that still name it (a client's contacts, whichever delete trashed them). A
- * `restrictDelete` dependent, live or trashed, refuses it (409003): an invoice or quote never goes
- * as a side effect; purge it first. Invoice and quote numbers are not given back (document-number.ts).
+ * dependents that still name it (a client's contacts, whichever delete trashed them), which it
+ * returns. A `restrictDelete` dependent, live or trashed, refuses it (409003): an invoice or quote
+ * never goes as a side effect; purge it first. Invoice and quote numbers are not given back
+ * (document-number.ts).
  */
-export async function purgeRecord(tx: Tx, definitions: Definitions, definition: EntityDefinition, businessId: string, id: string): Promise<void> {
+export async function purgeRecord(tx: Tx, definitions: Definitions, definition: EntityDefinition, businessId: string, id: string): Promise<PurgedDependent[]> {
   for (const dependent of definition.restrictDelete ?? []) {
     const target = definitions[dependent.entity];
     const found = await delegateOf(tx, target.delegate).findFirst({ where: { businessId, [dependent.foreignKey]: id }, select: { id: true } });
     if (found) throw errors.hasDependents();
   }
+  const purged: PurgedDependent[] = [];
   for (const dependent of definition.cascadeDelete ?? []) {
     const target = definitions[dependent.entity];
-    await tx.$executeRawUnsafe(`DELETE FROM ${target.table} WHERE "businessId" = $1::uuid AND "${dependent.foreignKey}" = $2::uuid AND "deletedAt" IS NOT NULL`, businessId, id);
+    const gone = await tx.$queryRawUnsafe<Array<{ id: string }>>(
+      `DELETE FROM ${target.table} WHERE "businessId" = $1::uuid AND "${dependent.foreignKey}" = $2::uuid AND "deletedAt" IS NOT NULL RETURNING "id"`,
+      businessId,
+      id,
+    );
+    for (const row of gone) purged.push({ entity: target.entity, id: row.id });
   }
   try {
     await tx.$executeRawUnsafe(`DELETE FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid AND "deletedAt" IS NOT NULL`, id, businessId);
@@ -130,4 +143,5 @@ export async function purgeRecord(tx: Tx, definitions: Definitions, definition: 
     if (isForeignKeyViolation(err)) throw errors.hasDependents(undefined, { cause: err });
     throw err;
   }
+  return purged;
 }

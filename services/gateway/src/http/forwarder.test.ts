@@ -138,3 +138,45 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
     expect(loadConfig({}).UPSTREAM_MAX_RESPONSE_BYTES).toBe(32 * 1024 * 1024);
   });
 });
+
+describe("Forwarder with requests that wait by design (the change feed's wait)", () => {
+  let server: http.Server;
+  let forwarder: Forwarder;
+  const held: http.ServerResponse[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === "/waits") return void held.push(res);
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    forwarder = new Forwarder({
+      services: { identity: url, "crm-records": url, "webhook-delivery": url },
+      internalTokenSecret: "forwarder-test-secret-0123456789abcdef",
+      timeoutMs: 10_000,
+      maxResponseBytes: 4096,
+    });
+  });
+  afterAll(async () => {
+    for (const res of held) res.destroy();
+    await forwarder?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  function request(path: string, waitsUpToMs?: number): Request {
+    const res = { locals: waitsUpToMs === undefined ? {} : { route: { waitsUpToMs } } };
+    return { method: "GET", originalUrl: path, requestId: "req-w", ip: "127.0.0.1", protocol: "http", headers: {}, res } as unknown as Request;
+  }
+
+  it("a hundred waiting requests do not hold up the service's other requests", async () => {
+    const waiting = Array.from({ length: 100 }, () => forwarder.forward("crm-records", request("/waits", 30_000), undefined));
+    for (let i = 0; i < 200 && held.length < 100; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(held.length).toBe(100);
+    // Answered while all hundred still wait (the shared pool has 64 connections).
+    expect((await forwarder.forward("crm-records", request("/now"), undefined)).status).toBe(200);
+    for (const res of held.splice(0)) res.writeHead(200, { "content-type": "application/json" }).end('{"data":[]}');
+    expect((await Promise.all(waiting)).map((answer) => answer.status)).toEqual(Array(100).fill(200));
+  });
+});

@@ -118,19 +118,32 @@ function passedHeaders(answered: Readonly<Record<string, string | string[] | und
   return passed;
 }
 
+/** Connections per service replica for requests that answer as soon as they can: past it they queue. */
+const CONNECTIONS_PER_REPLICA = 64;
+
 export class Forwarder {
-  private readonly pools = new Map<string, PoolType>();
+  private readonly pools: PoolType[] = [];
   private readonly upstreams = new Map<string, UpstreamPool<PoolType>>();
+  /**
+   * The same replicas for routes that hold their answer by design (the change feed's `wait`), over
+   * pools of their own without a connection cap: a waiting request keeps its connection for up to
+   * 30 s, and in the shared pool 64 waiting followers took every connection, so every other request to
+   * that service queued behind them. One connection per waiting request, as any proxy gives it.
+   */
+  private readonly waitingUpstreams = new Map<string, UpstreamPool<PoolType>>();
   private readonly tokens: InternalTokens;
 
   constructor(private readonly options: ForwarderOptions) {
     this.tokens = new InternalTokens(options.internalTokenSecret, options.reuseInternalTokens ?? true, options.clock);
-    const poolOf = (url: string) => {
-      let pool = this.pools.get(url);
-      if (!pool) this.pools.set(url, (pool = new Pool(url, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes })));
+    const poolOf = (connections: number | null) => (url: string) => {
+      const pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes });
+      this.pools.push(pool);
       return pool;
     };
-    for (const [service, upstream] of Object.entries(options.services)) this.upstreams.set(service, new UpstreamPool(upstream, poolOf));
+    for (const [service, upstream] of Object.entries(options.services)) {
+      this.upstreams.set(service, new UpstreamPool(upstream, poolOf(CONNECTIONS_PER_REPLICA)));
+      this.waitingUpstreams.set(service, new UpstreamPool(upstream, poolOf(null)));
+    }
   }
 
   /** `traceHeaders`: W3C `traceparent` / `tracestate` naming the gateway's span (or the caller's, tracing off). */
@@ -154,8 +167,9 @@ export class Forwarder {
     }
     if (traceHeaders) Object.assign(headers, traceHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
-    // A route whose service holds answers by design (the change feed's wait) gets that much longer.
-    const timeoutMs = this.options.timeoutMs + ((req.res?.locals.route as Route | undefined)?.waitsUpToMs ?? 0);
+    // A route whose service holds answers by design (the change feed's wait) gets that much longer, and its own pools.
+    const waitsUpToMs = (req.res?.locals.route as Route | undefined)?.waitsUpToMs ?? 0;
+    const timeoutMs = this.options.timeoutMs + waitsUpToMs;
     const local = this.options.inProcess?.[service];
     if (local) {
       try {
@@ -172,7 +186,7 @@ export class Forwarder {
     }
     let answer: CollectedAnswer;
     try {
-      answer = await this.upstreams.get(service)!.send(
+      answer = await (waitsUpToMs > 0 ? this.waitingUpstreams : this.upstreams).get(service)!.send(
         safeToRepeat(req.method, req.headers),
         (pool) =>
           new Promise<CollectedAnswer>((resolve, reject) => {
@@ -249,6 +263,6 @@ export class Forwarder {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close()));
+    await Promise.all(this.pools.map((p) => p.close()));
   }
 }

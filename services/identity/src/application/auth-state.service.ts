@@ -3,18 +3,11 @@
 import { isPermission, isUuid, type Permission } from "@crm/contracts";
 import type { AccessTokenQuery, AccessTokenVerdict, ApiKeyAuthState, AuthCache, UserAuthState } from "@crm/auth-cache";
 import type { ApiKey, PrismaClient, User } from "../persistence/prisma";
+import { accessControlsOf } from "./identity-views";
 import { published } from "./published";
 
 export function userState(user: User): UserAuthState {
   return { v: 1, userId: user.id, deleted: false, businessId: user.businessId, role: user.role, label: user.email };
-}
-
-/** A key's allow-list and own rate limit as the API and the gateways see them (null: none). */
-export function accessControlsOf(key: ApiKey): { allowedIps: string[] | null; rateLimit: { max: number; windowSeconds: number } | null } {
-  return {
-    allowedIps: key.allowedIps && key.allowedIps.length > 0 ? key.allowedIps : null,
-    rateLimit: key.rateLimitMax !== null && key.rateLimitWindowSeconds !== null ? { max: key.rateLimitMax, windowSeconds: key.rateLimitWindowSeconds } : null,
-  };
 }
 
 export function apiKeyState(key: ApiKey): ApiKeyAuthState {

@@ -1,9 +1,9 @@
 // Identity's audit entries (extensions §E7): users, API keys and the auth events, each written through
 // the transaction (or statement) of its change. What an entry shows of a user or a key is what the API
-// shows (the presenter's view): no password hash, no key digest; a password change appears as
+// shows (identity-views.ts): no password hash, no key digest; a password change appears as
 // "password": "[REDACTED]", and the new key of a roll is never shown at all.
 import { type AuditActor, type AuditContext, type AuditChange, AuditWriter, diffChanges, type RawExecutor } from "@crm/audit";
-import { apiKeyView, userView } from "../http/identity.presenter";
+import { apiKeyView, userView } from "./identity-views";
 import type { ApiKey, User } from "../persistence/prisma";
 
 /** Longest attempted email kept on a failed sign-in's entry. */

@@ -3,7 +3,7 @@ import { auditContextOf } from "@crm/audit";
 import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
-import { apiKeyView } from "./identity.presenter";
+import { apiKeyView } from "../application/identity-views";
 import type { ApiKeyService } from "../application/api-key.service";
 
 /** /api/v1/api-key (decisions §5). */

@@ -5,7 +5,7 @@ import { auditContextOf } from "@crm/audit";
 import { identityRoutes, ok, type MeView, type Principal } from "@crm/contracts";
 import { errors } from "@crm/errors";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
-import { businessView, userView } from "./identity.presenter";
+import { businessView, userView } from "../application/identity-views";
 import type { PrismaClient } from "../persistence/prisma";
 import type { AccountService, SignedIn } from "../application/account.service";
 import type { SessionService } from "../application/session.service";

@@ -3,7 +3,7 @@ import { auditContextOf } from "@crm/audit";
 import { identityRoutes, ok, okList } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
-import { userView } from "./identity.presenter";
+import { userView } from "../application/identity-views";
 import { clientAddress } from "./request-meta";
 import type { UserService } from "../application/user.service";
 

@@ -2,14 +2,30 @@
 // @crm/query-language), evaluated against each event's data by the language's record evaluator.
 // A filter must make sense for every entity the webhook subscribes to, so it is parsed against
 // each of them when it is written; at delivery time it is parsed (once, cached) for the event's entity.
+// `customFields.<key>` names a custom value (custom-field-filter.ts says how, without the definitions).
 import { isEventName, recordFields, type RecordEntity } from "@crm/contracts";
 import { isAppError, validationError } from "@crm/errors";
 import { matchesWhere, parseWhere, type QuerySpec, type WhereNode } from "@crm/query-language";
+import { customFieldSpecs, isCustomFieldName, matchesCustomCondition } from "./custom-field-filter";
 
-const specs = Object.fromEntries(Object.entries(recordFields).map(([entity, fields]) => [entity, { fields: { ...fields }, relations: {} } satisfies QuerySpec])) as Record<
-  RecordEntity,
-  QuerySpec
->;
+/** The fields `filter` may name on `entity`'s events: the record's own, and the custom keys it names. */
+function specFor(entity: RecordEntity, filter: string): QuerySpec {
+  return { fields: { ...recordFields[entity], ...customFieldSpecs(filter) }, relations: {} };
+}
+
+/** Whether `data` matches `node`: built-in fields by the language's evaluator, custom values by theirs. */
+function matchesFilter(node: WhereNode, data: Readonly<Record<string, unknown>>, spec: QuerySpec): boolean {
+  switch (node.kind) {
+    case "and":
+      return node.conditions.every((child) => matchesFilter(child, data, spec));
+    case "or":
+      return node.conditions.some((child) => matchesFilter(child, data, spec));
+    case "not":
+      return !matchesFilter(node.condition, data, spec);
+    case "condition":
+      return isCustomFieldName(node.field) ? matchesCustomCondition(node, data, spec.fields[node.field]) : matchesWhere(node, data, spec);
+  }
+}
 
 /** The entity of a record event name (`invoice.updated` -> `invoice`), or undefined for anything else. */
 export function entityOfEvent(event: string): RecordEntity | undefined {
@@ -21,7 +37,7 @@ export function checkWebhookFilter(filter: string, events: readonly string[]): v
   const entities = [...new Set(events.map(entityOfEvent).filter((e): e is RecordEntity => e !== undefined))];
   for (const entity of entities) {
     try {
-      parseWhere(filter, specs[entity]);
+      parseWhere(filter, specFor(entity, filter));
     } catch (err) {
       // The parser's reason (its internal `cause`) is the useful part here: which field, which position.
       const reason = isAppError(err) && typeof err.cause === "string" ? err.cause : "invalid filter";
@@ -38,7 +54,7 @@ const CACHE_LIMIT = 1_000;
  * (entity, filter) text, so the consumer parses each filter once, not once per event.
  */
 export class WebhookFilters {
-  private readonly parsed = new Map<string, WhereNode | Error>();
+  private readonly parsed = new Map<string, { node: WhereNode; spec: QuerySpec } | Error>();
 
   /**
    * True when the event's data matches. A filter that cannot be read for this event (written before
@@ -49,26 +65,27 @@ export class WebhookFilters {
     if (filter === null) return true;
     const entity = entityOfEvent(event);
     if (!entity) return true;
-    const node = this.parse(filter, entity);
-    if (node instanceof Error) {
-      onUnreadable?.(node);
+    const parsed = this.parse(filter, entity);
+    if (parsed instanceof Error) {
+      onUnreadable?.(parsed);
       return true;
     }
-    return matchesWhere(node, data, specs[entity]);
+    return matchesFilter(parsed.node, data, parsed.spec);
   }
 
-  private parse(filter: string, entity: RecordEntity): WhereNode | Error {
+  private parse(filter: string, entity: RecordEntity): { node: WhereNode; spec: QuerySpec } | Error {
     const key = `${entity}\u0000${filter}`;
-    let node = this.parsed.get(key);
-    if (node === undefined) {
+    let parsed = this.parsed.get(key);
+    if (parsed === undefined) {
+      const spec = specFor(entity, filter);
       try {
-        node = parseWhere(filter, specs[entity]);
+        parsed = { node: parseWhere(filter, spec), spec };
       } catch (err) {
-        node = err instanceof Error ? err : new Error(String(err));
+        parsed = err instanceof Error ? err : new Error(String(err));
       }
       if (this.parsed.size >= CACHE_LIMIT) this.parsed.clear();
-      this.parsed.set(key, node);
+      this.parsed.set(key, parsed);
     }
-    return node;
+    return parsed;
   }
 }

@@ -1,7 +1,16 @@
-// Database rows -> the API's shapes (@crm/contracts). The only place secrets are left behind.
+// Database rows -> the API's shapes (@crm/contracts). The only place secrets are left behind. The
+// routers answer with them and the audit entries show them (identity-audit.ts), so they live here,
+// below both, and the audit never depends on HTTP code.
 import type { ApiKeyView, BusinessView, UserView } from "@crm/contracts";
-import { accessControlsOf } from "../application/auth-state.service";
 import type { ApiKey, Business, User } from "../persistence/prisma";
+
+/** A key's allow-list and own rate limit as the API and the gateways see them (null: none). */
+export function accessControlsOf(key: ApiKey): { allowedIps: string[] | null; rateLimit: { max: number; windowSeconds: number } | null } {
+  return {
+    allowedIps: key.allowedIps && key.allowedIps.length > 0 ? key.allowedIps : null,
+    rateLimit: key.rateLimitMax !== null && key.rateLimitWindowSeconds !== null ? { max: key.rateLimitMax, windowSeconds: key.rateLimitWindowSeconds } : null,
+  };
+}
 
 export function userView(user: User): UserView {
   return {
