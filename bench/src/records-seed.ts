@@ -11,8 +11,17 @@ const LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Ha
 /** The client table's columns, in the order the seed and the peer's copy use. */
 export const CLIENT_COLUMNS = ["id", "businessId", "firstName", "lastName", "email", "phone", "companyName", "notes", "isActive", "createdAt", "updatedAt"] as const;
 
-/** Inserts `count` clients of `businessId`, created one second apart ending now; 80% active, as in issue 9. */
-export async function seedClients(db: Client, businessId: string, count: number): Promise<void> {
+/** The last name the seed gives client `i` (many distinct ones, so ordering by lastName is a real sort, not 16 ties). */
+export function seededLastName(i: number): string {
+  return `${LAST[(i * 7) % LAST.length]!}-${(i * 7919) % 10007}`;
+}
+
+/**
+ * Inserts `count` clients of `businessId`, created one second apart ending now; 80% active, as in issue 9.
+ * `customCode`: each also holds its last name as custom field `code` (extensions §E4; the business must
+ * define it), so a query on `customFields.code` selects and orders exactly what the same one on `lastName` does.
+ */
+export async function seedClients(db: Client, businessId: string, count: number, customCode = false): Promise<void> {
   const batch = 5000;
   const end = Date.now() - 60_000;
   for (let start = 0; start < count; start += batch) {
@@ -27,8 +36,7 @@ export async function seedClients(db: Client, businessId: string, count: number)
     for (let i = start; i < Math.min(count, start + batch); i++) {
       const at = end - (count - i) * 1000;
       const f = FIRST[i % FIRST.length]!;
-      // Many distinct last names, so ordering by lastName is a real sort, not 16 ties.
-      const l = `${LAST[(i * 7) % LAST.length]!}-${(i * 7919) % 10007}`;
+      const l = seededLastName(i);
       ids.push(uuidv7(at));
       first.push(f);
       last.push(l);
@@ -39,10 +47,10 @@ export async function seedClients(db: Client, businessId: string, count: number)
       created.push(new Date(at).toISOString());
     }
     await db.query(
-      `INSERT INTO "records"."Client" ("id","businessId","firstName","lastName","email","phone","companyName","notes","isActive","createdAt","updatedAt")
-       SELECT u.id, $1::uuid, u.f, u.l, u.e, u.p, u.c, NULL, u.a, u.t, u.t
+      `INSERT INTO "records"."Client" ("id","businessId","firstName","lastName","email","phone","companyName","notes","isActive","createdAt","updatedAt","customFields")
+       SELECT u.id, $1::uuid, u.f, u.l, u.e, u.p, u.c, NULL, u.a, u.t, u.t, CASE WHEN $10::boolean THEN jsonb_build_object('code', u.l) ELSE '{}'::jsonb END
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::timestamptz[]) AS u(id, f, l, e, p, c, a, t)`,
-      [businessId, ids, first, last, emails, phones, companies, active, created],
+      [businessId, ids, first, last, emails, phones, companies, active, created, customCode],
     );
   }
   // The count every create keeps in its transaction (records.RecordCount), as if each had been a POST.

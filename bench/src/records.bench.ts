@@ -13,8 +13,8 @@
 // BENCH_FIRST_PREROLL_S=5 (the same before the first round's runs)
 // BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 // BENCH_SCENARIOS=<keys> (only the rows whose key starts with one of these, e.g. `create` or
-// `default-1000,hop`; `hop` is the paced half-rate run, `deep` the four deep-page rows; only the sizes
-// those rows need are seeded), so one row can be measured and profiled alone.
+// `default-1000,hop`; `hop` is the paced half-rate run, `deep` the four deep-page rows, `cf` the four
+// custom-field rows; only the sizes those rows need are seeded), so one row can be measured and profiled alone.
 // Besides req/s it prints each process's CPU per request (user + system from /proc), which a busy
 // machine disturbs far less than throughput.
 // BENCH_GATEWAY_B=<folder named gateway holding another build's dist/main.js> starts a second gateway
@@ -30,7 +30,7 @@ import { startBenchProduct } from "./bench-product";
 import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
 import { signUp, type Caller, type Way } from "./records-caller";
-import { preparePeerTables, seedClients } from "./records-seed";
+import { preparePeerTables, seededLastName, seedClients } from "./records-seed";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
@@ -74,6 +74,8 @@ interface Scenario {
   ways: Way[];
   /** A deep-page row (extensions E2.1): offset vs cursor at page 1 and the last page, product only. */
   deep?: boolean;
+  /** A custom-field row (extensions E4): a query on `customFields.code` against the same on `lastName`, product only. */
+  custom?: boolean;
 }
 
 function fmt(r: LoadResult | undefined): string {
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
     const deepPage = Math.floor(deepSize / 20);
     const hopKey = `default-${Math.min(...SIZES)}`;
     const deepWanted = !SELECTED || SELECTED.some((k) => k === "deep" || ["offset-page", "cursor-page"].some((row) => row.startsWith(k) || k.startsWith(row)));
+    const cfWanted = !SELECTED || SELECTED.some((k) => k.startsWith("cf") || "cf-".startsWith(k));
     const needed = (size: number) =>
       wanted(`filtered-${size}`) || wanted(`default-${size}`) || (size === deepSize && deepPage >= 2 && deepWanted) || (`default-${size}` === hopKey && wanted("hop"));
     for (const size of SIZES.filter(needed)) {
@@ -172,10 +175,44 @@ async function main(): Promise<void> {
     }
 
     const hop = scenarios.find((s) => s.key === hopKey && wanted("hop"));
-    for (let i = scenarios.length - 1; i >= 0; i--) if (!wanted(scenarios[i]!.key, scenarios[i]!.deep ? "deep" : undefined)) scenarios.splice(i, 1);
+    // Custom fields (extensions E4) in a business of the largest size of its own, whose clients hold their
+    // last name as custom field `code` too: the same filter and the same sort on the built-in field and on it.
+    if (cfWanted) {
+      const caller = await signUp(product.baseUrl, "custom-fields", product.internalTokenSecret);
+      const defined = await fetch(`${product.baseUrl}/api/v1/client/fields`, {
+        method: "POST",
+        headers: caller.headers.gateway,
+        body: JSON.stringify({ key: "code", label: "Code", type: "text" }),
+      });
+      if (defined.status !== 201) throw new Error(`custom field definition: ${defined.status} ${await defined.text()}`);
+      const t0 = Date.now();
+      await seedClients(db, caller.businessId, deepSize, true);
+      await db.query(`ANALYZE "records"."Client"`);
+      console.log(`seeded ${deepSize.toLocaleString("en-US")} clients with a custom field in ${Date.now() - t0} ms`);
+      const name = encodeURIComponent(seededLastName(Math.floor(deepSize / 2)));
+      const cf = (key: string, label: string, query: string): Scenario => ({
+        key,
+        label,
+        method: "GET",
+        path: `/api/v1/client?${query}&perPage=20&include=-contacts`,
+        caller,
+        ways: WAYS.filter((w) => w !== "peer"),
+        custom: true,
+      });
+      scenarios.push(cf("cf-builtin-eq", "eq lastName", `where=lastName:${name}`));
+      scenarios.push(cf("cf-custom-eq", "eq customFields", `where=customFields.code:${name}`));
+      scenarios.push(cf("cf-builtin-sort", "sort lastName", "orderBy=lastName:asc"));
+      scenarios.push(cf("cf-custom-sort", "sort customFields", "orderBy=customFields.code:asc"));
+    }
+
+    for (let i = scenarios.length - 1; i >= 0; i--) {
+      const s = scenarios[i]!;
+      if (!wanted(s.key, s.deep ? "deep" : s.custom ? "cf" : undefined)) scenarios.splice(i, 1);
+    }
     if (scenarios.length === 0 && !hop) throw new Error(`BENCH_SCENARIOS=${process.env.BENCH_SCENARIOS} selects nothing`);
 
     // Same answers before any load: same page, same order, same exact total.
+    const customAnswers = new Map<string, string>();
     for (const s of scenarios.filter((x) => x.method === "GET")) {
       const bodies = await Promise.all(
         s.ways.map(async (way) => {
@@ -187,6 +224,12 @@ async function main(): Promise<void> {
         }),
       );
       if (new Set(bodies).size !== 1) throw new Error(`${s.label}: the product and the peer disagree:\n${bodies.join("\n")}`);
+      if (s.custom) customAnswers.set(s.key, bodies[0]!);
+    }
+    // A custom-field row answers exactly what its built-in twin does, or their costs say nothing.
+    for (const kind of ["eq", "sort"]) {
+      const [builtIn, custom] = [customAnswers.get(`cf-builtin-${kind}`), customAnswers.get(`cf-custom-${kind}`)];
+      if (builtIn !== undefined && custom !== undefined && builtIn !== custom) throw new Error(`cf ${kind}: customFields.code and lastName answer differently`);
     }
 
     const results = new Map<string, LoadResult[]>();
@@ -418,7 +461,7 @@ async function main(): Promise<void> {
     listGoal("default-10000", 0.5);
     listGoal("filtered-1000", 0.4);
     listGoal("default-1000", 0.4);
-    for (const s of scenarios.filter((x) => x.method === "GET" && !x.deep && results.has(`${x.key}/direct`))) {
+    for (const s of scenarios.filter((x) => x.method === "GET" && !x.deep && !x.custom && results.has(`${x.key}/direct`))) {
       const r = rps(`${s.key}/gateway`) / rps(`${s.key}/direct`);
       goals.push([`${s.key}: gateway / direct >= 0.85`, r.toFixed(2), r >= 0.85]);
     }
@@ -436,6 +479,12 @@ async function main(): Promise<void> {
     if (results.has("default-100000/gateway") && results.has("default-1000/gateway")) {
       const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
       goals.push(["default list cost, 100,000 vs 1,000 clients <= 2", cost.toFixed(2), cost <= 2]);
+    }
+    for (const kind of ["eq", "sort"]) {
+      if (!results.has(`cf-custom-${kind}/gateway`) || !results.has(`cf-builtin-${kind}/gateway`)) continue;
+      const cost = rps(`cf-builtin-${kind}/gateway`) / rps(`cf-custom-${kind}/gateway`);
+      const direct = rps(`cf-builtin-${kind}/direct`) / rps(`cf-custom-${kind}/direct`);
+      goals.push([`custom field ${kind} cost / lastName's <= 2 (E4)`, `${cost.toFixed(2)} (direct ${direct.toFixed(2)})`, cost <= 2]);
     }
     if (results.has("create/gateway")) {
       const w = rps("create/gateway") / rps("create/peer");

@@ -64,6 +64,13 @@ describe("parseOrderBy", () => {
     ]);
   });
 
+  it("refuses a field its spec marks unsortable (a custom multiSelect), with 400011", () => {
+    const spec = { ...testSpec, fields: { ...testSpec.fields, "customFields.tags": { type: "enum" as const, nullable: true, enumValues: ["a"], sortable: false } } };
+    expect((thrownBy(() => parseOrderBy("customFields.tags:asc", spec)) as AppError).details).toEqual([
+      { path: "orderBy", message: 'field "customFields.tags" cannot be sorted on (pair 1)' },
+    ]);
+  });
+
   it("rejects a repeated parameter (array) with 400011", () => {
     const error = thrownBy(() => parseOrderBy(["firstName:asc", "id:asc"] as unknown as string, testSpec));
     expect((error as AppError).code).toBe(400011);

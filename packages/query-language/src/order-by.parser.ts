@@ -20,6 +20,7 @@ export function parseOrderBy(input: string | undefined, spec: QuerySpec): OrderT
     if (parts.length !== 2) throw invalidOrderBy(`${quoted(pair)} is not field:direction (${position})`);
     const [field, direction] = parts as [string, string];
     if (!hasOwn(spec.fields, field)) throw invalidOrderBy(`unknown sort field ${quoted(field)} (${position})`);
+    if (spec.fields[field]!.sortable === false) throw invalidOrderBy(`field ${quoted(field)} cannot be sorted on (${position})`);
     if (direction !== "asc" && direction !== "desc") throw invalidOrderBy(`unknown direction ${quoted(direction)} for ${quoted(field)}: asc or desc (${position})`);
     // The same field twice is contradictory or redundant; either way the client should know.
     if (seen.has(field)) throw invalidOrderBy(`field ${quoted(field)} is sorted on twice (${position})`);

@@ -10,6 +10,10 @@ export interface FieldSpec {
   nullable: boolean;
   /** Required for `enum` fields: the only values equality may compare with. */
   enumValues?: readonly string[];
+  /** False for a field `orderBy` may not name (a custom multiSelect: a set of options has no order); default true. */
+  sortable?: boolean;
+  /** An `int` field holding any safe integer (a custom integer field, stored as a JSON number), not a 32-bit column. */
+  wideInteger?: boolean;
 }
 
 export interface QuerySpec {

@@ -65,7 +65,7 @@ function applyCast(field: string, spec: FieldSpec, cast: CastName, inner: string
   switch (cast) {
     case "int":
       if (!INTEGER_TEXT.test(inner)) throw invalidWhere(`${quoted(`int(${inner})`)} is not an integer (field "${field}")`);
-      if (spec.type === "int") return toInt32(field, inner);
+      if (spec.type === "int") return toInteger(field, spec, inner);
       // An integer is an exact decimal; the text keeps its precision.
       if (spec.type === "decimal") return normaliseSign(inner);
       throw incompatible();
@@ -97,7 +97,7 @@ function readPlain(field: string, spec: FieldSpec, text: string): FilterValue {
       return text;
     case "int":
       if (!INTEGER_TEXT.test(text)) throw unreadable();
-      return toInt32(field, text);
+      return toInteger(field, spec, text);
     case "decimal":
       if (!DECIMAL_TEXT.test(text)) throw unreadable();
       return normaliseSign(text);
@@ -122,9 +122,10 @@ function enumNote(spec: FieldSpec): string {
   return spec.type === "enum" ? ` (one of ${(spec.enumValues ?? []).join(", ")})` : "";
 }
 
-function toInt32(field: string, text: string): number {
+function toInteger(field: string, spec: FieldSpec, text: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < INT32_MIN || value > INT32_MAX) {
+  const [min, max] = spec.wideInteger ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [INT32_MIN, INT32_MAX];
+  if (!Number.isInteger(value) || value < min || value > max) {
     throw invalidWhere(`${quoted(text)} is out of range for integer field "${field}"`);
   }
   // `Number("-0")` is -0; the database has no such thing and Jest's equality tells them apart.

@@ -5005,9 +5005,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: contacts (default), invoices, quotes; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
@@ -5883,9 +5883,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
@@ -6761,9 +6761,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
@@ -7639,9 +7639,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: client; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
@@ -8517,9 +8517,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
@@ -9395,9 +9395,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;
@@ -10273,9 +10273,9 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (default 10; above 100 is capped at 100); not a positive integer: 400001 */
                 perPage?: number;
-                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019. */
+                /** @description Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019. */
                 where?: string;
-                /** @description Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011. */
+                /** @description Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. Invalid, or an unknown or archived field: 400011. */
                 orderBy?: string;
                 /** @description Comma-separated relations to embed: none; "-name" removes a default relation. Unknown relation: 400019. A relation needs {resource}.read of the records it holds (extensions §E10): one named without it is 401014; a default one is left out. */
                 include?: string;

@@ -57,10 +57,16 @@ const listQuery = (relations: RecordContract["relations"]) =>
     where: param(
       "where",
       "Filter: field:value or field:op:value (op gt, gte, lt, lte, contains, startsWith, endsWith); casts int(), float(), bool(), date(); " +
-        "comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. Malformed: 400019.",
+        "comma = AND; OR:[c1,c2]; NOT:cond; quote values containing , [ ] with double quotes. customFields.<key> names an active custom field, typed by its " +
+        "definition (on a multiSelect, eq means holds this option). Malformed, or an unknown or archived field: 400019.",
       "isActive:true,createdAt:gte:date(2025-01-01)",
     ),
-    orderBy: param("orderBy", "Comma-separated field:asc|desc pairs; default createdAt:desc; id is the final tie-breaker. Invalid: 400011.", "createdAt:desc"),
+    orderBy: param(
+      "orderBy",
+      "Comma-separated field:asc|desc pairs, customFields.<key> included (not a multiSelect); default createdAt:desc; id is the final tie-breaker. " +
+        "Invalid, or an unknown or archived field: 400011.",
+      "createdAt:desc",
+    ),
     include: includeParam(relations),
     fields: fieldsParam,
     cursor: param(

@@ -30,6 +30,7 @@ import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from
 import { checkClientReference } from "./client-references";
 import { type Created, RecordCreation } from "./record-creation";
 import { uniqueTaken } from "../domain/unique-conflicts";
+import { customFieldKey, customFieldTypes, isCustomSortValue, sortValueOf, withCustomFields } from "../domain/custom-field-query";
 import { dropUniqueValues, isUniqueViolation, replaceUniqueValues, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
 
 export interface RecordServiceOptions {
@@ -119,15 +120,16 @@ export class RecordService {
    */
   async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>, reader: Reader): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
     if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query, reader);
-    const spec = this.specOf(definition);
-    const parsed = parseListQuery(query, spec);
-    const deleted = parseDeletedMode(query["deleted"]);
+    // The business's custom fields are fields of its lists (extensions §E4): no other business's definitions apply.
     const custom = await this.customFieldsOf(businessId);
+    const rules = custom.rules(definition.entity);
+    const parsed = parseListQuery(query, withCustomFields(this.specOf(definition), rules));
+    const deleted = parseDeletedMode(query["deleted"]);
     const { relations, selection } = this.readPlan(definition, query, reader, custom, parsed.include);
     const { rows, total } = await this.reads.list(
       definition,
       businessId,
-      { deleted, filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip },
+      { deleted, filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip, custom: customFieldTypes(rules) },
       relations,
       true,
     );
@@ -158,17 +160,28 @@ export class RecordService {
     if (query["deleted"] !== undefined && parseDeletedMode(query["deleted"]) !== state.deleted) {
       throw errors.validationFailed([{ path: "deleted", message: `The cursor continues a deleted=${state.deleted} list; send the same deleted or none` }]);
     }
-    const filter = state.where === undefined ? undefined : parseWhere(state.where, spec);
-    const orderBy = parseOrderBy(state.orderBy, spec);
+    // The cursor's where and orderBy are read against the definitions as they are now: a custom field
+    // archived since the walk began is refused (400019 / 400011) like in a first page.
+    const custom = await this.customFieldsOf(businessId);
+    const rules = custom.rules(definition.entity);
+    const listSpec = withCustomFields(spec, rules);
+    const filter = state.where === undefined ? undefined : parseWhere(state.where, listSpec);
+    const orderBy = parseOrderBy(state.orderBy, listSpec);
     if (state.key.length !== orderBy.length) throw errors.invalidQuery(undefined, { cause: "cursor: key does not match its order" });
+    const types = customFieldTypes(rules);
+    orderBy.forEach((term, i) => {
+      const key = customFieldKey(term.field);
+      if (key !== undefined && !isCustomSortValue(types.get(key)!, state.key[i])) {
+        throw errors.invalidQuery(undefined, { cause: `cursor: its key for ${term.field} is not of the field's type` });
+      }
+    });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
-    const custom = await this.customFieldsOf(businessId);
     const { relations, selection } = this.readPlan(definition, query, reader, custom);
     const { rows } = await this.reads.list(
       definition,
       businessId,
-      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key },
+      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key, custom: types },
       relations,
       false,
     );
@@ -199,7 +212,7 @@ export class RecordService {
       where: query.where,
       orderBy: query.orderBy,
       deleted: query.deleted,
-      key: orderBy.map((term) => cursorValue(last[term.field])),
+      key: orderBy.map((term) => cursorValue(sortValueOf(last, term.field))),
     });
   }
 

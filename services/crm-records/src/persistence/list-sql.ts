@@ -10,6 +10,8 @@ import { isUuid } from "@crm/contracts";
 import { escapeLike, invalidWhere, type ConditionNode, type OrderTerm, type WhereNode } from "@crm/query-language";
 import type { EntityDefinition } from "../entities";
 import type { DeletedMode } from "../domain/deleted-mode";
+import { customFieldKey, type CustomFieldTypes } from "../domain/custom-field-query";
+import { customLeaf, customNegatedLeaf, customSortExpression } from "./custom-field-sql";
 
 /** Collects bound parameters; `add` returns the placeholder. */
 export class SqlParams {
@@ -44,32 +46,62 @@ export function listWhereSql(
   deleted: DeletedMode,
   where: WhereNode | undefined,
   after?: { orderBy: readonly OrderTerm[]; key: readonly unknown[] },
+  custom: CustomFieldTypes = NO_CUSTOM_FIELDS,
 ): string {
   // The business scope is ANDed outside whatever the client wrote, so no filter can widen it.
   const parts = [`"businessId" = ${params.add(businessId)}::uuid`];
   const trash = trashSql(deleted);
   if (trash) parts.push(trash);
-  if (where) parts.push(compile(definition, params, where, false));
-  if (after) parts.push(keysetSql(definition, params, after.orderBy, after.key));
+  const scope: Scope = { definition, params, custom };
+  if (where) parts.push(compile(scope, where, false));
+  if (after) parts.push(keysetSql(scope, after.orderBy, after.key));
   return parts.join(" AND ");
 }
 
-export function orderBySql(orderBy: readonly OrderTerm[]): string {
-  return orderBy.map((term) => `${column(term.field)} ${term.direction === "asc" ? "ASC" : "DESC"}`).join(", ");
+export function orderBySql(orderBy: readonly OrderTerm[], custom: CustomFieldTypes = NO_CUSTOM_FIELDS): string {
+  return orderBy.map((term) => `${sortExpression(custom, term.field)} ${term.direction === "asc" ? "ASC" : "DESC"}`).join(", ");
+}
+
+const NO_CUSTOM_FIELDS: CustomFieldTypes = new Map();
+
+/** What a statement's fragments are written for: the entity, its bound parameters, and the active custom fields. */
+interface Scope {
+  definition: EntityDefinition;
+  params: SqlParams;
+  custom: CustomFieldTypes;
+}
+
+/** A field as ORDER BY and the keyset read it: a column, or a custom field's typed value (custom-field-sql.ts). */
+function sortExpression(custom: CustomFieldTypes, field: string): string {
+  const key = customFieldKey(field);
+  return key === undefined ? column(field) : customSortExpression(key, customTypeOf(custom, key));
+}
+
+/** The type of an active custom field; the parser admits no other key, so a miss is a programming error. */
+function customTypeOf(custom: CustomFieldTypes, key: string) {
+  const type = custom.get(key);
+  if (type === undefined) throw new Error(`custom field "${key}" is not an active definition of this list`);
+  return type;
 }
 
 /** Negation is pushed to the leaves exactly as toPrismaWhere does (see where.compiler.ts for why). */
-function compile(definition: EntityDefinition, params: SqlParams, node: WhereNode, negated: boolean): string {
+function compile(scope: Scope, node: WhereNode, negated: boolean): string {
   switch (node.kind) {
-    case "condition":
-      return negated ? negatedLeaf(definition, params, node) : leaf(definition, params, node);
+    case "condition": {
+      const key = customFieldKey(node.field);
+      if (key !== undefined) {
+        const type = customTypeOf(scope.custom, key);
+        return negated ? customNegatedLeaf(scope.params, key, type, node) : customLeaf(scope.params, key, type, node);
+      }
+      return negated ? negatedLeaf(scope.definition, scope.params, node) : leaf(scope.definition, scope.params, node);
+    }
     case "and":
     case "or": {
       const joiner = (node.kind === "and") !== negated ? " AND " : " OR ";
-      return `(${node.conditions.map((child) => compile(definition, params, child, negated)).join(joiner)})`;
+      return `(${node.conditions.map((child) => compile(scope, child, negated)).join(joiner)})`;
     }
     case "not":
-      return compile(definition, params, node.condition, !negated);
+      return compile(scope, node.condition, !negated);
   }
 }
 
@@ -111,17 +143,18 @@ function leaf(definition: EntityDefinition, params: SqlParams, node: ConditionNo
  * one row comparison, which the (businessId, field, id) indexes answer as a range: the cost of a
  * page does not depend on how deep it is.
  */
-function keysetSql(definition: EntityDefinition, params: SqlParams, orderBy: readonly OrderTerm[], key: readonly unknown[]): string {
+function keysetSql({ definition, params, custom }: Scope, orderBy: readonly OrderTerm[], key: readonly unknown[]): string {
+  // A custom field is never a column: always nullable (a record may have no value).
   const nullable = (field: string) => definition.columns[field]?.nullable ?? true;
   const sameDirection = orderBy.every((term) => term.direction === orderBy[0]!.direction);
   if (sameDirection && orderBy.every((term) => !nullable(term.field))) {
-    const fields = orderBy.map((term) => column(term.field)).join(", ");
+    const fields = orderBy.map((term) => sortExpression(custom, term.field)).join(", ");
     const values = key.map((value) => params.add(value)).join(", ");
     return `(${fields}) ${orderBy[0]!.direction === "asc" ? ">" : "<"} (${values})`;
   }
   const after = (i: number): string => {
     const term = orderBy[i]!;
-    const name = column(term.field);
+    const name = sortExpression(custom, term.field);
     const value = key[i];
     const last = i === orderBy.length - 1;
     const ascending = term.direction === "asc";

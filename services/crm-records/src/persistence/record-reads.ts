@@ -11,6 +11,7 @@ import { includedRowsToRead } from "../domain/included-relations";
 import type { Row } from "../domain/record.serializer";
 import type { DeletedMode } from "../domain/deleted-mode";
 import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
+import { type CustomFieldTypes, namesCustomField } from "../domain/custom-field-query";
 import { delegateOf, type PrismaClient } from "./prisma";
 import { recordCount } from "./record-count";
 
@@ -62,6 +63,8 @@ export interface PageQuery {
   skip: number;
   /** A cursor page: the values of `orderBy`'s fields on the last row of the page before. */
   afterKey?: readonly unknown[];
+  /** The business's active custom fields of the entity, which `filter` and `orderBy` may name as `customFields.<key>`. */
+  custom?: CustomFieldTypes;
 }
 
 export class RecordReads {
@@ -77,7 +80,9 @@ export class RecordReads {
    * transaction (in parallel where the pool allows): each is exact at the moment it is read.
    */
   async list(definition: EntityDefinition, businessId: string, query: PageQuery, relations: readonly string[], withTotal: boolean): Promise<{ rows: Row[]; total?: number }> {
-    const list = this.options.devices.listSql ? this.sqlList(definition, businessId, query) : this.prismaList(definition, businessId, query);
+    // Prisma can neither sort on a JSON path nor cast one, so a list naming a custom field is SQL in both modes (D35).
+    const viaSql = this.options.devices.listSql || namesCustomField(query.filter, query.orderBy);
+    const list = viaSql ? this.sqlList(definition, businessId, query) : this.prismaList(definition, businessId, query);
     const page = () => this.withRelations(definition, businessId, list.page(), relations);
     // The count slots count live records (extensions §E5): a delete takes its record off, a restore puts it back.
     const slotsAnswer = query.filter === undefined && query.deleted === "exclude" && this.options.devices.countSlots;
@@ -91,12 +96,12 @@ export class RecordReads {
   private sqlList(definition: EntityDefinition, businessId: string, query: PageQuery): { page(): Promise<Row[]>; count(): Promise<number> } {
     const params = new SqlParams();
     const after = query.afterKey === undefined ? undefined : { orderBy: query.orderBy, key: query.afterKey };
-    const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after);
+    const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after, query.custom);
     return {
       page: async () => {
         const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`).join(", ");
         // take and skip are integers the parser bounded; everything from the client is a parameter.
-        const sql = `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
+        const sql = `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy, query.custom)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
         const rows = await this.options.run(sql, params.values);
         // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
         for (const name of decimalColumns(definition)) {
