@@ -54,8 +54,7 @@ const utf8 = new TextEncoder();
  * `serialize.bind`, `serialize.execute` and `serialize.sync` make, written into one buffer that every
  * execution reuses (PGlite's execProtocol copies its input into PostgreSQL's memory before it returns).
  * PGlite's writers counted each value's UTF-8 length in JavaScript and made five or six ArrayBuffers per
- * execution: 7-50 us on PGlite's thread, the embedded ceiling, against 1-2 (docs/performance.md,
- * "Sixteenth round").
+ * execution: 7-50 us on PGlite's thread, the embedded ceiling, against 1-2 (docs/performance.md, D29).
  */
 export class ExecutionWriter {
   private buffer = new Uint8Array(4096);

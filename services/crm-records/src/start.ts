@@ -30,12 +30,11 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
 const EMBEDDED_OUTBOX_LINGER_MS = 40;
 /**
  * Distributed, the same, shorter: a Kafka produce request costs kafkajs a fixed part plus a little per
- * event (~75 µs + ~13 µs on the sixteenth round's machine, ~1 ms + ~45 µs on the twelfth's), and under
+ * event (~75 µs + ~13 µs on one development machine, ~1 ms + ~45 µs on another), and under
  * load (the delivery bench's 8 creates in flight) the relay sent 4-6 events a request; 10 ms makes it
  * 10-12, and halves the relay's statements and the consumer's fetches with data too. Only a stream of writes waits (after a read of 4 or more
  * rows, and never 5 ms past the last commit): at 100 events/s a read finds one row and an event goes
- * at once, so Kafka's latency goal (fetch wait + 50 ms) keeps its margin (docs/performance.md,
- * "Webhook delivery").
+ * at once, so Kafka's latency goal (fetch wait + 50 ms) keeps its margin (docs/performance.md, D17).
  */
 const DISTRIBUTED_OUTBOX_LINGER_MS = 10;
 /** A running crm-records, plus its retention job for tests and tools. */

@@ -106,7 +106,7 @@ function unb64(text: string): Buffer {
  * `keyring.open` for the attempts, remembering the last `limit` secrets it opened: a stored value
  * opens to the same secret every time (it is bound to its webhook and names its key), so a webhook's
  * attempts decrypt it once, not once each. AES-GCM's open was the largest of webhook-delivery's own
- * costs per attempt in the sixth round's profile (docs/performance.md). A value that cannot be opened
+ * costs per attempt in a profile (docs/performance.md, D28). A value that cannot be opened
  * is not remembered: each attempt throws (and logs) again. `derive` turns the secret into what is
  * kept (the attempts keep its signing keys), once per opening.
  */
