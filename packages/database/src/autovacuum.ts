@@ -2,7 +2,7 @@
 //
 // Why: PGlite runs PostgreSQL in single-user mode, which has no autovacuum launcher. Without it a
 // 20,000-row table updated five times kept 99,895 dead tuples, and nothing ever gathered planner
-// statistics (docs/performance.md, "Eighth round"). Every delivery's claim and outcome leaves a dead
+// statistics (docs/performance.md, D30). Every delivery's claim and outcome leaves a dead
 // tuple, so a long-running embedded product bloated its tables and indexes without bound.
 //
 // What: every CHECK_INTERVAL_MS, if the database was used since the last check, read each table's

@@ -5,8 +5,8 @@
 // PostgreSQL's: PGlite parsing the protocol into messages and rows (~7% of the thread), the structured
 // clone of those rows to the main thread (~3%), garbage (~3%). The thread now hands over the bytes
 // (one transferred buffer) and the main thread, which had time to spare, parses them into exactly the
-// Results PGlite's `query` builds (docs/performance.md, "Fifteenth round"): the usual answers read in
-// place (`decodeResult`, "Sixteenth round"), anything else by PGlite's own parser.
+// Results PGlite's `query` builds (docs/performance.md, D29): the usual answers read in
+// place (`decodeResult`), anything else by PGlite's own parser.
 import { type PGlite, parse, type Results, protocol, types } from "@electric-sql/pglite";
 
 type Parsers = NonNullable<NonNullable<Parameters<PGlite["query"]>[2]>["parsers"]>;
@@ -132,7 +132,7 @@ function text(bytes: Uint8Array, start: number, end: number): string {
  * What PGlite's parser and `parseResults` make of one statement's answer (RowDescription, BindComplete,
  * DataRows, CommandComplete, ReadyForQuery; notices), read in place: PGlite's parser copies every field into
  * an ArrayBuffer of its own before decoding it, and the whole answer before that, which was ~44% of the
- * main thread's parsing (docs/performance.md, "Sixteenth round"). Undefined for anything else (another
+ * main thread's parsing (docs/performance.md, D29). Undefined for anything else (another
  * message type, binary columns, a column named __proto__, a row that does not match its description, an
  * answer without a CommandComplete): PGlite's parser takes those, so nothing is guessed.
  */

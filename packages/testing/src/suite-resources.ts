@@ -5,7 +5,7 @@
  */
 /**
  * How long opening a file's fixtures may take: migrating a fresh PGlite database took over jest's
- * default 30 s on this round's shared machine (load average 15-20).
+ * default 30 s on a shared 2-core machine (load average 15-20).
  */
 export const OPEN_TIMEOUT_MS = 180_000;
 

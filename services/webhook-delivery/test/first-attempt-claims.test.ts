@@ -2,7 +2,7 @@
 // (migration 20261126170000_first_attempts_index_only). Their prepared statements' generic plans are
 // chosen again after every ANALYZE; when it had seen no PENDING row, PostgreSQL read every business's
 // due first attempts through ("status", "nextRetryAt") and sorted them, for each claim of a few rows
-// (docs/performance.md, thirteenth round: 328,052 index entries read in two bench rounds).
+// (docs/performance.md, D23: 328,052 index entries read in two bench runs before it).
 import { openTestDatabase } from "@crm/testing";
 import { databaseModes } from "./support/harness";
 import { MIGRATIONS_DIR } from "./support/migrations";
