@@ -39,6 +39,11 @@ function text(query: Readonly<Record<string, unknown>>, name: string, details: E
     details.push({ path: name, message: `${name} must be given once, as 1 to ${TEXT_MAX} characters` });
     return undefined;
   }
+  // PostgreSQL text cannot hold NUL, so no entry ever matches one: a client error, not a failed query.
+  if (value.includes("\u0000")) {
+    details.push({ path: name, message: `${name} must not contain a NUL character` });
+    return undefined;
+  }
   return value;
 }
 
