@@ -105,3 +105,32 @@ export const customFieldDefinitionSchema = z
   })
   .openapi("CustomFieldDefinition");
 export type CustomFieldDefinitionView = z.infer<typeof customFieldDefinitionSchema>;
+
+/**
+ * Internal header from the gateway to webhook-delivery on a webhook create or PUT whose `filter`
+ * names custom fields (extensions §E1.5 with §E4): the active keys, per entity the caller may read,
+ * among those the filter mentions, as JSON `{"client": ["tier"], ...}`. crm-records owns the
+ * definitions; the gateway reaches both services. Never taken from a client: the gateway forwards
+ * only its own list of request headers.
+ */
+export const CUSTOM_FIELD_KEYS_HEADER = "x-crm-custom-field-keys";
+
+/** What CUSTOM_FIELD_KEYS_HEADER carries: per entity, the active keys it defines (of those asked about). */
+export type DefinedCustomKeys = Readonly<Partial<Record<string, readonly string[]>>>;
+
+/** The header's value read back; undefined when absent or not of its shape (then no key is checked). */
+export function definedCustomKeysOf(header: unknown): DefinedCustomKeys | undefined {
+  if (typeof header !== "string") return undefined;
+  try {
+    const parsed: unknown = JSON.parse(header);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined;
+    const keys: Record<string, string[]> = {};
+    for (const [entity, list] of Object.entries(parsed)) {
+      if (!Array.isArray(list) || list.some((key) => typeof key !== "string")) return undefined;
+      keys[entity] = list as string[];
+    }
+    return keys;
+  } catch {
+    return undefined;
+  }
+}

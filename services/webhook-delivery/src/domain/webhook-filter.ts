@@ -3,7 +3,7 @@
 // A filter must make sense for every entity the webhook subscribes to, so it is parsed against
 // each of them when it is written; at delivery time it is parsed (once, cached) for the event's entity.
 // `customFields.<key>` names a custom value (custom-field-filter.ts says how, without the definitions).
-import { isEventName, recordFields, type RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, type DefinedCustomKeys, isEventName, recordFields, type RecordEntity } from "@crm/contracts";
 import { isAppError, validationError } from "@crm/errors";
 import { matchesWhere, parseWhere, type QuerySpec, type WhereNode } from "@crm/query-language";
 import { customFieldSpecs, isCustomFieldName, matchesCustomCondition } from "./custom-field-filter";
@@ -32,18 +32,43 @@ export function entityOfEvent(event: string): RecordEntity | undefined {
   return isEventName(event) ? (event.slice(0, event.indexOf(".")) as RecordEntity) : undefined;
 }
 
-/** 400001 with `details[0].path` = `filter` unless `filter` is a valid `where` for every entity of `events`. */
-export function checkWebhookFilter(filter: string, events: readonly string[]): void {
+/** The `customFields.<key>` fields `node` compares, in the order written. */
+function customFieldsNamed(node: WhereNode, into: string[] = []): string[] {
+  switch (node.kind) {
+    case "and":
+    case "or":
+      for (const child of node.conditions) customFieldsNamed(child, into);
+      return into;
+    case "not":
+      return customFieldsNamed(node.condition, into);
+    case "condition":
+      if (isCustomFieldName(node.field)) into.push(node.field);
+      return into;
+  }
+}
+
+/**
+ * 400001 with `details[0].path` = `filter` unless `filter` is a valid `where` for every entity of
+ * `events`. `defined`: the business's active custom keys per entity (from crm-records, through the
+ * gateway); a `customFields.<key>` an entity there does not define is an unknown field of that entity
+ * (§E4: unknown or archived keys are refused as built-in fields are). Without it, keys are not checked.
+ */
+export function checkWebhookFilter(filter: string, events: readonly string[], defined?: DefinedCustomKeys): void {
   const entities = [...new Set(events.map(entityOfEvent).filter((e): e is RecordEntity => e !== undefined))];
   for (const entity of entities) {
+    const scope = entities.length > 1 ? ` (the webhook's ${entity} events)` : "";
+    let node: WhereNode;
     try {
-      parseWhere(filter, specFor(entity, filter));
+      node = parseWhere(filter, specFor(entity, filter));
     } catch (err) {
       // The parser's reason (its internal `cause`) is the useful part here: which field, which position.
       const reason = isAppError(err) && typeof err.cause === "string" ? err.cause : "invalid filter";
-      const scope = entities.length > 1 ? ` (the webhook's ${entity} events)` : "";
       throw validationError("filter", `Invalid filter${scope}: ${reason}`);
     }
+    const keys = defined?.[entity];
+    if (keys === undefined) continue;
+    const unknown = customFieldsNamed(node).find((field) => !keys.includes(field.slice(CUSTOM_FIELDS_PROPERTY.length + 1)));
+    if (unknown !== undefined) throw validationError("filter", `Invalid filter${scope}: unknown or archived custom field "${unknown}" of ${entity}`);
   }
 }
 
