@@ -74,6 +74,7 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     };
     expect(await refusedFilter(filtered("customFields.tier:gold"))).toEqual([400, 400001, "filter"]);
     expect(await refusedFilter(filtered("customFields.nope:x"))).toEqual([400, 400001, "filter"]);
+    expect(await refusedFilter(filtered("customFields.externalId:gt:int(3)"))).toEqual([400, 400001, "filter"]);
     await api.PATCH("/api/v1/client/fields/{key}", { params: { path: { key: "tier" } }, body: { isArchived: false } });
     const tierHook = await filtered("customFields.tier:gold");
     expect(tierHook.response.status).toBe(201);

@@ -4,14 +4,15 @@
 // gateway reaches both, so on a webhook create or PUT whose filter mentions custom fields it asks
 // crm-records for the definitions (as the caller: entities the caller cannot read are left out, and
 // webhook-delivery answers those 401014 anyway, extensions §E10) and passes the active keys among
-// those mentioned in CUSTOM_FIELD_KEYS_HEADER, which the forwarder never takes from a client.
+// those mentioned in CUSTOM_FIELD_TYPES_HEADER, which the forwarder never takes from a client.
 import {
   API_PREFIX,
   CUSTOM_FIELD_KEY_PATTERN,
-  CUSTOM_FIELD_KEYS_HEADER,
+  CUSTOM_FIELD_TYPES_HEADER,
   CUSTOM_FIELDS_PROPERTY,
   customFieldRoutes,
   type CustomFieldDefinitionView,
+  type CustomFieldType,
   type Principal,
   recordEntities,
   routeName,
@@ -61,7 +62,8 @@ async function filterOf(forwarder: Pick<Forwarder, "ask">, route: Pick<RouteMatc
 
 /**
  * For a webhook create or PUT whose filter mentions custom keys: the header telling webhook-delivery,
- * per entity the caller may read, which of those keys it defines as active. Undefined otherwise.
+ * per entity the caller may read, which of those keys it defines as active, and their types.
+ * Undefined otherwise.
  */
 export async function webhookFilterHeaders(
   forwarder: Pick<Forwarder, "ask">,
@@ -72,14 +74,15 @@ export async function webhookFilterHeaders(
   if (route.name !== CREATE && route.name !== UPDATE) return undefined;
   const keys = customKeysMentioned(await filterOf(forwarder, route, req, principal));
   if (keys.length === 0) return undefined;
-  const defined: Record<string, string[]> = {};
+  const defined: Record<string, Record<string, CustomFieldType>> = {};
   await Promise.all(
     recordEntities.map(async (entity) => {
       const answer = await forwarder.ask("crm-records", `${API_PREFIX}${customFieldRoutes[entity].listFields.path}`, principal, req.requestId);
       if (answer.status !== 200) return;
       const definitions = (JSON.parse(answer.body.toString("utf8")) as { data: CustomFieldDefinitionView[] }).data;
-      defined[entity] = keys.filter((key) => definitions.some((definition) => definition.key === key && !definition.isArchived));
+      const active = definitions.filter((definition) => !definition.isArchived && keys.includes(definition.key));
+      defined[entity] = Object.fromEntries(active.map((definition) => [definition.key, definition.type]));
     }),
   );
-  return { [CUSTOM_FIELD_KEYS_HEADER]: JSON.stringify(defined) };
+  return { [CUSTOM_FIELD_TYPES_HEADER]: JSON.stringify(defined) };
 }
