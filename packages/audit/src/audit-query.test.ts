@@ -56,7 +56,8 @@ describe("audit log filters", () => {
   });
 
   it.each<[unknown, number | "error"]>([
-    [undefined, 20],
+    // Interface §8: "perPage default 10" on list endpoints; the audit log and a history are lists too.
+    [undefined, 10],
     ["1", 1],
     ["100", 100],
     ["101", "error"],

@@ -82,7 +82,7 @@ export function parseAuditFilters(query: Readonly<Record<string, unknown>>): Aud
   return filters;
 }
 
-/** `perPage`: 1 to 100 (default 20), else 400001. */
+/** `perPage`: 1 to 100 (default 10, as every list: interface §8), else 400001. */
 export function parseAuditPerPage(query: Readonly<Record<string, unknown>>): number {
   const raw = query["perPage"];
   if (raw === undefined) return AUDIT_PER_PAGE_DEFAULT;
