@@ -65,7 +65,22 @@ export async function runCustomFieldsFlow(baseUrl: string, suffix: string): Prom
     // Archived: gone from answers, kept; brought back unchanged.
     expect((await api.DELETE("/api/v1/client/fields/{key}", { params: { path: { key: "tier" } } })).data!.data.isArchived).toBe(true);
     expect((await api.GET("/api/v1/client/{id}", { params: { path: { id } } })).data!.data.customFields).toEqual({ externalId: "crm-42" });
+    // A webhook filter names only keys every subscribed entity defines, archived ones refused (§E1.5, §E4).
+    const filtered = (filter: string, events: Array<"client.created" | "product.created"> = ["client.created"]) =>
+      api.POST("/api/v1/webhook", { body: { url: receiver.url, events, filter } });
+    const refusedFilter = async (answer: ReturnType<typeof filtered>) => {
+      const { response, error } = await answer;
+      return [response.status, error?.error.code, error?.error.details?.[0]?.path];
+    };
+    expect(await refusedFilter(filtered("customFields.tier:gold"))).toEqual([400, 400001, "filter"]);
+    expect(await refusedFilter(filtered("customFields.nope:x"))).toEqual([400, 400001, "filter"]);
+    expect(await refusedFilter(filtered("customFields.externalId:gt:int(3)"))).toEqual([400, 400001, "filter"]);
     await api.PATCH("/api/v1/client/fields/{key}", { params: { path: { key: "tier" } }, body: { isArchived: false } });
+    const tierHook = await filtered("customFields.tier:gold");
+    expect(tierHook.response.status).toBe(201);
+    const widened = await api.PUT("/api/v1/webhook/{id}", { params: { path: { id: tierHook.data!.data.id } }, body: { events: ["client.created", "product.created"] } });
+    expect([widened.response.status, widened.error?.error.details?.[0]?.path]).toEqual([400, "filter"]);
+    await api.DELETE("/api/v1/webhook/{id}", { params: { path: { id: tierHook.data!.data.id } } });
     expect((await api.GET("/api/v1/client", { params: { query: { perPage: 5 } } })).data!.data[0]!.customFields).toEqual({ externalId: "crm-42", tier: "gold" });
 
     // The record's JSON Schema, as this business sees it, through the gateway: the answers validate against it.

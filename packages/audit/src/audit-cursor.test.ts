@@ -38,7 +38,7 @@ describe("audit cursors", () => {
   it("carry their filters: sending the same ones again is fine, other ones are 400001", () => {
     const cursor = codec.encode(BUSINESS, "log", state);
     const scope = { codec, businessId: BUSINESS, scope: "log", filtered: true };
-    expect(auditPageRequest({ cursor }, scope)).toEqual({ ...state, perPage: 20 });
+    expect(auditPageRequest({ cursor }, scope)).toEqual({ ...state, perPage: 10 });
     expect(auditPageRequest({ cursor, action: "client.*", perPage: "5" }, scope)).toEqual({ ...state, perPage: 5 });
     expect(code(() => auditPageRequest({ cursor, action: "user.*" }, scope))).toBe(400001);
     expect(code(() => auditPageRequest({ cursor, actorId: "k" }, scope))).toBe(400001);

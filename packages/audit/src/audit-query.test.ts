@@ -36,6 +36,10 @@ describe("audit log filters", () => {
     [{ action: ["a", "b"] }, ["action"]],
     [{ actorId: "" }, ["actorId"]],
     [{ targetId: "x".repeat(201) }, ["targetId"]],
+    // PostgreSQL text cannot hold NUL: refused here, not a 503 from the query.
+    [{ actorId: "\u0000" }, ["actorId"]],
+    [{ targetType: "a\u0000b" }, ["targetType"]],
+    [{ targetId: "\u0000" }, ["targetId"]],
     [{ since: "yesterday" }, ["since"]],
     [{ since: "2026-13-45T00:00:00Z" }, ["since"]],
     [{ until: "1700000000" }, ["until"]],
@@ -52,7 +56,8 @@ describe("audit log filters", () => {
   });
 
   it.each<[unknown, number | "error"]>([
-    [undefined, 20],
+    // Interface §8: "perPage default 10" on list endpoints; the audit log and a history are lists too.
+    [undefined, 10],
     ["1", 1],
     ["100", 100],
     ["101", "error"],

@@ -39,6 +39,11 @@ function text(query: Readonly<Record<string, unknown>>, name: string, details: E
     details.push({ path: name, message: `${name} must be given once, as 1 to ${TEXT_MAX} characters` });
     return undefined;
   }
+  // PostgreSQL text cannot hold NUL, so no entry ever matches one: a client error, not a failed query.
+  if (value.includes("\u0000")) {
+    details.push({ path: name, message: `${name} must not contain a NUL character` });
+    return undefined;
+  }
   return value;
 }
 
@@ -77,7 +82,7 @@ export function parseAuditFilters(query: Readonly<Record<string, unknown>>): Aud
   return filters;
 }
 
-/** `perPage`: 1 to 100 (default 20), else 400001. */
+/** `perPage`: 1 to 100 (default 10, as every list: interface §8), else 400001. */
 export function parseAuditPerPage(query: Readonly<Record<string, unknown>>): number {
   const raw = query["perPage"];
   if (raw === undefined) return AUDIT_PER_PAGE_DEFAULT;

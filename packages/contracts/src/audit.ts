@@ -3,7 +3,7 @@ import { recordEntities } from "./events";
 import { z } from "./zod";
 
 export const AUDIT_PER_PAGE_MAX = 100;
-export const AUDIT_PER_PAGE_DEFAULT = 20;
+export const AUDIT_PER_PAGE_DEFAULT = 10;
 /** AUDIT_RETENTION_DAYS' default: how long entries are kept. */
 export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 /** What stands in an entry for a password, key material or a webhook secret. */

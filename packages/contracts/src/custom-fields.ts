@@ -105,3 +105,37 @@ export const customFieldDefinitionSchema = z
   })
   .openapi("CustomFieldDefinition");
 export type CustomFieldDefinitionView = z.infer<typeof customFieldDefinitionSchema>;
+
+/**
+ * Internal header from the gateway to webhook-delivery on a webhook create or PUT whose `filter`
+ * names custom fields (extensions §E1.5 with §E4): per entity the caller may read, the active
+ * definitions among the keys the filter mentions, with their types, as JSON
+ * `{"client": {"tier": "select"}, ...}`. crm-records owns the definitions; the gateway reaches both
+ * services. Never taken from a client: the gateway forwards only its own list of request headers.
+ */
+export const CUSTOM_FIELD_TYPES_HEADER = "x-crm-custom-field-types";
+
+/** What CUSTOM_FIELD_TYPES_HEADER carries: per entity, its active keys (of those asked about) and their types. */
+export type DefinedCustomFields = Readonly<Partial<Record<string, Readonly<Record<string, CustomFieldType>>>>>;
+
+/** The header's value read back; undefined when absent or not of its shape (then no key is checked). */
+export function definedCustomFieldsOf(header: unknown): DefinedCustomFields | undefined {
+  if (typeof header !== "string") return undefined;
+  try {
+    const parsed: unknown = JSON.parse(header);
+    if (!isPlainObject(parsed)) return undefined;
+    const defined: Record<string, Record<string, CustomFieldType>> = {};
+    for (const [entity, fields] of Object.entries(parsed)) {
+      if (!isPlainObject(fields)) return undefined;
+      for (const type of Object.values(fields)) if (!customFieldTypes.includes(type as CustomFieldType)) return undefined;
+      defined[entity] = fields as Record<string, CustomFieldType>;
+    }
+    return defined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -175,7 +175,7 @@ describe.each(modes)("crm-records audit entries on %s", (mode) => {
     await api.delete(`/product/${product}?permanent=true`).expect(200);
     const history = await api.get(`/product/${product}/history`).expect(200);
     expect((history.body.data as AuditEntryView[]).map((e) => e.action).sort()).toEqual(["product.created", "product.deleted", "product.purged"]);
-    expect(history.body.meta).toEqual({ perPage: 20, nextCursor: null });
+    expect(history.body.meta).toEqual({ perPage: 10, nextCursor: null });
     for (const unknown of [uuidv7(), "not-an-id"]) {
       const res = await api.get(`/product/${unknown}/history`).expect(404);
       expect(res.body.error).toMatchObject({ code: 404001, message: "Resource not found" });

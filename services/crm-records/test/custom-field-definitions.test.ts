@@ -139,6 +139,8 @@ function definitionsSuite(mode: Mode): void {
       ["size", { type: "multiSelect" }, "type"],
       ["size", { options: ["S"] }, "options"],
       ["size", { options: ["S", "M", "M"] }, "options"],
+      // Removing every option (null) is removing options, not a 500.
+      ["size", { options: null }, "options"],
       ["count", { options: ["a"] }, "options"],
       ["count", { defaultValue: "seven" }, "defaultValue"],
       ["size", { defaultValue: "XL" }, "defaultValue"],

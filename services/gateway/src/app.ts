@@ -11,6 +11,7 @@ import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
 import { auditLogRouter } from "./audit/audit-log.router";
+import { webhookFilterHeaders } from "./webhooks/filter-custom-keys";
 import type { Security } from "./security";
 
 export interface GatewayDeps {
@@ -110,17 +111,22 @@ const gatewayRouteTemplate: RouteTemplateOf = (req, res) => {
   return template;
 };
 
-type CallService = (service: Exclude<RouteMatch["service"], "gateway">, req: Request, principal: Principal | undefined) => Promise<UpstreamResponse>;
+type CallService = (
+  service: Exclude<RouteMatch["service"], "gateway">,
+  req: Request,
+  principal: Principal | undefined,
+  gatewayHeaders?: Readonly<Record<string, string>>,
+) => Promise<UpstreamResponse>;
 
 /** One call of a service, traced and measured; its failures are counted and passed on. */
 function callService(forwarder: Forwarder, trustTraceparent: boolean): CallService {
   const metrics = gatewayMetrics();
-  return async (service, req, principal) => {
+  return async (service, req, principal, gatewayHeaders) => {
     const span: TraceSpan | undefined = startSpan("gateway", `forward ${service}`, { kind: "client", attributes: { "crm.upstream": service } });
     const started = performance.now();
     let upstream: UpstreamResponse;
     try {
-      upstream = await forwarder.forward(service, req, principal, span ? span.headers() : trustTraceparent ? passedTraceHeaders(req) : undefined);
+      upstream = await forwarder.forward(service, req, principal, span ? span.headers() : trustTraceparent ? passedTraceHeaders(req) : undefined, gatewayHeaders);
     } catch (err) {
       metrics.upstreamErrors.labels(service, upstreamErrorReason(err)).inc();
       span?.fail();
@@ -137,7 +143,7 @@ function callService(forwarder: Forwarder, trustTraceparent: boolean): CallServi
   };
 }
 
-function forwardToService({ idempotency }: GatewayDeps, call: CallService): RequestHandler {
+function forwardToService({ idempotency, forwarder }: GatewayDeps, call: CallService): RequestHandler {
   const metrics = gatewayMetrics();
   return async (req, res, next) => {
     const route = res.locals.route;
@@ -150,7 +156,9 @@ function forwardToService({ idempotency }: GatewayDeps, call: CallService): Requ
     }
     let upstream: UpstreamResponse;
     try {
-      upstream = await call(route.service, req, principal);
+      // A webhook filter naming custom fields is checked against the definitions (filter-custom-keys.ts).
+      const gatewayHeaders = principal ? await webhookFilterHeaders(forwarder, route, req, principal) : undefined;
+      upstream = await call(route.service, req, principal, gatewayHeaders);
     } catch (err) {
       await idempotent?.abandon();
       throw err;

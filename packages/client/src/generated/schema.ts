@@ -16030,7 +16030,7 @@ export interface operations {
                 since?: string;
                 /** @description ISO 8601 date-time: entries before it; not a date-time, or not after since: 400001 */
                 until?: string;
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16114,7 +16114,7 @@ export interface operations {
     getClientHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16210,7 +16210,7 @@ export interface operations {
     getContactHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16306,7 +16306,7 @@ export interface operations {
     getInvoiceHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16402,7 +16402,7 @@ export interface operations {
     getQuoteHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16498,7 +16498,7 @@ export interface operations {
     getProductHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16594,7 +16594,7 @@ export interface operations {
     getServiceHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;
@@ -16690,7 +16690,7 @@ export interface operations {
     getEmployeeHistory: {
         parameters: {
             query?: {
-                /** @description 1-100, default 20; anything else is 400001 */
+                /** @description 1-100, default 10; anything else is 400001 */
                 perPage?: string;
                 /** @description meta.nextCursor of an earlier page: the next page of the same query (its filters ride in the cursor; sending them again is allowed when they are the same, different ones are 400001). A cursor this API did not make, or made for another business or query: 400019. */
                 cursor?: string;

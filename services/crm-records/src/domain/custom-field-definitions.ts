@@ -97,8 +97,11 @@ export function changedDefinition(current: DefinitionValues, change: CustomField
     options = change.options;
     const optionProblems = optionDetails(type, options);
     details.push(...optionProblems);
-    const removed = (current.options ?? []).filter((option) => !options!.includes(option));
-    if (optionProblems.length === 0 && removed.length > 0) details.push({ path: "options", message: `Options cannot be removed: ${removed.join(", ")}` });
+    if (optionProblems.length === 0) {
+      const kept = options ?? [];
+      const removed = (current.options ?? []).filter((option) => !kept.includes(option));
+      if (removed.length > 0) details.push({ path: "options", message: `Options cannot be removed: ${removed.join(", ")}` });
+    }
   }
   const next: DefinitionValues = {
     ...current,

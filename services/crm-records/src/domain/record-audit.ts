@@ -5,14 +5,30 @@
 // A write through RecordService's `write()` gets its entries from its events with no more code (the
 // trash's `{entity}.restored` included); a change with no event (the trash's purge, by hand or by
 // retention) writes its entries itself in its transaction, one `purgedAuditChange` per record gone.
-import type { EventEnvelope, RecordEntity } from "@crm/contracts";
+import { CUSTOM_FIELDS_PROPERTY, type EventEnvelope, type RecordEntity } from "@crm/contracts";
 import { type AuditChange, updateChanges } from "@crm/audit";
+
+type Values = Readonly<Record<string, unknown>>;
+
+/**
+ * An update's {from, to} per changed field. `previousAttributes.customFields` holds only the keys that
+ * changed (§E4), so its `to` is narrowed to the same keys: the entry says what changed, not the record.
+ */
+function changesOfUpdate(previous: Values, after: Values): Record<string, { from: unknown; to: unknown }> {
+  const changes = updateChanges(previous, after);
+  const custom = changes[CUSTOM_FIELDS_PROPERTY];
+  if (custom && custom.from !== null && typeof custom.from === "object") {
+    const values = (after[CUSTOM_FIELDS_PROPERTY] ?? {}) as Values;
+    custom.to = Object.fromEntries(Object.keys(custom.from).map((key) => [key, values[key] ?? null]));
+  }
+  return changes;
+}
 
 export function recordAuditChange(event: EventEnvelope): AuditChange {
   const entity = event.type.slice(0, event.type.indexOf("."));
   const target = { type: entity, id: typeof event.data["id"] === "string" ? event.data["id"] : null };
   if (event.type.endsWith(".created")) return { action: event.type, target, changes: event.data };
-  if (event.previousAttributes !== undefined) return { action: event.type, target, changes: updateChanges(event.previousAttributes, event.data) };
+  if (event.previousAttributes !== undefined) return { action: event.type, target, changes: changesOfUpdate(event.previousAttributes, event.data) };
   return { action: event.type, target, changes: null };
 }
 

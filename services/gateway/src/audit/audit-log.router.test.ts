@@ -59,7 +59,7 @@ describe("GET /api/v1/audit-log at the gateway", () => {
 
   it("the last page has no cursor", async () => {
     const { app } = appWith({ "crm-records": () => ok([entry("a", "2026-01-01T00:00:00.000Z")]), identity: () => ok([]), "webhook-delivery": () => ok([]) });
-    expect((await request(app).get("/api/v1/audit-log")).body).toEqual({ success: true, data: [entry("a", "2026-01-01T00:00:00.000Z")], meta: { perPage: 20, nextCursor: null } });
+    expect((await request(app).get("/api/v1/audit-log")).body).toEqual({ success: true, data: [entry("a", "2026-01-01T00:00:00.000Z")], meta: { perPage: 10, nextCursor: null } });
   });
 
   it("is 503000 when a service cannot answer, and never asks anyone about a malformed query", async () => {

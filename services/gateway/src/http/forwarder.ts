@@ -146,12 +146,16 @@ export class Forwarder {
     }
   }
 
-  /** `traceHeaders`: W3C `traceparent` / `tracestate` naming the gateway's span (or the caller's, tracing off). */
+  /**
+   * `traceHeaders`: W3C `traceparent` / `tracestate` naming the gateway's span (or the caller's, tracing off).
+   * `gatewayHeaders`: internal headers the gateway composed for this request (never a client's).
+   */
   async forward(
     service: Exclude<ServiceName, "gateway">,
     req: Request,
     principal: Principal | undefined,
     traceHeaders?: Readonly<Record<string, string>>,
+    gatewayHeaders?: Readonly<Record<string, string>>,
   ): Promise<UpstreamResponse> {
     const headers: Record<string, string> = {
       // The caller was authenticated for this request already; the token only carries who it is (the
@@ -166,6 +170,7 @@ export class Forwarder {
       if (typeof value === "string") headers[name] = value;
     }
     if (traceHeaders) Object.assign(headers, traceHeaders);
+    if (gatewayHeaders) Object.assign(headers, gatewayHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
     // A route whose service holds answers by design (the change feed's wait) gets that much longer, and its own pools.
     const waitsUpToMs = (req.res?.locals.route as Route | undefined)?.waitsUpToMs ?? 0;

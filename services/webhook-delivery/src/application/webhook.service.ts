@@ -1,6 +1,7 @@
 // The webhook operations of interface §3 and extensions §E1: what creating, changing, testing, rotating,
 // retrying and recovering mean, each within the caller's business. http/webhook.router.ts parses and answers.
 import {
+  type DefinedCustomFields,
   WEBHOOK_RECOVER_MAX_PER_CALL,
   WEBHOOK_RECOVER_MAX_WINDOW_MS,
   WEBHOOK_TEST_EVENT,
@@ -97,11 +98,14 @@ export class WebhookService {
     this.audit = deps.audit ?? new AuditWriter("webhooks", this.now);
   }
 
-  /** `subscriber`: the caller, who must be able to read every event's records (extensions §E10). */
-  async create(businessId: string, input: WebhookCreate, subscriber: Subscriber, context: AuditContext): Promise<WithSecret> {
+  /**
+   * `subscriber`: the caller, who must be able to read every event's records (extensions §E10).
+   * `definedFields`: the business's active custom fields the filter may name (checkWebhookFilter).
+   */
+  async create(businessId: string, input: WebhookCreate, subscriber: Subscriber, context: AuditContext, definedFields?: DefinedCustomFields): Promise<WithSecret> {
     requireReadableEvents(input.events, subscriber);
     const filter = input.filter ?? null;
-    if (filter !== null) checkWebhookFilter(filter, input.events);
+    if (filter !== null) checkWebhookFilter(filter, input.events, definedFields);
     const secret = generateWebhookSecret();
     const row = {
       businessId,
@@ -138,11 +142,11 @@ export class WebhookService {
   }
 
   /** `subscriber`: the caller; one that changes what is sent must be able to read all of it (changesWhatIsSent). */
-  async update(current: Webhook, input: WebhookUpdate, subscriber: Subscriber, context: AuditContext): Promise<Webhook> {
+  async update(current: Webhook, input: WebhookUpdate, subscriber: Subscriber, context: AuditContext, definedFields?: DefinedCustomFields): Promise<Webhook> {
     if (changesWhatIsSent(current, input)) requireReadableEvents(input.events ?? current.events, subscriber);
     // The filter must suit the events it will apply to: checked when either of them changes.
     const filter = input.filter !== undefined ? input.filter : current.filter;
-    if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events);
+    if (filter !== null && (input.filter !== undefined || input.events !== undefined)) checkWebhookFilter(filter, input.events ?? current.events, definedFields);
     return this.change(current, "webhook.updated", context, {
       ...(input.url !== undefined && !isRedactedFormOf(input.url, current.url) && { url: targetUrl(input.url) }),
       ...(input.events !== undefined && { events: uniqueEvents(input.events) }),

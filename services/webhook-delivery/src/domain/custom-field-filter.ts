@@ -1,7 +1,9 @@
 // `customFields.<key>` in webhook filters (extensions §E1.5 with §E4). This service does not own the
 // definitions (crm-records does, and they change after a webhook is written: archived, brought back,
-// removed and defined again with another type), so a custom key is accepted when its name is a valid
-// key, and its value's type is taken from the event itself:
+// removed and defined again with another type), so here a custom key is accepted when its name is a
+// valid key (that it is an active definition of each subscribed entity is checked when the filter is
+// written, from the keys the gateway looked up: webhook-filter.ts), and its value's type is taken
+// from the event itself:
 //   - when the filter is written, each custom key is typed by the cast written with it: int() and
 //     float() make it a decimal, bool() a boolean, date() a date-time, no cast a string; so casts,
 //     operators and their errors are the list grammar's (a cast after another on the same key, or

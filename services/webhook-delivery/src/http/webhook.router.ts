@@ -1,6 +1,6 @@
 import { Router, type Request } from "express";
 import { auditContextOf } from "@crm/audit";
-import { ok, okList, webhookRoutes } from "@crm/contracts";
+import { CUSTOM_FIELD_TYPES_HEADER, type DefinedCustomFields, definedCustomFieldsOf, ok, okList, webhookRoutes } from "@crm/contracts";
 import { paginationMeta, parsePagination } from "@crm/query-language";
 import { mountRoute, principalOf, requestBody } from "@crm/service-kit";
 import { WebhookService, type WebhookServiceDeps } from "../application/webhook.service";
@@ -14,13 +14,18 @@ function webhookOf(webhooks: WebhookService, req: Request): Promise<Webhook> {
   return webhooks.get(principalOf(req).businessId, String(req.params["id"]));
 }
 
+/** The business's active custom fields the gateway looked up for this write's filter (extensions §E1.5 with §E4), if any. */
+function definedFieldsOf(req: Request): DefinedCustomFields | undefined {
+  return definedCustomFieldsOf(req.headers[CUSTOM_FIELD_TYPES_HEADER]);
+}
+
 export function webhookRouter(deps: WebhookRouterDeps): Router {
   const router = Router();
   const webhooks = new WebhookService(deps);
 
   mountRoute(router, webhookRoutes.create, async (req, res) => {
     const principal = principalOf(req);
-    const { webhook, secret } = await webhooks.create(principal.businessId, requestBody(webhookRoutes.create, req), principal, auditContextOf(req));
+    const { webhook, secret } = await webhooks.create(principal.businessId, requestBody(webhookRoutes.create, req), principal, auditContextOf(req), definedFieldsOf(req));
     res.status(201).json(ok(webhookWithSecretView(webhook, secret)));
   });
 
@@ -41,7 +46,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Router {
 
   mountRoute(router, webhookRoutes.update, async (req, res) => {
     const current = await webhookOf(webhooks, req);
-    res.json(ok(webhookView(await webhooks.update(current, requestBody(webhookRoutes.update, req), principalOf(req), auditContextOf(req)))));
+    res.json(ok(webhookView(await webhooks.update(current, requestBody(webhookRoutes.update, req), principalOf(req), auditContextOf(req), definedFieldsOf(req)))));
   });
 
   mountRoute(router, webhookRoutes.deactivate, async (req, res) => {
