@@ -28,8 +28,8 @@ function git(args: string[]): string | undefined {
 
 /**
  * Each service's previous version: the newest `v*` tag reachable from HEAD's parent (so a tag on HEAD
- * itself is not its own previous release), else the parent of the newest commit that changed the
- * service's folder. Undefined when the history does not go back that far (a shallow clone).
+ * itself is not its own previous release), else the first parent of the newest commit on main's own
+ * history (first parents) that changed the service's folder. Undefined when the history does not go back that far (a shallow clone).
  */
 export function previousVersions(): Record<ServiceName, PreviousVersion> | undefined {
   const tag = git(["describe", "--tags", "--abbrev=0", "--match", "v*", "HEAD^"]);
@@ -40,7 +40,8 @@ export function previousVersions(): Record<ServiceName, PreviousVersion> | undef
       versions[service] = { commit: tagged, label: tag };
       continue;
     }
-    const changed = git(["log", "-n", "1", "--format=%H", "HEAD", "--", `services/${service}`]);
+    // Along main's own history (first parents): a merged branch's intermediate commits never were a release, and need not build.
+    const changed = git(["log", "--first-parent", "-n", "1", "--format=%H", "HEAD", "--", `services/${service}`]);
     const before = changed ? git(["rev-parse", "--verify", "--quiet", `${changed}^`]) : undefined;
     if (!before) return undefined;
     versions[service] = { commit: before, label: `before ${changed!.slice(0, 12)}` };

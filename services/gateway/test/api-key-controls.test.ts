@@ -62,7 +62,9 @@ describe.each([true, false])("gateway: API keys' allow-lists and own rate limits
   it("answers an invalid, revoked or expired key first, wherever it comes from", async () => {
     const owner = await identity.addUser("OWNER");
     const { key, digest } = await identity.createKey(owner, { allowedIps: ["203.0.113.0/24"] });
-    expect((await get("/api/v1/client", `${key.slice(0, -1)}X`, "198.51.100.7")).body.error.code).toBe(401022);
+    // Another last character (the key's own may be an X).
+    const wrong = `${key.slice(0, -1)}${key.endsWith("X") ? "Y" : "X"}`;
+    expect((await get("/api/v1/client", wrong, "198.51.100.7")).body.error.code).toBe(401022);
     await identity.revokeKey(digest);
     expect((await get("/api/v1/client", key, "198.51.100.7")).body.error.code).toBe(401021);
   });
