@@ -134,7 +134,9 @@ describe("refusing over-budget callers before any lookup that costs I/O", () => 
     counted.getMany = (keys) => ((lookups.kv += 1), kv.getMany(keys));
     const identity = new FakeIdentity(kv);
     await identity.start();
-    const gw = buildGateway(counted, identity.url, { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 });
+    // A clock that stands still: the one key lookup an over-budget address is allowed per second is spent once.
+    const now = Date.now();
+    const gw = buildGateway(counted, identity.url, { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 }, undefined, () => now);
     try {
       const owner = await identity.addUser("OWNER");
       const valid = await identity.createKey(owner, { scopes: ["clients.read"] });
@@ -146,8 +148,14 @@ describe("refusing over-budget callers before any lookup that costs I/O", () => 
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) statuses.push((await supertest(gw.app).get("/api/v1/client").set("x-api-key", randomKey())).status);
       expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      const under = identity.calls;
+      expect(under).toBeGreaterThan(0);
+      // Over budget, the address still gets one key looked up per second (a valid key it has not used
+      // here yet keeps its own bucket); that lookup fails, and the request counts per address.
+      const first = await supertest(gw.app).get("/api/v1/client").set("x-api-key", randomKey());
+      expect([first.status, first.body.error.code]).toEqual([429, 429000]);
+      expect(identity.calls).toBe(under + 1);
       const after = { kv: lookups.kv, identity: identity.calls };
-      expect(after.identity).toBeGreaterThan(0);
 
       for (let i = 0; i < 50; i++) {
         const res = await supertest(gw.app).get("/api/v1/client").set("x-api-key", randomKey());
@@ -167,6 +175,27 @@ describe("refusing over-budget callers before any lookup that costs I/O", () => 
       const before = lookups.kv;
       expect((await supertest(gw.app).get("/api/v1/client").set("x-api-key", valid.key)).status).toBe(429);
       expect(lookups.kv).toBe(before);
+    } finally {
+      await gw.security.close();
+      await identity.stop();
+      await kv.close();
+    }
+  });
+
+  it("a valid key not used at this gateway yet keeps its own bucket while its address is over budget", async () => {
+    const kv = new MemoryKvStore();
+    const identity = new FakeIdentity(kv);
+    await identity.start();
+    const gw = buildGateway(kv, identity.url, { RATE_LIMIT_MAX: 3, RATE_LIMIT_WINDOW_MS: 60_000 });
+    try {
+      const fresh = await identity.createKey(await identity.addUser("OWNER"), { scopes: ["clients.read"] });
+      const anonymous: number[] = [];
+      for (let i = 0; i < 4; i++) anonymous.push((await supertest(gw.app).get("/api/v1/client")).status);
+      expect(anonymous).toEqual([401, 401, 401, 429]);
+      // decisions §7: with a valid key, the request counts per key, whatever its address has spent.
+      const res = await supertest(gw.app).get("/api/v1/client").set("x-api-key", fresh.key);
+      expect(res.status).toBe(200);
+      expect([res.headers["x-ratelimit-limit"], res.headers["x-ratelimit-remaining"]]).toEqual(["3", "2"]);
     } finally {
       await gw.security.close();
       await identity.stop();

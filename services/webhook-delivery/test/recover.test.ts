@@ -204,4 +204,19 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     await owner.post(`/api/v1/webhook/${uuidv7()}/recover`, { since: iso(now - HOUR) }).expect(404);
     await owner.post(`/api/v1/webhook/not-an-id/recover`, { since: iso(now - HOUR) }).expect(404);
   });
+
+  it("refuses a manual retry on an inactive webhook as recover does, and keeps the delivery's last answer", async () => {
+    const { hook, owner } = await hookWithFailures(uuidv7(), 1);
+    const [failed] = await snapshot(hook.id);
+    await owner.delete(`/api/v1/webhook/${hook.id}`).expect(200);
+    const before = await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: failed!.id } });
+    const requestsBefore = setup.receiver.requests.length;
+    // decisions §6 "Inactive webhooks receive nothing", so nothing is re-sent: 409004, as extensions §E1.2 answers.
+    const refused = await owner.post(`/api/v1/webhook/${hook.id}/deliveries/${failed!.id}/retry`).expect(409);
+    expect(refused.body.error).toEqual({ code: 409004, message: "Delivery is not in a retryable state" });
+    await sleep(300);
+    expect(await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: failed!.id } })).toEqual(before);
+    expect(setup.receiver.requests.length).toBe(requestsBefore);
+    await owner.post(`/api/v1/webhook/${hook.id}/deliveries/${uuidv7()}/retry`).expect(404);
+  });
 });

@@ -172,6 +172,15 @@ describe.each(databaseModes)("webhooks API on %s", (mode) => {
       expect(read.body.data).toMatchObject({ isActive: true, url: "https://example.org/x" });
     });
 
+    it("answers 200 with the webhook unchanged for a PUT that changes nothing", async () => {
+      const created = await createWebhook({ description: "kept" });
+      const before = (await a().get(`/api/v1/webhook/${created.id}`).expect(200)).body.data;
+      // decisions §6: "PUT /api/v1/webhook/{id}: 200 with the webhook", also when the body names no change.
+      expect((await a().put(`/api/v1/webhook/${created.id}`, {}).expect(200)).body.data).toEqual(before);
+      expect((await a().put(`/api/v1/webhook/${created.id}`, { url: before.url }).expect(200)).body.data).toMatchObject({ id: created.id, description: "kept" });
+      await api(setup.service, other).put(`/api/v1/webhook/${created.id}`, {}).expect(404);
+    });
+
     it.each([
       ["empty events", { events: [] }, "events"],
       ["unknown event", { events: ["nope.created"] }, "events.0"],

@@ -92,6 +92,9 @@ export function createSecurity(deps: SecurityDeps): Security {
   // Membership only spares a key the pre-authentication budget check (below); it grants nothing,
   // since every request is still authenticated in full.
   const recentKeys = new RecentSet(10 * 60_000, 10_000);
+  // Addresses over budget that had an unknown key looked up in the last second: one lookup per second
+  // each, so a key never used at this gateway keeps its own bucket (decisions §7) at a bounded cost.
+  const overBudgetLookups = new RecentSet(1000, 10_000, deps.clock);
 
   const authentications = gatewayMetrics().authentications;
   const runAuthentication = async (req: Request, credential: Credential): Promise<void> => {
@@ -122,14 +125,20 @@ export function createSecurity(deps: SecurityDeps): Security {
    * even once the address is over its budget (such requests count per address, as they carry no
    * valid credential). So before that lookup, the address's budget is peeked (not counted): when it
    * is spent and the key is not one this gateway saw authenticate recently, authentication is put
-   * off and the limiter, counting the request per address, answers 429000. A JWT is verified locally
+   * off and the limiter, counting the request per address, answers 429000, except for one key a
+   * second per address, which is looked up (a valid key never used here, fresh from creation, still
+   * counts per key, as decisions §7 says; a flood costs one lookup a second). A JWT is verified locally
    * without I/O and keeps its per-user bucket; a key already verified here keeps its per-key bucket;
    * missing or malformed credentials fail without I/O and count per address as before.
    */
   const deferUntilLimited = async (req: Request, credential: Credential): Promise<boolean> => {
     if (credential.kind !== "apiKey" || !API_KEY_PATTERN.test(credential.key)) return false;
     if (recentKeys.has(digestApiKey(credential.key))) return false;
-    return limiter.overBudget(addressKey(req));
+    if (!(await limiter.overBudget(addressKey(req)))) return false;
+    const address = addressKey(req);
+    if (overBudgetLookups.has(address)) return true;
+    overBudgetLookups.add(address);
+    return false;
   };
 
   const authenticate: RequestHandler = async (req, res, next) => {

@@ -198,6 +198,12 @@ export class WebhookService {
   }
 
   async retryDelivery(webhook: Webhook, deliveryId: string): Promise<Delivery> {
+    // Inactive webhooks receive nothing (decisions §6): refused as recover refuses them (extensions
+    // §E1.2), rather than answered 202 with the delivery's last answer overwritten by a cancellation.
+    if (!webhook.isActive) {
+      if (!(await this.deps.deliveries.find(webhook.businessId, webhook.id, deliveryId))) throw errors.notFound();
+      throw errors.deliveryNotRetryable();
+    }
     const result = await this.deps.deliveries.requestManualRetry(webhook.businessId, webhook.id, deliveryId, this.now());
     if (result === "not-found") throw errors.notFound();
     if (result === "not-failed") throw errors.deliveryNotRetryable();

@@ -71,6 +71,8 @@ export class WebhookRepository {
 
   async update(businessId: string, id: string, changes: WebhookChanges): Promise<Webhook | undefined> {
     if (!isUuid(id)) return undefined;
+    // Nothing to set: on PGlite an empty updateMany counts 0 rows, which would read as "not found".
+    if (Object.keys(changes).length === 0) return this.find(businessId, id);
     const data = changes.secret === undefined ? changes : { ...changes, secret: this.keyring.seal(id, changes.secret) };
     const { count } = await this.prisma.webhook.updateMany({ where: { id, businessId }, data });
     if (count === 0) return undefined;
