@@ -17,7 +17,8 @@ jest.setTimeout(240_000);
 describeDistributed("distributed mode (a process per service, PostgreSQL, Redis, Kafka)", () => {
   let product: RunningDistributed;
   beforeAll(async () => {
-    product = await startDistributed({ API_KEY_USAGE_FLUSH_MS: "200" });
+    // Migrated with the deploy command docs/operations.md gives, through pnpm (the other files run its script directly).
+    product = await startDistributed({ API_KEY_USAGE_FLUSH_MS: "200" }, { deployWithPnpm: true });
   });
   afterAll(async () => {
     await product?.stop();

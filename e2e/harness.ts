@@ -171,6 +171,32 @@ export interface DistributedOptions {
   databaseVia?: string;
   /** Processes per service behind the gateway (each gateway is given their URLs as a comma list); 1 by default. */
   replicas?: number;
+  /**
+   * Each migration deploy through `pnpm --filter @crm/<service> db:deploy`, the command docs/operations.md
+   * gives (distributed.e2e.test.ts deploys so). Otherwise the package's db:deploy script runs as pnpm would
+   * run it (packageScript): the same commands, without pnpm's own start-up, ~3 s of CPU per call through
+   * npx, three per product.
+   */
+  deployWithPnpm?: boolean;
+}
+
+/** `pnpm <args>` (see pnpm) from the workspace root, in the shape packageScript gives. */
+function pnpmCommand(args: string[], env: NodeJS.ProcessEnv): { command: string; args: string[]; options: { cwd: string; env: NodeJS.ProcessEnv } } {
+  const [command, argv] = pnpm(args);
+  return { command, args: argv, options: { cwd: ROOT, env } };
+}
+
+/**
+ * A package's script as `pnpm run` runs it: `sh -c` in the package's folder, its and the workspace's
+ * node_modules/.bin first on PATH. The script is read from the package's package.json, its one declaration.
+ */
+export function packageScript(packageDir: string, script: string, env: NodeJS.ProcessEnv): { command: string; args: string[]; options: { cwd: string; env: NodeJS.ProcessEnv } } {
+  const cwd = path.resolve(ROOT, packageDir);
+  const { scripts } = JSON.parse(readFileSync(path.join(cwd, "package.json"), "utf8")) as { scripts?: Record<string, string> };
+  const text = scripts?.[script];
+  if (!text) throw new Error(`${packageDir}/package.json has no "${script}" script`);
+  const bins = [path.join(cwd, "node_modules/.bin"), path.join(ROOT, "node_modules/.bin")];
+  return { command: "sh", args: ["-c", text], options: { cwd, env: { ...env, PATH: [...bins, env.PATH].join(path.delimiter) } } };
 }
 
 /** Each service its own process and database, with Redis and Kafka, as in docker-compose. */
@@ -224,10 +250,12 @@ export async function startDistributed(extra: Record<string, string> = {}, optio
     for (const service of SERVICES) {
       const db = await createTestDatabase(`crm_e2e_${service.schema}`);
       databases.push(db);
-      // The deploy command users run before starting a release.
-      const [command, args] = pnpm(["--filter", `@crm/${service.name}`, "db:deploy"]);
+      // The deploy command users run before starting a release (or its script without pnpm: deployWithPnpm).
+      const deployCommand = options.deployWithPnpm
+        ? pnpmCommand(["--filter", `@crm/${service.name}`, "db:deploy"], baseEnv({ DATABASE_URL: db.url }))
+        : packageScript(service.dir, "db:deploy", baseEnv({ DATABASE_URL: db.url }));
       // Not spawnSync: a fault proxy in this process must keep passing the started services' bytes.
-      const deploy = await run(command, args, { cwd: ROOT, env: baseEnv({ DATABASE_URL: db.url }) });
+      const deploy = await run(deployCommand.command, deployCommand.args, deployCommand.options);
       if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed (${deploy.error ?? `exit code ${deploy.status}`}):\n${deploy.stdout}\n${deploy.stderr}`);
       const serviceDatabaseUrl = new URL(db.url);
       if (options.databaseVia) serviceDatabaseUrl.host = options.databaseVia;
