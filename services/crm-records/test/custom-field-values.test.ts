@@ -2,8 +2,9 @@
 // and event, checked against the business's definitions, defaults, required, archive and permanent
 // removal, previousAttributes, and unique values held by the database. PGlite and PostgreSQL.
 import { allPermissions, type EventEnvelope } from "@crm/contracts";
-import { describePostgres } from "@crm/testing";
-import { sharedHarness, type Caller, type Mode } from "./harness";
+import { describePostgres, internalCaller } from "@crm/testing";
+import { createApp } from "../src/app";
+import { logger, principalFor, SECRET, sharedHarness, type Caller, type Mode } from "./harness";
 
 function valuesSuite(mode: Mode): void {
   const h = sharedHarness(mode);
@@ -17,6 +18,21 @@ function valuesSuite(mode: Mode): void {
     const res = await caller.post(`/${entity}/fields`, body);
     if (res.status !== 201) throw new Error(`define failed: ${res.status} ${JSON.stringify(res.body)}`);
   }
+
+  it("a definition made through another replica shapes this replica's next list: its kept copy is only a guess (D34)", async () => {
+    const a = admin();
+    await a.post("/client", { firstName: "R", lastName: "One" }).expect(201);
+    // This replica keeps the business's definitions (none yet).
+    expect((await a.get("/client").expect(200)).body.data[0].customFields).toEqual({});
+    const replica = createApp({ logger, prisma: h.prisma, internalTokenSecret: SECRET, sql: h.db.sql, parallelQueries: mode === "postgres" });
+    const b = internalCaller(replica, principalFor(a.businessId, allPermissions), { prefix: "/api/v1" });
+    await b.post("/client/fields", { key: "tier", label: "Tier", type: "text" }).expect(201);
+    // A record from before the definition: its member, null.
+    expect((await a.get("/client").expect(200)).body.data[0].customFields).toEqual({ tier: null });
+    await b.patch(`/client/${(await a.get("/client").expect(200)).body.data[0].id}`, { customFields: { tier: "gold" } }).expect(200);
+    await b.delete("/client/fields/tier").expect(200);
+    expect((await a.get("/client").expect(200)).body.data[0].customFields).toEqual({});
+  });
 
   it("answers customFields on create, get, list, update and in events; defaults fill left-out keys", async () => {
     const a = admin();

@@ -29,20 +29,30 @@ export class CustomFieldCache {
 
   /** All the business's definitions, current. */
   async business(businessId: string): Promise<BusinessDefinitions> {
-    const version = await this.store.version(businessId);
+    return this.atVersion(businessId, await this.store.version(businessId));
+  }
+
+  /**
+   * The business's definitions at `version`, read by the caller in the same snapshot as what it will
+   * shape (a list's rows: D34): the kept copy when it is that version, else read again.
+   */
+  async atVersion(businessId: string, version: bigint): Promise<BusinessDefinitions> {
     const cached = this.entries.get(businessId);
-    if (cached && cached.version === version) {
-      // Most recently used last: Map keeps insertion order.
-      this.entries.delete(businessId);
-      this.entries.set(businessId, cached);
-      return cached;
-    }
-    if (version === 0n) return NO_DEFINITIONS;
-    const fresh = await this.store.all(businessId);
+    if (cached && cached.version === version) return this.keep(businessId, cached);
+    return this.keep(businessId, version === 0n ? NO_DEFINITIONS : await this.store.all(businessId));
+  }
+
+  /** The copy kept for the business, whatever its version (undefined when none is): a guess the caller must confirm with atVersion. */
+  kept(businessId: string): BusinessDefinitions | undefined {
+    return this.entries.get(businessId);
+  }
+
+  private keep(businessId: string, definitions: BusinessDefinitions): BusinessDefinitions {
+    // Most recently used last: Map keeps insertion order.
     this.entries.delete(businessId);
-    this.entries.set(businessId, fresh);
+    this.entries.set(businessId, definitions);
     if (this.entries.size > this.maxBusinesses) this.entries.delete(this.entries.keys().next().value!);
-    return fresh;
+    return definitions;
   }
 }
 
@@ -58,7 +68,11 @@ const shaped = new WeakMap<BusinessDefinitions, BusinessCustomFields>();
 
 /** The business's current definitions (one version read), shaped once per version. */
 export async function customFieldsOf(cache: CustomFieldCache, businessId: string): Promise<BusinessCustomFields> {
-  const definitions = await cache.business(businessId);
+  return shapedFields(await cache.business(businessId));
+}
+
+/** Definitions as reads and writes use them, made once per version read. */
+export function shapedFields(definitions: BusinessDefinitions): BusinessCustomFields {
   let found = shaped.get(definitions);
   if (!found) {
     const rules = (entity: RecordEntity) => definitions.byEntity.get(entity) ?? NONE;

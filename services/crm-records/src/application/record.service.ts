@@ -26,7 +26,7 @@ import { trashRecord } from "../persistence/trash-writes";
 import { type DeletedMode, parseDeletedMode } from "../domain/deleted-mode";
 import type { CustomFieldsShaper } from "../domain/record.serializer";
 import { customFieldWrite } from "../domain/custom-field-values";
-import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
+import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf, shapedFields } from "./custom-field-cache";
 import { checkClientReference } from "./client-references";
 import { type Created, RecordCreation } from "./record-creation";
 import { uniqueTaken } from "../domain/unique-conflicts";
@@ -121,21 +121,34 @@ export class RecordService {
   async list(definition: EntityDefinition, businessId: string, query: Record<string, unknown>, reader: Reader): Promise<{ data: RecordView[]; meta: RecordListMeta }> {
     if (query["cursor"] !== undefined) return this.listAfterCursor(definition, businessId, query, reader);
     // The business's custom fields are fields of its lists (extensions §E4): no other business's definitions apply.
-    const custom = await this.customFieldsOf(businessId);
+    // A query that names none needs them only to shape the rows: the kept copy is a guess, and the page
+    // statement reads the version the rows go with (D34), so no statement of its own reads it.
+    const guess = this.keptDefinitionsFor(businessId, query);
+    const custom = guess ?? (await this.customFieldsOf(businessId));
     const rules = custom.rules(definition.entity);
     const parsed = parseListQuery(query, withCustomFields(this.specOf(definition), rules));
     const deleted = parseDeletedMode(query["deleted"]);
     const { relations, selection } = this.readPlan(definition, query, reader, custom, parsed.include);
-    const { rows, total } = await this.reads.list(
+    const { rows, total, definitionsVersion } = await this.reads.list(
       definition,
       businessId,
-      { deleted, filter: parsed.where, orderBy: parsed.orderBy, take: parsed.take, skip: parsed.skip, custom: customFieldTypes(rules) },
+      {
+        deleted,
+        filter: parsed.where,
+        orderBy: parsed.orderBy,
+        take: parsed.take,
+        skip: parsed.skip,
+        custom: customFieldTypes(rules),
+        withDefinitionsVersion: guess !== undefined,
+      },
       relations,
       true,
     );
+    // An empty page has nothing to shape (and no version).
+    const shaping = guess === undefined || definitionsVersion === undefined ? custom : shapedFields(await this.options.customFields.atVersion(businessId, definitionsVersion));
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined, deleted };
     return {
-      data: this.views(definition, rows, parsed.take, selection, custom.shaper),
+      data: this.views(definition, rows, parsed.take, selection, shaping.shaper),
       meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
     };
   }
@@ -323,6 +336,18 @@ export class RecordService {
   /** The business's custom field definitions, current (custom-field-cache.ts). */
   private customFieldsOf(businessId: string): Promise<BusinessCustomFields> {
     return customFieldsOf(this.options.customFields, businessId);
+  }
+
+  /**
+   * The kept copy of the business's definitions, for a list whose parameters name no custom field (so
+   * they parse the same whatever the definitions) and whose page statement can read the version
+   * (SQL lists); undefined otherwise, and the list reads the version first.
+   */
+  private keptDefinitionsFor(businessId: string, query: Record<string, unknown>): BusinessCustomFields | undefined {
+    if (!this.reads.readsDefinitionsVersion) return undefined;
+    if (!Object.values(query).every((value) => typeof value === "string" && !value.includes(CUSTOM_FIELDS_PROPERTY))) return undefined;
+    const kept = this.options.customFields.kept(businessId);
+    return kept && shapedFields(kept);
   }
 
   private get includeCap(): number {

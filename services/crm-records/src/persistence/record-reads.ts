@@ -65,7 +65,16 @@ export interface PageQuery {
   afterKey?: readonly unknown[];
   /** The business's active custom fields of the entity, which `filter` and `orderBy` may name as `customFields.<key>`. */
   custom?: CustomFieldTypes;
+  /**
+   * Read the business's custom field definition version with the page, in its statement (D34): the
+   * definitions that shape the rows are then the ones of the rows' own snapshot, with no statement of
+   * their own. SQL lists only (list-sql.ts); undefined in the answer otherwise, or when the page is empty.
+   */
+  withDefinitionsVersion?: boolean;
 }
+
+/** The page statement's extra column with the definition version (PageQuery.withDefinitionsVersion). */
+const DEFINITIONS_VERSION_COLUMN = "__definitionsVersion";
 
 export class RecordReads {
   private readonly specs = new Map<RecordEntity, QuerySpec>();
@@ -79,17 +88,38 @@ export class RecordReads {
    * when asked for, and with `withTotal` the exact number of matching records. Page and total without a
    * transaction (in parallel where the pool allows): each is exact at the moment it is read.
    */
-  async list(definition: EntityDefinition, businessId: string, query: PageQuery, relations: readonly string[], withTotal: boolean): Promise<{ rows: Row[]; total?: number }> {
+  async list(
+    definition: EntityDefinition,
+    businessId: string,
+    query: PageQuery,
+    relations: readonly string[],
+    withTotal: boolean,
+  ): Promise<{ rows: Row[]; total?: number; definitionsVersion?: bigint }> {
     // Prisma can neither sort on a JSON path nor cast one, so a list naming a custom field is SQL in both modes (D35).
     const viaSql = this.options.devices.listSql || namesCustomField(query.filter, query.orderBy);
     const list = viaSql ? this.sqlList(definition, businessId, query) : this.prismaList(definition, businessId, query);
-    const page = () => this.withRelations(definition, businessId, list.page(), relations);
+    let definitionsVersion: bigint | undefined;
+    const page = () =>
+      this.withRelations(
+        definition,
+        businessId,
+        list.page().then((rows) => {
+          definitionsVersion = takeDefinitionsVersion(rows);
+          return rows;
+        }),
+        relations,
+      );
     // The count slots count live records (extensions §E5): a delete takes its record off, a restore puts it back.
     const slotsAnswer = query.filter === undefined && query.deleted === "exclude" && this.options.devices.countSlots;
     const total = () => (slotsAnswer ? recordCount(this.options.run, businessId, definition.entity) : list.count());
-    if (!withTotal) return { rows: await page() };
+    if (!withTotal) return { rows: await page(), definitionsVersion };
     const [rows, count] = this.options.parallelQueries ? await Promise.all([page(), total()]) : [await page(), await total()];
-    return { rows, total: count };
+    return { rows, total: count, definitionsVersion };
+  }
+
+  /** Whether list() can read the definition version with the page (withDefinitionsVersion): its SQL lists. */
+  get readsDefinitionsVersion(): boolean {
+    return this.options.devices.listSql;
   }
 
   /** D13: the page and the count as statements of list-sql.ts on the driver. */
@@ -101,8 +131,15 @@ export class RecordReads {
       page: async () => {
         const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`).join(", ");
         // take and skip are integers the parser bounded; everything from the client is a parameter.
-        const sql = `SELECT ${columns} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy, query.custom)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
-        const rows = await this.options.run(sql, params.values);
+        let values = params.values;
+        let version = "";
+        if (query.withDefinitionsVersion) {
+          // Its own parameter at the end: the count statement shares the others and must not carry it.
+          values = [...params.values, businessId];
+          version = `, (SELECT "version" FROM "records"."CustomFieldVersion" WHERE "businessId" = $${values.length}::uuid) AS "${DEFINITIONS_VERSION_COLUMN}"`;
+        }
+        const sql = `SELECT ${columns}${version} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy, query.custom)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
+        const rows = await this.options.run(sql, values);
         // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
         for (const name of decimalColumns(definition)) {
           for (const row of rows) if (typeof row[name] === "string") row[name] = new DecimalText(row[name] as string);
@@ -214,4 +251,12 @@ function decimalColumns(definition: EntityDefinition): string[] {
   return Object.entries(definition.columns)
     .filter(([, column]) => column.type === "decimal")
     .map(([name]) => name);
+}
+
+/** The definition version the page statement read beside its rows (0 before any definition), taken off the rows; undefined without rows or the column. */
+function takeDefinitionsVersion(rows: Row[]): bigint | undefined {
+  if (rows.length === 0 || !(DEFINITIONS_VERSION_COLUMN in rows[0]!)) return undefined;
+  const version = rows[0]![DEFINITIONS_VERSION_COLUMN];
+  for (const row of rows) delete row[DEFINITIONS_VERSION_COLUMN];
+  return version === null || version === undefined ? 0n : BigInt(version as string | number | bigint);
 }
