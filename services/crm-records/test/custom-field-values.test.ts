@@ -34,6 +34,32 @@ function valuesSuite(mode: Mode): void {
     expect((await a.get("/client").expect(200)).body.data[0].customFields).toEqual({});
   });
 
+  it("a definition made through another replica holds for this replica's next create, single or batch: its statement confirms the kept copy (D34)", async () => {
+    const a = admin();
+    // This replica keeps the business's definitions (none yet).
+    expect((await a.post("/client", { firstName: "R", lastName: "One" }).expect(201)).body.data.customFields).toEqual({});
+    const replica = createApp({ logger, prisma: h.prisma, internalTokenSecret: SECRET, sql: h.db.sql, parallelQueries: mode === "postgres" });
+    const b = internalCaller(replica, principalFor(a.businessId, allPermissions), { prefix: "/api/v1" });
+    // A default the kept copy does not know: the create answers and stores it.
+    await b.post("/client/fields", { key: "tier", label: "Tier", type: "text", defaultValue: "basic" }).expect(201);
+    const defaulted = await a.post("/client", { firstName: "R", lastName: "Two" }).expect(201);
+    expect(defaulted.body.data.customFields).toEqual({ tier: "basic" });
+    expect((await b.get(`/client/${defaulted.body.data.id}`).expect(200)).body.data.customFields).toEqual({ tier: "basic" });
+    // A key the kept copy does not know is taken, not refused as unknown.
+    await b.post("/client/fields", { key: "source", label: "Source", type: "text" }).expect(201);
+    const named = await a.post("/client", { firstName: "R", lastName: "Three", customFields: { source: "web" } }).expect(201);
+    expect(named.body.data.customFields).toEqual({ tier: "basic", source: "web" });
+    // A key archived since is refused, in a batch too, and nothing of the batch is written.
+    await b.delete("/client/fields/source").expect(200);
+    const refused = await a.post("/client/batch", { items: [{ firstName: "R", lastName: "Four", customFields: { source: "web" } }] });
+    expect(refused.status).toBe(400);
+    expect(pathsOf(refused)).toEqual(["items.0.customFields.source"]);
+    expect((await a.get("/client?perPage=10").expect(200)).body.data.map((c: { lastName: string }) => c.lastName).sort()).toEqual(["One", "Three", "Two"]);
+    await b.patch("/client/fields/tier", { defaultValue: "gold" }).expect(200);
+    const batch = await a.post("/client/batch", { items: [{ firstName: "R", lastName: "Five" }] }).expect(201);
+    expect(batch.body.data[0].customFields).toEqual({ tier: "gold" });
+  });
+
   it("answers customFields on create, get, list, update and in events; defaults fill left-out keys", async () => {
     const a = admin();
     // Before any definition: an empty object.

@@ -6,7 +6,7 @@
 // its first run created (replay).
 import type { AuditContext, AuditWriter } from "@crm/audit";
 import { CUSTOM_FIELDS_PROPERTY, type RecordEntity, type RecordItemInput, uuidv7 } from "@crm/contracts";
-import { errors } from "@crm/errors";
+import { errors, isAppError } from "@crm/errors";
 import type { EntityDefinition } from "../entities";
 import { customFieldWrite, type CustomFieldWrite } from "../domain/custom-field-values";
 import { totalAmount } from "../domain/money";
@@ -20,11 +20,12 @@ import { type CreateClaim, claimedCreate, claimInTransaction, isClaimTaken } fro
 import { buildEnvelope } from "../persistence/outbox.writer";
 import { isForeignKeyViolation, type PrismaClient, type Tx } from "../persistence/prisma";
 import { adjustRecordCount } from "../persistence/record-count";
-import { insertedRow, insertRecordsStatement, insertRecordStatement, refusedAsTrashedClient } from "../persistence/record-insert";
+import { insertedRow, insertRecordsStatement, insertRecordStatement, refusedAsStaleDefinitions, refusedAsTrashedClient } from "../persistence/record-insert";
 import type { RecordReads, RunStatement } from "../persistence/record-reads";
 import { insertRow, inTransaction } from "../persistence/record-writes";
 import { checkClientReference, checkClientReferences } from "./client-references";
-import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf } from "./custom-field-cache";
+import type { BusinessDefinitions } from "../persistence/custom-field.store";
+import { type BusinessCustomFields, type CustomFieldCache, shapedFields } from "./custom-field-cache";
 
 /** What a create answers: the records, and whether they were created by an earlier request with the same Idempotency-Key. */
 export interface Created {
@@ -75,6 +76,17 @@ interface CreateRequest {
 
 type UniqueClaim = UniqueValue & { recordId: string; index: number };
 
+/** The definitions a create was built on are not the business's any more: build it again on the current ones. */
+class StaleDefinitions extends Error {}
+
+/** A 4xx answer: a kept copy of the definitions that is behind may be why (a key defined since is unknown to it). */
+function isRefusal(err: unknown): boolean {
+  return isAppError(err) && err.status < 500;
+}
+
+/** Reads of the definitions one create makes at most while they keep changing under it. */
+const MAX_DEFINITION_READS = 3;
+
 function refusedClient(cause: unknown) {
   return errors.validationFailed([{ path: "clientId", message: "Unknown client" }], { cause });
 }
@@ -84,7 +96,6 @@ export class RecordCreation {
 
   /** `POST /{entity}`: one record; problems are named by field (`clientId`, `dueDate`). `claim`: its Idempotency-Key, if sent; `audit`: who asked, for its audit entry. */
   async create(definition: EntityDefinition, businessId: string, input: Input, audit: AuditContext, claim?: CreateClaim): Promise<Created> {
-    const custom = await customFieldsOf(this.options.customFields, businessId);
     const clients: ClientCheck = {
       // In the one-statement create the statement is the lookup: the composite foreign key (businessId,
       // clientId) refuses another business's client and an unknown one, its live-client subquery a
@@ -92,25 +103,25 @@ export class RecordCreation {
       check: (db, inStatement) => checkClientReference(db, definition, businessId, input, !inStatement),
       refused: (err) => Promise.reject(refusedClient(err)),
     };
-    return this.insert({
+    const id = uuidv7();
+    return this.insert(businessId, (custom) => ({
       definition,
       businessId,
       inputs: [input],
-      data: [{ ...scalarData(definition, input), id: uuidv7(), businessId }],
+      data: [{ ...scalarData(definition, input), id, businessId }],
       writes: [customFieldWrite(custom.rules(definition.entity), input[CUSTOM_FIELDS_PROPERTY], "create")!],
       clients,
       scoped: (_, step) => step(),
       custom,
       audit,
       claim,
-    });
+    }));
   }
 
   /** `POST /{entity}/batch` (extensions §E2.2): every problem is named by its item (`items.<i>.<field>`), client references included. */
   async createMany(definition: EntityDefinition, businessId: string, inputs: readonly Input[], audit: AuditContext, claim?: CreateClaim): Promise<Created> {
     // Ids in the items' order, so "newest first" lists the batch's last item first (they share createdAt).
     const ids = inputs.map(() => uuidv7()).sort();
-    const custom = await customFieldsOf(this.options.customFields, businessId);
     const clients: ClientCheck = {
       check: (db) => checkClientReferences(db, definition, businessId, inputs),
       // A client deleted since the check: name it as the check would have.
@@ -119,7 +130,7 @@ export class RecordCreation {
         throw unknownClient();
       },
     };
-    return this.insert({
+    return this.insert(businessId, (custom) => ({
       definition,
       businessId,
       inputs,
@@ -130,13 +141,42 @@ export class RecordCreation {
       custom,
       audit,
       claim,
-    });
+    }));
   }
 
-  /** The one create path; a key claimed already answers what its first run created. */
-  private async insert(request: CreateRequest): Promise<Created> {
+  /**
+   * The one create path, on the business's custom field definitions (D34): the copy kept in the process
+   * when there is one, which the one-statement create confirms in its own statement and a transaction
+   * with a version read first; read afresh when there is none, or when the kept copy turns out to be
+   * behind (the statement refused it, or a refusal of the input may come from it). A key claimed
+   * already answers what its first run created.
+   */
+  private async insert(businessId: string, build: (custom: BusinessCustomFields) => CreateRequest): Promise<Created> {
+    const cache = this.options.customFields;
+    const kept = cache.kept(businessId);
+    if (kept) {
+      try {
+        return await this.insertAt(kept, false, build);
+      } catch (err) {
+        const behind = err instanceof StaleDefinitions || (isRefusal(err) && (await cache.business(businessId)).version !== kept.version);
+        if (!behind) throw err;
+      }
+    }
+    // A definition committed between this read and the statement: read again, a bounded number of times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.insertAt(await cache.business(businessId), true, build);
+      } catch (err) {
+        if (!(err instanceof StaleDefinitions) || attempt === MAX_DEFINITION_READS) throw err;
+      }
+    }
+  }
+
+  /** A create on `definitions`; `confirmed`: read at the version the database holds now, else the kept copy. */
+  private async insertAt(definitions: BusinessDefinitions, confirmed: boolean, build: (custom: BusinessCustomFields) => CreateRequest): Promise<Created> {
+    const request = build(shapedFields(definitions));
     try {
-      return { views: await this.insertOnce(request), replayed: false };
+      return { views: await this.insertOnce(request, definitions.version, confirmed), replayed: false };
     } catch (err) {
       if (request.claim && isClaimTaken(err)) return { views: await this.replay(request.definition, request.claim, request.custom), replayed: true };
       throw err;
@@ -162,7 +202,7 @@ export class RecordCreation {
     return views;
   }
 
-  private async insertOnce(request: CreateRequest): Promise<RecordView[]> {
+  private async insertOnce(request: CreateRequest, definitionsVersion: bigint, confirmed: boolean): Promise<RecordView[]> {
     const { definition, data, writes, scoped } = request;
     for (const [i, write] of writes.entries()) data[i]![CUSTOM_FIELDS_PROPERTY] = write.stored;
     // Unique custom values (extensions §E4) are rows of their own, written in the records' transaction.
@@ -170,12 +210,14 @@ export class RecordCreation {
     // A batch names its items (itemScoped), a single create its fields.
     const batch = scoped === itemScoped;
     checkBatchUnique(unique, batch);
-    if (!definition.document && this.options.oneStatementCreates && unique.length === 0) return this.insertAsOneStatement(request);
+    if (!definition.document && this.options.oneStatementCreates && unique.length === 0) return this.insertAsOneStatement(request, definitionsVersion);
+    // A transaction reads the version before it, as every other write does.
+    if (!confirmed && (await this.options.customFields.business(request.businessId)).version !== definitionsVersion) throw new StaleDefinitions();
     return this.uniqueConflicts(request, unique, batch, () => this.insertInTransaction(request, unique));
   }
 
   /** D14: the records, their events, audit entries and count (and the claim) as one statement. */
-  private async insertAsOneStatement(request: CreateRequest): Promise<RecordView[]> {
+  private async insertAsOneStatement(request: CreateRequest, definitionsVersion: bigint): Promise<RecordView[]> {
     const { definition, businessId, data, clients, custom, audit, claim } = request;
     await clients.check(this.options.prisma, true);
     const now = new Date();
@@ -186,10 +228,12 @@ export class RecordCreation {
       return { data: values, row, view, event, audit: this.options.audit.rows(businessId, [recordAuditChange(event)], audit)[0]! };
     });
     // A claimed create is rare and its text differs: unnamed, so the prepared one-record text stays as it is.
-    const statement = entries.length === 1 && !claim ? insertRecordStatement(definition, entries[0]!) : insertRecordsStatement(definition, entries, claim);
+    const statement =
+      entries.length === 1 && !claim ? insertRecordStatement(definition, entries[0]!, definitionsVersion) : insertRecordsStatement(definition, entries, definitionsVersion, claim);
     try {
       await this.options.run(statement.sql, statement.params, statement.name);
     } catch (err) {
+      if (refusedAsStaleDefinitions(err)) throw new StaleDefinitions();
       if (isForeignKeyViolation(err) || refusedAsTrashedClient(definition, err)) await clients.refused(err);
       throw err;
     }

@@ -13,11 +13,11 @@ const BUSINESS = "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b";
 const writer = new AuditWriter("records");
 const auditOf = (event: ReturnType<typeof buildEnvelope>) => writer.rows(BUSINESS, [recordAuditChange(event)], SYSTEM_CONTEXT)[0]!;
 
-function statementFor(entity: RecordEntity, data: Row) {
+function statementFor(entity: RecordEntity, data: Row, definitionsVersion = 0n) {
   const definition = entityDefinitions[entity];
   const row = insertedRow(definition, { ...data, businessId: BUSINESS }, new Date());
   const event = buildEnvelope(entity, "created", BUSINESS, row as never);
-  return insertRecordStatement(definition, { data: { ...data, businessId: BUSINESS }, row, event, audit: auditOf(event) });
+  return insertRecordStatement(definition, { data: { ...data, businessId: BUSINESS }, row, event, audit: auditOf(event) }, definitionsVersion);
 }
 
 describe("insertRecordStatement", () => {
@@ -33,9 +33,9 @@ describe("insertRecordStatement", () => {
       { id: "0193a4b2-0000-7000-8000-000000000004", clientId: BUSINESS, type: "PHONE", value: "1", isPrimary: true },
     ],
     ["product", { id: "0193a4b2-0000-7000-8000-000000000005", name: "Widget" }, { id: "0193a4b2-0000-7000-8000-000000000006", name: "Gadget", price: "12.50" }],
-  ])("%s: one name and one text for creates with different values", (entity, first, second) => {
+  ])("%s: one name and one text for creates with different values and definition versions", (entity, first, second) => {
     const a = statementFor(entity, first);
-    const b = statementFor(entity, second);
+    const b = statementFor(entity, second, 7n);
     expect(a.name).toBe(`records_create_${entity}`);
     expect(b.name).toBe(a.name);
     expect(b.sql).toBe(a.sql);
@@ -50,7 +50,7 @@ describe("insertRecordStatement", () => {
     const data = { id: "0193a4b2-0000-7000-8000-000000000001", businessId: BUSINESS, firstName: "Ada", lastName: "Lovelace" };
     const row = insertedRow(definition, data, new Date());
     const event = buildEnvelope("client", "created", BUSINESS, row as never);
-    const batch = insertRecordsStatement(definition, [{ data, row, event, audit: auditOf(event) }]);
+    const batch = insertRecordsStatement(definition, [{ data, row, event, audit: auditOf(event) }], 0n);
     expect(batch.name).toBeUndefined();
   });
 });

@@ -41,9 +41,13 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
   return row;
 }
 
-/** The one statement for `entry` (its row from insertedRow; decimals re-read from `data` so no precision passes through a float). */
-export function insertRecordStatement(definition: EntityDefinition, entry: InsertEntry): InsertStatement {
-  return { ...insertRecordsStatement(definition, [entry]), name: `records_create_${definition.entity}` };
+/**
+ * The one statement for `entry` (its row from insertedRow; decimals re-read from `data` so no precision
+ * passes through a float), written only while the business's custom field definitions are at
+ * `definitionsVersion` (currentDefinitionsSql).
+ */
+export function insertRecordStatement(definition: EntityDefinition, entry: InsertEntry, definitionsVersion: bigint): InsertStatement {
+  return { ...insertRecordsStatement(definition, [entry], definitionsVersion), name: `records_create_${definition.entity}` };
 }
 
 /**
@@ -65,9 +69,9 @@ export interface InsertEntry {
  * all), else the current request's. With `claim` (an Idempotency-Key) the statement claims the key for
  * these records too, and fails whole on a key claimed already.
  */
-export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, claim?: CreateClaim): InsertStatement {
+export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, definitionsVersion: bigint, claim?: CreateClaim): InsertStatement {
   const { params, param } = statementParameters();
-  const records = recordValues(definition, entries, param);
+  const records = recordValues(definition, entries, String(definitionsVersion), param);
   const topic = param(RECORDS_TOPIC);
   const first = entries[0]!.traceparent;
   const traceparent = param(first !== undefined ? first : (activeTraceHeaders()?.traceparent ?? null));
@@ -128,6 +132,23 @@ function liveClientSql(businessId: string, clientId: string): string {
   return `(SELECT c."id" FROM "records"."Client" AS c WHERE c."businessId" = ${businessId}::uuid AND c."id" = ${clientId}::uuid AND c."deletedAt" IS NULL FOR KEY SHARE)`;
 }
 
+/**
+ * The business id a record is written with, only while the business's custom field definitions are still
+ * at `version`, the one its values were validated and shaped with (D34). The create can so start from the
+ * copy of the definitions kept in the process and confirm it in its own statement, with no version read
+ * of its own; a definition committed by any replica before the statement runs makes the id NULL, which the
+ * column refuses (refusedAsStaleDefinitions), and the create runs again on the definitions read afresh.
+ */
+function currentDefinitionsSql(businessId: string, version: string): string {
+  return `(SELECT ${businessId}::uuid WHERE coalesce((SELECT v."version" FROM "records"."CustomFieldVersion" AS v WHERE v."businessId" = ${businessId}::uuid), 0) = ${version}::bigint)`;
+}
+
+/** The statement refused the business id currentDefinitionsSql made NULL (SQLSTATE 23502 on that column): the definitions moved. */
+export function refusedAsStaleDefinitions(err: unknown): boolean {
+  const { code, column } = (err ?? {}) as { code?: unknown; column?: unknown };
+  return code === "23502" && column === "businessId";
+}
+
 /** The statement refused a client reference liveClientSql made NULL (SQLSTATE 23502 on that column): a trashed client. */
 export function refusedAsTrashedClient(definition: EntityDefinition, err: unknown): boolean {
   const { code, column } = (err ?? {}) as { code?: unknown; column?: unknown };
@@ -140,13 +161,16 @@ function columnNames(definition: EntityDefinition): string {
 
 /**
  * Each entry's `(...)` of column values; decimals come from `data`, so no precision passes through a float.
- * A client reference is the id of a live client of the business, read `FOR KEY SHARE` (liveClientSql),
- * or NULL, which the column refuses (refusedAsTrashedClient).
+ * The business id is written only at the definitions' version (currentDefinitionsSql). A client reference
+ * is the id of a live client of the business, read `FOR KEY SHARE` (liveClientSql), or NULL, which the
+ * column refuses (refusedAsTrashedClient).
  */
-function recordValues(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, param: (value: unknown) => string): string[] {
+function recordValues(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, definitionsVersion: string, param: (value: unknown) => string): string[] {
+  const version = param(definitionsVersion);
   return entries.map(({ data, row }) => {
     const values = Object.entries(definition.columns).map(([name, column]) => {
       const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
+      if (name === "businessId") return currentDefinitionsSql(param(value), version);
       if (name === definition.clientReference) return liveClientSql(param(row["businessId"]), param(value));
       return param(value ?? null);
     });
