@@ -1,4 +1,6 @@
-import { signInternalToken, verifyInternalToken } from "./internal-token";
+import { createSecretKey } from "node:crypto";
+import jwt from "jsonwebtoken";
+import { INTERNAL_API_VERSION, signInternalToken, verifyInternalToken } from "./internal-token";
 
 const secret = "s".repeat(40);
 const principal = {
@@ -33,5 +35,25 @@ describe("internal token verification (remembered until expiry)", () => {
     const claims = verifyInternalToken(signInternalToken({ principal }, secret), secret);
     expect(Object.isFrozen(claims.principal)).toBe(true);
     expect(() => (claims.principal!.permissions as string[]).push("clients.delete")).toThrow();
+  });
+});
+
+describe("internal interface version (issue 38: neighbouring releases side by side)", () => {
+  const key = createSecretKey(Buffer.from(secret, "utf8"));
+  const signedWith = (payload: object) => jwt.sign(payload, key, { algorithm: "HS256", audience: "crm-internal", issuer: "crm-gateway", expiresIn: 60 });
+
+  it("every token says which version its caller speaks", () => {
+    expect((jwt.decode(signInternalToken({ principal }, secret)) as { v: unknown }).v).toBe(INTERNAL_API_VERSION);
+    expect(INTERNAL_API_VERSION).toBe(1);
+  });
+
+  it("a token without a version (a release before the claim) is version 1", () => {
+    expect(verifyInternalToken(signedWith({ principal }), secret).principal).toEqual(principal);
+  });
+
+  it("a caller of another version is told to try again (503000 with Retry-After), not that it is unauthenticated", () => {
+    for (const v of [2, 0, "1"]) {
+      expect(() => verifyInternalToken(signedWith({ principal, v }), secret)).toThrow(expect.objectContaining({ code: 503000, retryAfterS: 5 }));
+    }
   });
 });
