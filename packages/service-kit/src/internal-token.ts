@@ -68,7 +68,10 @@ export function verifyInternalToken(token: string, secret: string): InternalClai
   if (typeof payload === "string") throw errors.authenticationRequired();
   const version = payload["v"] ?? UNSTATED_VERSION;
   if (version !== INTERNAL_API_VERSION) {
-    throw errors.unavailable(undefined, { retryAfterS: OTHER_VERSION_RETRY_AFTER_S, cause: new Error(`a caller of internal interface version ${String(version)}; this release speaks ${INTERNAL_API_VERSION}`) });
+    throw errors.unavailable(undefined, {
+      retryAfterS: OTHER_VERSION_RETRY_AFTER_S,
+      cause: new Error(`a caller of internal interface version ${String(version)}; this release speaks ${INTERNAL_API_VERSION}`),
+    });
   }
   const claims: InternalClaims = {};
   if (payload.principal !== undefined) {

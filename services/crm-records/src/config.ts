@@ -31,6 +31,11 @@ export const configSchema = z
     RECORDS_ONE_STATEMENT_CREATES: env.bool(true),
     /** D16: unfiltered totals from the per-business count slots; off: the business's rows counted. */
     RECORDS_COUNT_SLOTS: env.bool(true),
+    /**
+     * D34: lists and one-statement creates start from the custom field definitions kept in the process
+     * and confirm them in their own statement; off: each reads the definitions' version first.
+     */
+    RECORDS_KEPT_DEFINITIONS: env.bool(true),
   })
   .superRefine((config, ctx) => {
     if (config.OUTBOX_RETENTION_MS !== undefined) {
@@ -42,7 +47,12 @@ export type RecordsConfig = z.infer<typeof configSchema>;
 
 /** The devices as RecordService takes them. */
 export function recordDevicesOf(config: RecordsConfig): RecordDevices {
-  return { listSql: config.RECORDS_LIST_SQL, oneStatementCreates: config.RECORDS_ONE_STATEMENT_CREATES, countSlots: config.RECORDS_COUNT_SLOTS };
+  return {
+    listSql: config.RECORDS_LIST_SQL,
+    oneStatementCreates: config.RECORDS_ONE_STATEMENT_CREATES,
+    countSlots: config.RECORDS_COUNT_SLOTS,
+    keptDefinitions: config.RECORDS_KEPT_DEFINITIONS,
+  };
 }
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<RecordsConfig> {

@@ -6,8 +6,8 @@ import { describePostgres, internalCaller } from "@crm/testing";
 import { createApp } from "../src/app";
 import { logger, principalFor, SECRET, sharedHarness, type Caller, type Mode } from "./harness";
 
-function valuesSuite(mode: Mode): void {
-  const h = sharedHarness(mode);
+function valuesSuite(mode: Mode, config: NodeJS.ProcessEnv = {}): void {
+  const h = sharedHarness(mode, { config });
   const admin = (businessId?: string): Caller => h.caller({ businessId, permissions: allPermissions });
   const events = async (caller: Caller) =>
     (await h.prisma.outboxEvent.findMany({ where: { key: caller.businessId }, orderBy: { sequence: "asc" } })).map((r) => r.payload as unknown as EventEnvelope);
@@ -248,3 +248,6 @@ function valuesSuite(mode: Mode): void {
 
 describe("custom field values on PGlite", () => valuesSuite("pglite"));
 describePostgres("custom field values on PostgreSQL", () => valuesSuite("postgres"));
+describePostgres("custom field values on PostgreSQL, each request reading the definitions' version first (D34 off)", () =>
+  valuesSuite("postgres", { RECORDS_KEPT_DEFINITIONS: "false" }),
+);

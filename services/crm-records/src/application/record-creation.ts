@@ -43,6 +43,8 @@ export interface RecordCreationOptions {
   audit: AuditWriter;
   /** D14 on (the default) or off: the transaction invoices use. */
   oneStatementCreates: boolean;
+  /** D34 on (the default): start from the kept definitions; off: read their version first. */
+  keptDefinitions: boolean;
   customFields: CustomFieldCache;
   /** Called after every committed create (the outbox relay's kick). */
   onCommitted?: () => void;
@@ -153,7 +155,7 @@ export class RecordCreation {
    */
   private async insert(businessId: string, build: (custom: BusinessCustomFields) => CreateRequest): Promise<Created> {
     const cache = this.options.customFields;
-    const kept = cache.kept(businessId);
+    const kept = this.options.keptDefinitions ? cache.kept(businessId) : undefined;
     if (kept) {
       try {
         return await this.insertAt(kept, false, build);

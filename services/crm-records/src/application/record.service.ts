@@ -61,6 +61,8 @@ export interface RecordServiceOptions {
 export interface RecordDevices extends ReadDevices {
   /** D14: a record without line items, its event and its count as one statement (record-insert.ts); off: the transaction invoices use. */
   oneStatementCreates: boolean;
+  /** D34: lists and one-statement creates start from the kept definitions and confirm them in their statement; off: a version read first. */
+  keptDefinitions: boolean;
 }
 
 /** List parameters a cursor already carries. */
@@ -79,11 +81,13 @@ export class RecordService {
   private readonly creation: RecordCreation;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
   private readonly audit: AuditWriter;
+  private readonly keptDefinitions: boolean;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.audit = options.audit ?? new AuditWriter("records");
     this.cursors = new CursorCodec(options.cursorSecret);
-    const devices: RecordDevices = { listSql: true, countSlots: true, oneStatementCreates: true, ...options.devices };
+    const devices: RecordDevices = { listSql: true, countSlots: true, oneStatementCreates: true, keptDefinitions: true, ...options.devices };
+    this.keptDefinitions = devices.keptDefinitions;
     const run = statementRunner(options.sql);
     this.reads = new RecordReads({
       prisma: options.prisma,
@@ -100,6 +104,7 @@ export class RecordService {
       reads: this.reads,
       audit: this.audit,
       oneStatementCreates: devices.oneStatementCreates,
+      keptDefinitions: devices.keptDefinitions,
       customFields: options.customFields,
       onCommitted: options.onCommitted,
     });
@@ -344,7 +349,7 @@ export class RecordService {
    * (SQL lists); undefined otherwise, and the list reads the version first.
    */
   private keptDefinitionsFor(businessId: string, query: Record<string, unknown>): BusinessCustomFields | undefined {
-    if (!this.reads.readsDefinitionsVersion) return undefined;
+    if (!this.keptDefinitions || !this.reads.readsDefinitionsVersion) return undefined;
     if (!Object.values(query).every((value) => typeof value === "string" && !value.includes(CUSTOM_FIELDS_PROPERTY))) return undefined;
     const kept = this.options.customFields.kept(businessId);
     return kept && shapedFields(kept);
