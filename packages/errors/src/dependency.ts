@@ -6,10 +6,12 @@ export const UNAVAILABLE_RETRY_AFTER_S = 1;
  * - `not-written`: nothing of it was kept (it was never sent, or the transaction rolled back), so
  *   running the request again is safe;
  * - `in-doubt`: it may or may not have been kept (the connection was lost during COMMIT, or during a
- *   statement that commits on its own), and nothing could tell which: running it again could do it twice.
+ *   statement that commits on its own), and nothing could tell which: running it again could do it twice;
+ * - `retry-safe`: it may have been kept, but the service recognises a retry of it and answers that
+ *   with what was kept (a create that claims its Idempotency-Key in its own write).
  * Undefined: no write was involved, or the dependency says nothing of one (treated as `not-written`).
  */
-export type WriteOutcome = "not-written" | "in-doubt";
+export type WriteOutcome = "not-written" | "in-doubt" | "retry-safe";
 
 /**
  * Internal response header with which a service tells the gateway that its 503000 answers a write
@@ -46,12 +48,13 @@ export function isDependencyUnavailable(value: unknown): value is DependencyUnav
 }
 
 /**
- * Whether `err`, or an error it was caused by, is a DependencyUnavailableError whose write is in
- * doubt: code that wraps a dependency's failure in its own error keeps the doubt.
+ * Whether `err`, or the error it was caused by, is a DependencyUnavailableError whose write is in
+ * doubt: code that wraps a dependency's failure in its own error keeps the doubt, and code that
+ * settles it wraps it in a DependencyUnavailableError of its own (the nearest one says).
  */
 export function isOutcomeInDoubt(err: unknown): boolean {
   for (let cause = err, depth = 0; typeof cause === "object" && cause !== null && depth < 8; cause = (cause as { cause?: unknown }).cause, depth++) {
-    if (cause instanceof DependencyUnavailableError && cause.outcome === "in-doubt") return true;
+    if (cause instanceof DependencyUnavailableError) return cause.outcome === "in-doubt";
   }
   return false;
 }

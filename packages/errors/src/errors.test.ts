@@ -100,6 +100,8 @@ describe("errorMiddleware", () => {
     expect(answer(new DependencyUnavailableError("database", "unreachable")).headers).toEqual({ "retry-after": "1" });
     expect(isOutcomeInDoubt(new Error("x", { cause: inDoubt }))).toBe(true);
     expect(isOutcomeInDoubt(new Error("x"))).toBe(false);
+    // A service that settles the doubt itself says so in an error of its own: the nearest one counts.
+    expect(isOutcomeInDoubt(new DependencyUnavailableError("database", "the claim answers a retry", { cause: inDoubt, outcome: "retry-safe" }))).toBe(false);
   });
 
   it("logs a 5xx the code raised at warn with its cause, a client error at info without one", () => {
