@@ -104,8 +104,9 @@ class FaultReportingClient extends pg.Client {
 
   /** A failure to connect is marked: the statement the pool took this connection for was never sent. */
   // biome-ignore lint/suspicious/noExplicitAny: pg's connect() has a callback and a promise form; both are passed on.
-  override connect(callback?: (err: Error) => void): any {
-    if (callback) return super.connect((err: Error) => callback(err ? markNeverReached(err) : err));
+  override connect(...args: any[]): any {
+    const [callback] = args as [((err: Error | null, client?: pg.Client) => void) | undefined];
+    if (callback) return super.connect(((err: Error | null, client?: pg.Client) => callback(err ? markNeverReached(err) : err, client)) as (err: Error) => void);
     return super.connect().catch((err: unknown) => {
       throw markNeverReached(err);
     });
