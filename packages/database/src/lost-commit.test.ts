@@ -6,15 +6,12 @@ import { randomBytes } from "node:crypto";
 import { Client } from "pg";
 import { DependencyUnavailableError } from "@crm/errors";
 // The harness's proxy, by path: @crm/testing depends on this package, so it is not a dependency of it.
-import { FaultProxy } from "../../testing/src/fault-proxy";
+import { FaultProxy, isPostgresCommit as isCommitMessage } from "../../testing/src/fault-proxy";
 import { SETTLE_BUDGET_MS } from "./commit-settlement";
 import { FaultTolerantPool } from "./fault-tolerant-pool";
 
 const adminUrl = process.env.TEST_DATABASE_URL;
 const describePostgres: jest.Describe = adminUrl ? describe : describe.skip;
-
-/** A simple-protocol Query message whose text is COMMIT: what pg (and Prisma's adapter) send. */
-const isCommitMessage = (chunk: Buffer) => chunk[0] === 0x51 && chunk.subarray(5).toString("utf8").replace(/\0$/, "").trim().toUpperCase() === "COMMIT";
 
 describePostgres("a write whose connection is lost, on PostgreSQL behind a proxy", () => {
   let admin: Client;

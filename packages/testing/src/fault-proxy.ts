@@ -150,6 +150,17 @@ export class FaultProxy {
 }
 
 /**
+ * Whether a chunk a PostgreSQL client sent is a COMMIT: a simple Query ('Q') whose text is COMMIT, or
+ * an unnamed Parse ('P') of it, as pg (and Prisma's adapter through it) sends one. For `dropAt`.
+ */
+export function isPostgresCommit(chunk: Buffer): boolean {
+  const type = chunk[0];
+  if (type === 0x51) return /^commit;?$/i.test(chunk.subarray(5).toString("latin1").replace(/\0$/, "").trim());
+  if (type === 0x50) return /^\0commit;?\0/i.test(chunk.subarray(5).toString("latin1"));
+  return false;
+}
+
+/**
  * Rewrites a broker's answers so it advertises `proxyPort` instead of its own port. Kafka frames an
  * answer as a 4-byte length and the bytes; an address is its host as a string (2-byte length, or a
  * 1-byte varint length + 1 in flexible versions) and a 4-byte port. The host is the same, so only the
