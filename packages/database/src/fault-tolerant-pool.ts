@@ -13,7 +13,7 @@
 import type { DependencyUnavailableError, WriteOutcome } from "@crm/errors";
 import pg from "pg";
 import { settleLostCommit } from "./commit-settlement";
-import { databaseUnavailable, isCommit, isTransactionEnd, isTransactionStart, markNeverReached, outcomeOfLostStatement } from "./write-outcome";
+import { databaseUnavailable, isCommit, isRead, isTransactionEnd, isTransactionStart, markNeverReached, mayWrite, outcomeOfLostStatement } from "./write-outcome";
 
 /** SQLSTATE classes and codes that mean the connection, not the statement, failed. */
 const CONNECTION_SQLSTATES = new Set([
@@ -56,14 +56,6 @@ export function isConnectionFault(err: unknown): boolean {
 }
 
 /**
- * A read: a statement that starts with SELECT and takes no row locks. Sending it again changes
- * nothing. (A SELECT of a function that writes would not be one; no statement here is like that.)
- */
-export function isRead(text: string): boolean {
-  return /^\s*select\b/i.test(text) && !/\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b/i.test(text);
-}
-
-/**
  * Longest a new connection may take to be made: a server behind a network partition answers
  * nothing, and a request must not wait on it without end (pg's default). Only the making of a
  * connection: waiting for a free connection of a busy pool is not bounded by this.
@@ -94,6 +86,8 @@ const COMMITTED: pg.QueryResult = { command: "COMMIT", rowCount: null, oid: 0, r
  */
 class FaultReportingClient extends pg.Client {
   private inTransaction = false;
+  /** Whether the open transaction was sent a statement that may write (else its COMMIT has nothing to lose). */
+  private mayHaveWritten = false;
   private readonly settings: pg.ClientConfig;
 
   constructor(config?: pg.ClientConfig) {
@@ -116,6 +110,7 @@ class FaultReportingClient extends pg.Client {
   override query(...args: any[]): any {
     const text = textOf(args[0]);
     if (text !== undefined && this.inTransaction && isCommit(text) && typeof args[args.length - 1] !== "function") return this.commit(args);
+    if (this.inTransaction && text !== undefined && mayWrite(text)) this.mayHaveWritten = true;
     const result = (super.query as (...a: unknown[]) => unknown)(...args);
     if (typeof args[args.length - 1] === "function" || typeof (result as Promise<unknown> | undefined)?.then !== "function") return result;
     return (result as Promise<unknown>).then(
@@ -131,8 +126,10 @@ class FaultReportingClient extends pg.Client {
 
   /** Whether this connection is inside a transaction after `text` succeeded. */
   private follow(text: string): void {
-    if (isTransactionStart(text)) this.inTransaction = true;
-    else if (isTransactionEnd(text)) this.inTransaction = false;
+    if (isTransactionStart(text)) {
+      this.inTransaction = true;
+      this.mayHaveWritten = false;
+    } else if (isTransactionEnd(text)) this.inTransaction = false;
   }
 
   private reported(err: unknown, text: string | undefined): unknown {
@@ -148,14 +145,18 @@ class FaultReportingClient extends pg.Client {
   }
 
   /**
-   * COMMIT, with the transaction's id asked first (one more round trip per transaction): when the
-   * connection is lost before COMMIT's answer, the server is asked whether that transaction
-   * committed. Committed is answered as COMMIT answers; rolled back is `not-written`; no answer within
-   * the budget is `in-doubt`. A transaction that wrote nothing has no id and nothing to lose.
+   * COMMIT, with the transaction's id asked first (one more round trip per transaction that may have
+   * written; none for one of reads only): when the connection is lost before COMMIT's answer, the
+   * server is asked whether that transaction committed. Committed is answered as COMMIT answers;
+   * rolled back is `not-written`; no answer within the budget is `in-doubt`. A transaction that wrote
+   * nothing has no id and nothing to lose.
    */
   private async commit(args: unknown[]): Promise<unknown> {
-    const asked = (await this.query("SELECT txid_current_if_assigned()::text AS xid")) as pg.QueryResult<{ xid: string | null }>;
-    const xid = asked.rows[0]?.xid ?? null;
+    let xid: string | null = null;
+    if (this.mayHaveWritten) {
+      const asked = (await this.query("SELECT txid_current_if_assigned()::text AS xid")) as pg.QueryResult<{ xid: string | null }>;
+      xid = asked.rows[0]?.xid ?? null;
+    }
     const pid = (this as unknown as { processID: number | null }).processID;
     try {
       return await (super.query as (...a: unknown[]) => Promise<unknown>)(...args);

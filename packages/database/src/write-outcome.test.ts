@@ -1,6 +1,6 @@
 import { isDependencyUnavailable, isOutcomeInDoubt } from "@crm/errors";
 import { outcomeOfTransactionStatus, shortXid } from "./commit-settlement";
-import { databaseUnavailable, isCommit, markNeverReached, isTransactionEnd, isTransactionStart, neverReachedServer, outcomeOfLostStatement } from "./write-outcome";
+import { databaseUnavailable, isCommit, markNeverReached, mayWrite, isTransactionEnd, isTransactionStart, neverReachedServer, outcomeOfLostStatement } from "./write-outcome";
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -53,6 +53,19 @@ describe("what a lost statement wrote (issue 42)", () => {
     expect(isTransactionStart(text)).toBe(start);
     expect(isTransactionEnd(text)).toBe(end);
   });
+});
+
+it.each([
+  ["INSERT INTO t VALUES (1)", true],
+  ["UPDATE t SET n = 1", true],
+  ["SELECT * FROM t FOR UPDATE", true],
+  ["SELECT 1", false],
+  ["SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", false],
+  ["SAVEPOINT s1", false],
+  ["ROLLBACK TO SAVEPOINT s1", false],
+  ["BEGIN", false],
+])("a transaction sent %s may have written: %s (else its COMMIT asks for no transaction id)", (text, expected) => {
+  expect(mayWrite(text)).toBe(expected);
 });
 
 describe("a lost COMMIT, as txid_status tells it", () => {

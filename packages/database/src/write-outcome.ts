@@ -39,6 +39,22 @@ export function neverReachedServer(err: unknown): boolean {
   return typeof message === "string" && NOT_REACHED_MESSAGES.some((words) => message.includes(words));
 }
 
+/**
+ * A read: a statement that starts with SELECT and takes no row locks. Sending it again changes
+ * nothing. (A SELECT of a function that writes would not be one; no statement here is like that.)
+ */
+export function isRead(text: string): boolean {
+  return /^\s*select\b/i.test(text) && !/\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b/i.test(text);
+}
+
+/**
+ * Whether a statement inside a transaction may write: anything but a read and the statements that
+ * manage the transaction or the session (BEGIN, SET, SAVEPOINT, RELEASE, ROLLBACK TO, SHOW).
+ */
+export function mayWrite(text: string): boolean {
+  return !isRead(text) && !isTransactionStart(text) && !/^\s*(set|savepoint|release|show|rollback\s+to)\b/i.test(text);
+}
+
 /** The statement commits a transaction: COMMIT or END (not COMMIT PREPARED, which nothing here sends). */
 export function isCommit(text: string): boolean {
   return /^\s*(commit|end)\b(?!\s+prepared)\s*(transaction|work)?\s*;?\s*$/i.test(text);

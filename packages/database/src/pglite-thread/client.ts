@@ -19,9 +19,8 @@ import path from "node:path";
 import type { EventLoopUtilization } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { WriteOutcome } from "@crm/errors";
-import { isRead } from "../fault-tolerant-pool";
+import { databaseUnavailable, isRead } from "../write-outcome";
 import { databaseParsers, parseRawResult } from "../raw-result";
-import { databaseUnavailable } from "../write-outcome";
 import { type Answer, fromWireError, type Request, type WireQueryOptions } from "./wire";
 
 /** How long a closed thread may take to end by itself. */
