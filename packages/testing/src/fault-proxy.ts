@@ -16,12 +16,20 @@ export interface FaultProxyOptions {
   kafka?: boolean;
 }
 
+/** A client's connection and the proxy's to the dependency; `armedBy`: the `dropAt(…, { after })` trap that may spring on it. */
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+  sprung: boolean;
+  armedBy?: object;
+}
+
 export class FaultProxy {
   private readonly server: net.Server;
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket; sprung: boolean }>();
+  private readonly pairs = new Set<Pair>();
   private delayMs = 0;
   private refusing = false;
-  private trap: { matches: (chunk: Buffer) => boolean; deliver: boolean; cutAfter: boolean; sprung: () => void } | undefined;
+  private trap: { matches: (chunk: Buffer) => boolean; after?: (chunk: Buffer) => boolean; deliver: boolean; cutAfter: boolean; sprung: () => void } | undefined;
   /** Connections accepted since start (a test can tell whether clients came back). */
   connections = 0;
 
@@ -74,11 +82,13 @@ export class FaultProxy {
    * The next chunk a client sends that `matches` ends its connection there: the chunk is passed on
    * first (`deliver`: the dependency acts on it, e.g. commits, but its answer never comes back) or
    * not, then the client's side is reset and the dependency's closed. With `cutAfter`, the proxy
-   * refuses new connections from then on too (as `cut()`), until `restore()`. Resolves once sprung.
+   * refuses new connections from then on too (as `cut()`), until `restore()`. With `after`, only on a
+   * connection that sent a chunk matching it first (the COMMIT of one transaction among others').
+   * Resolves once sprung.
    */
-  dropAt(matches: (chunk: Buffer) => boolean, options: { deliver: boolean; cutAfter?: boolean }): Promise<void> {
+  dropAt(matches: (chunk: Buffer) => boolean, options: { deliver: boolean; cutAfter?: boolean; after?: (chunk: Buffer) => boolean }): Promise<void> {
     return new Promise((resolve) => {
-      this.trap = { matches, deliver: options.deliver, cutAfter: options.cutAfter ?? false, sprung: resolve };
+      this.trap = { matches, after: options.after, deliver: options.deliver, cutAfter: options.cutAfter ?? false, sprung: resolve };
     });
   }
 
@@ -99,7 +109,7 @@ export class FaultProxy {
     }
     this.connections += 1;
     const upstream = net.connect(this.options.target);
-    const pair = { client, upstream, sprung: false };
+    const pair: Pair = { client, upstream, sprung: false };
     this.pairs.add(pair);
     const end = () => {
       this.pairs.delete(pair);
@@ -117,9 +127,14 @@ export class FaultProxy {
   }
 
   /** An empty chunk (nothing passed) when `chunk` springs the trap (dropAt), after dealing with the pair. */
-  private sprungBy(chunk: Buffer, pair: { client: Socket; upstream: Socket; sprung: boolean }): Buffer | undefined {
+  private sprungBy(chunk: Buffer, pair: Pair): Buffer | undefined {
     const trap = this.trap;
-    if (!trap?.matches(chunk)) return undefined;
+    if (!trap) return undefined;
+    if (trap.after && pair.armedBy !== trap) {
+      if (trap.after(chunk)) pair.armedBy = trap;
+      return undefined;
+    }
+    if (!trap.matches(chunk)) return undefined;
     this.trap = undefined;
     if (trap.cutAfter) this.refusing = true;
     this.pairs.delete(pair);
