@@ -8,7 +8,8 @@ import { Client } from "pg";
 import { uuidv7 } from "@crm/contracts";
 import { OUTCOME_IN_DOUBT_HEADER } from "@crm/errors";
 import { describePostgres, FaultProxy, isPostgresCommit, testInfra } from "@crm/testing";
-import { api, principal, startReceiver, startService, testDatabase, type Receiver, type TestDatabase, type WebhookDeliveryService } from "./support/harness";
+import type { WebhookDeliveryService } from "../src";
+import { api, principal, startReceiver, startService, testDatabase, type Receiver, type TestDatabase } from "./support/harness";
 
 const insertsWebhook = (chunk: Buffer) => {
   const text = chunk.toString("latin1");
