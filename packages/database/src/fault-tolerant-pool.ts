@@ -212,7 +212,10 @@ export class FaultTolerantPool extends pg.Pool {
     try {
       return await once.call(this, config, values);
     } catch (again) {
-      throw isConcurrencyFailure(again) ? unavailable(again, "the statement was rolled back twice for concurrent transactions (nothing was written)") : again;
+      if (isConcurrencyFailure(again)) throw unavailable(again, "the statement was rolled back twice for concurrent transactions (nothing was written)");
+      if (!isConnectionFault(again)) throw again;
+      const outcome = outcomeOfLostStatement({ inTransaction: false, read: isRead(typeof config === "string" ? config : config.text) }, again);
+      throw unavailable(again, "the database connection was lost when the statement was sent again", outcome);
     }
   }
 
