@@ -4,7 +4,8 @@
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
 import { DependencyUnavailableError } from "@crm/errors";
-import { FaultTolerantPool, isConnectionFault, isRead } from "./fault-tolerant-pool";
+import { FaultTolerantPool, isConnectionFault } from "./fault-tolerant-pool";
+import { isRead } from "./write-outcome";
 
 /** The test PostgreSQL jest's global setup found (@crm/testing's testInfra; not imported: it depends on this package). */
 const adminUrl = process.env.TEST_DATABASE_URL;

@@ -2,7 +2,7 @@
 // This keeps a number from creeping back in at a call site, where nothing says what it means.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { AppError, DependencyUnavailableError, ErrorCodes, errorCatalogue, errorMiddleware, errors, type ErrorCode } from "./index";
+import { AppError, DependencyUnavailableError, ErrorCodes, errorCatalogue, errorMiddleware, errors, isOutcomeInDoubt, OUTCOME_IN_DOUBT_HEADER, type ErrorCode } from "./index";
 
 const ROOT = join(__dirname, "../../..");
 const SKIP = new Set(["node_modules", "generated", "dist", ".git"]);
@@ -90,6 +90,18 @@ describe("errorMiddleware", () => {
     expect(res).toMatchObject({ status: 503, headers: { "retry-after": "1" }, body: { success: false, error: { code: 503000, message: "Service unavailable" } } });
     expect(res.logged).toEqual([{ level: "error", obj: expect.objectContaining({ dependency: "database" }) }]);
     expect(JSON.stringify(res.body)).not.toContain("terminating");
+  });
+
+  it("a write whose outcome is in doubt is 503000 marked for the gateway (OUTCOME_IN_DOUBT_HEADER), also when wrapped; one not written is not marked", () => {
+    const inDoubt = new DependencyUnavailableError("database", "lost during COMMIT", { outcome: "in-doubt" });
+    expect(answer(inDoubt)).toMatchObject({ status: 503, headers: { "retry-after": "1", [OUTCOME_IN_DOUBT_HEADER]: "1" } });
+    expect(answer(errors.unavailable(undefined, { cause: inDoubt })).headers).toEqual({ "retry-after": "1", [OUTCOME_IN_DOUBT_HEADER]: "1" });
+    expect(answer(new DependencyUnavailableError("database", "rolled back", { outcome: "not-written" })).headers).toEqual({ "retry-after": "1" });
+    expect(answer(new DependencyUnavailableError("database", "unreachable")).headers).toEqual({ "retry-after": "1" });
+    expect(isOutcomeInDoubt(new Error("x", { cause: inDoubt }))).toBe(true);
+    expect(isOutcomeInDoubt(new Error("x"))).toBe(false);
+    // A service that settles the doubt itself says so in an error of its own: the nearest one counts.
+    expect(isOutcomeInDoubt(new DependencyUnavailableError("database", "the claim answers a retry", { cause: inDoubt, outcome: "retry-safe" }))).toBe(false);
   });
 
   it("logs a 5xx the code raised at warn with its cause, a client error at info without one", () => {

@@ -3,4 +3,11 @@ export { AppError, errorBody, isAppError, isErrorCode, type AppErrorOptions, typ
 export { errors, validationError, type ErrorConstructor } from "./errors";
 export { zodIssuesToDetails, parseOrThrow } from "./zod";
 export { bodyReadError, errorMiddleware, routeNotFound, type ErrorLogger } from "./middleware";
-export { DependencyUnavailableError, isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_S } from "./dependency";
+export {
+  DependencyUnavailableError,
+  isDependencyUnavailable,
+  isOutcomeInDoubt,
+  OUTCOME_IN_DOUBT_HEADER,
+  UNAVAILABLE_RETRY_AFTER_S,
+  type WriteOutcome,
+} from "./dependency";

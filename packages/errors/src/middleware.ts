@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { type AppError, errorBody, isAppError } from "./app-error";
 import { ErrorCodes } from "./catalogue";
-import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_S } from "./dependency";
+import { isDependencyUnavailable, isOutcomeInDoubt, OUTCOME_IN_DOUBT_HEADER, UNAVAILABLE_RETRY_AFTER_S } from "./dependency";
 import { errors } from "./errors";
 
 export interface ErrorLogger {
@@ -47,14 +47,16 @@ export function bodyReadError(err: unknown): AppError {
  * error level with its cause; anything else -> 500000 with nothing internal in the body, the cause
  * logged at error level. Client errors are logged at info; a 5xx the code raised itself (a 503000 for
  * an upstream that did not answer, say) at warn, with the cause it carries, so an operator can tell
- * why. Every 503000 carries `Retry-After`.
+ * why. Every 503000 carries `Retry-After`, and one for a write whose outcome is in doubt carries
+ * OUTCOME_IN_DOUBT_HEADER for the gateway (which keeps the Idempotency-Key rather than free it).
  */
 export function errorMiddleware(getLogger: (req: Parameters<RequestHandler>[0]) => ErrorLogger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const log = getLogger(req);
+    if (isOutcomeInDoubt(err)) res.setHeader(OUTCOME_IN_DOUBT_HEADER, "1");
     if (isDependencyUnavailable(err)) {
-      log.error({ err, dependency: err.dependency }, "dependency unavailable");
+      log.error({ err, dependency: err.dependency, ...(err.outcome ? { outcome: err.outcome } : {}) }, "dependency unavailable");
       return void sendError(res, errors.unavailable(undefined, { cause: err }));
     }
     const known = isAppError(err) ? err : typeof err === "object" && err !== null ? fromBodyParser(err) : undefined;

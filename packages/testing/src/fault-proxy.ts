@@ -16,11 +16,20 @@ export interface FaultProxyOptions {
   kafka?: boolean;
 }
 
+/** A client's connection and the proxy's to the dependency; `armedBy`: the `dropAt(…, { after })` trap that may spring on it. */
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+  sprung: boolean;
+  armedBy?: object;
+}
+
 export class FaultProxy {
   private readonly server: net.Server;
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
+  private readonly pairs = new Set<Pair>();
   private delayMs = 0;
   private refusing = false;
+  private trap: { matches: (chunk: Buffer) => boolean; after?: (chunk: Buffer) => boolean; deliver: boolean; cutAfter: boolean; sprung: () => void } | undefined;
   /** Connections accepted since start (a test can tell whether clients came back). */
   connections = 0;
 
@@ -69,6 +78,20 @@ export class FaultProxy {
     this.pairs.clear();
   }
 
+  /**
+   * The next chunk a client sends that `matches` ends its connection there: the chunk is passed on
+   * first (`deliver`: the dependency acts on it, e.g. commits, but its answer never comes back) or
+   * not, then the client's side is reset and the dependency's closed. With `cutAfter`, the proxy
+   * refuses new connections from then on too (as `cut()`), until `restore()`. With `after`, only on a
+   * connection that sent a chunk matching it first (the COMMIT of one transaction among others').
+   * Resolves once sprung.
+   */
+  dropAt(matches: (chunk: Buffer) => boolean, options: { deliver: boolean; cutAfter?: boolean; after?: (chunk: Buffer) => boolean }): Promise<void> {
+    return new Promise((resolve) => {
+      this.trap = { matches, after: options.after, deliver: options.deliver, cutAfter: options.cutAfter ?? false, sprung: resolve };
+    });
+  }
+
   /** Every chunk, either way, is passed on this long after it came (0: at once). */
   slow(delayMs: number): void {
     this.delayMs = delayMs;
@@ -86,20 +109,42 @@ export class FaultProxy {
     }
     this.connections += 1;
     const upstream = net.connect(this.options.target);
-    const pair = { client, upstream };
+    const pair: Pair = { client, upstream, sprung: false };
     this.pairs.add(pair);
     const end = () => {
       this.pairs.delete(pair);
       client.destroy();
-      upstream.destroy();
+      // A sprung trap closes the dependency's side itself, after the chunk it delivers.
+      if (!pair.sprung) upstream.destroy();
     };
     client.on("error", end).on("close", end);
     upstream.on("error", end).on("close", end);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
-    this.pipe(client, upstream, (chunk) => chunk);
+    this.pipe(client, upstream, (chunk) => this.sprungBy(chunk, pair) ?? chunk);
     const fromBroker = this.options.kafka ? kafkaAnswerRewriter(this.options.target, this.port) : (chunk: Buffer) => chunk;
     this.pipe(upstream, client, fromBroker);
+  }
+
+  /** An empty chunk (nothing passed) when `chunk` springs the trap (dropAt), after dealing with the pair. */
+  private sprungBy(chunk: Buffer, pair: Pair): Buffer | undefined {
+    const trap = this.trap;
+    if (!trap) return undefined;
+    if (trap.after && pair.armedBy !== trap) {
+      if (trap.after(chunk)) pair.armedBy = trap;
+      return undefined;
+    }
+    if (!trap.matches(chunk)) return undefined;
+    this.trap = undefined;
+    if (trap.cutAfter) this.refusing = true;
+    this.pairs.delete(pair);
+    pair.sprung = true;
+    // The chunk goes out before the close (FIN after the data), so the dependency reads it first.
+    if (trap.deliver) pair.upstream.end(chunk);
+    else pair.upstream.destroy();
+    pair.client.resetAndDestroy();
+    trap.sprung();
+    return Buffer.alloc(0);
   }
 
   /** Passes `from`'s bytes to `to`, in order, each chunk after the delay in force when it came. */
@@ -117,6 +162,17 @@ export class FaultProxy {
       last = last.then(() => new Promise<void>((resolve) => setTimeout(() => resolve(write()), due - Date.now())));
     });
   }
+}
+
+/**
+ * Whether a chunk a PostgreSQL client sent is a COMMIT: a simple Query ('Q') whose text is COMMIT, or
+ * an unnamed Parse ('P') of it, as pg (and Prisma's adapter through it) sends one. For `dropAt`.
+ */
+export function isPostgresCommit(chunk: Buffer): boolean {
+  const type = chunk[0];
+  if (type === 0x51) return /^commit;?$/i.test(chunk.subarray(5).toString("latin1").replace(/\0$/, "").trim());
+  if (type === 0x50) return /^\0commit;?\0/i.test(chunk.subarray(5).toString("latin1"));
+  return false;
 }
 
 /**

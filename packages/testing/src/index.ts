@@ -22,5 +22,5 @@ export {
 export { SuiteResources, sharedFixture } from "./suite-resources";
 export { checkDeclaredRoutes } from "./declared-routes";
 export { runCommonRouteTests, runRelationPermissionTests, pathParameters, type DeclaredRoute, type RelationSecurityTarget, type RouteSecurityTarget } from "./route-security";
-export { FaultProxy, type FaultProxyOptions } from "./fault-proxy";
+export { FaultProxy, type FaultProxyOptions, isPostgresCommit } from "./fault-proxy";
 export { startOwnRedis, redisServerAvailable, type OwnRedis } from "./redis-server";

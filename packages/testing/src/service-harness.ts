@@ -79,12 +79,12 @@ async function waitForDisconnects(url: string): Promise<void> {
 /** A service's schema opened (and migrated) on a test database; `close` closes it and drops the database. */
 export async function openTestDatabase(
   mode: DatabaseMode,
-  options: { prefix: string; schema: string; migrationsDir: string; poolSize?: number },
+  options: { prefix: string; schema: string; migrationsDir: string; poolSize?: number /** PostgreSQL reached through this `host:port` (a FaultProxy). */; databaseVia?: string },
 ): Promise<{ database: Database; testDatabase: TestDatabase; close(): Promise<void> }> {
   const created = await testDatabase(mode, options.prefix);
   const { schema, migrationsDir, poolSize } = options;
   const database = created.url
-    ? await openDatabase({ url: created.url, dataDir: created.dataDir, schema, migrationsDir, migrate: true, poolSize })
+    ? await openDatabase({ url: via(created.url, options.databaseVia), dataDir: created.dataDir, schema, migrationsDir, migrate: true, poolSize })
     : await openDatabase({ dataDir: created.dataDir, schema, migrationsDir });
   return {
     database,
@@ -94,6 +94,14 @@ export async function openTestDatabase(
       await created.drop();
     },
   };
+}
+
+/** `url` with its host and port replaced by `address` (`host:port`), when one is given. */
+function via(url: string, address: string | undefined): string {
+  if (address === undefined) return url;
+  const proxied = new URL(url);
+  proxied.host = address;
+  return proxied.toString();
 }
 
 /** The secret the tests' services verify internal tokens with. */

@@ -2,10 +2,12 @@
 // the caller that made the request and to nobody else of its business, and an entry a gateway cannot
 // read (another IDEMPOTENCY_ENCRYPTION_KEY) refuses its key instead of running the request again.
 // Two gateways on one store, in-process and on Redis (the distributed mode's store).
+// And a service's 503000 for a write in doubt (issue 42): its key is kept, never run twice.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import supertest from "supertest";
 import { type KvStore, MemoryKvStore, RedisKvStore } from "@crm/kv-store";
+import { OUTCOME_IN_DOUBT_HEADER } from "@crm/errors";
 import { createLogger } from "@crm/logger";
 import { testInfra, uniqueName } from "@crm/testing";
 import type { Forwarder } from "../src/http/forwarder";
@@ -76,9 +78,17 @@ describe.each(modes)("Idempotency-Key callers and unreadable entries, on %s", (_
     await identity.start();
     // webhook-delivery: each create makes a new one-time secret.
     upstream = http.createServer((req, res) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
         created += 1;
+        // A service whose database lost the connection at COMMIT (issue 42): in doubt, or known not written.
+        const lost = /"description":"(in-doubt|not-written)"/.exec(Buffer.concat(chunks).toString())?.[1];
+        if (lost) {
+          const marker = lost === "in-doubt" ? { [OUTCOME_IN_DOUBT_HEADER]: "1" } : {};
+          res.writeHead(503, { "content-type": "application/json", "retry-after": "1", ...marker });
+          return void res.end(JSON.stringify({ success: false, error: { code: 503000, message: "Service unavailable" } }));
+        }
         res.writeHead(201, { "content-type": "application/json" });
         res.end(JSON.stringify({ success: true, data: { id: `w${created}`, secret: `whsec_secret${created}` } }));
       });
@@ -150,5 +160,34 @@ describe.each(modes)("Idempotency-Key callers and unreadable entries, on %s", (_
     // The entry is still there for the gateway that wrote it.
     expect((await createWebhook(a, ownerJwt, key)).headers["idempotent-replayed"]).toBe("true");
     expect(created).toBe(ran);
+  });
+
+  it("a write in doubt (issue 42): 503000 with Retry-After, then 409002 'may have completed' for its retry, never a second run; one not written runs again", async () => {
+    const owner = await identity.addUser("OWNER");
+    const ownerJwt = { authorization: `Bearer ${(await identity.signIn(owner)).token}` };
+    const send = (agent: supertest.Agent, key: string, description: string) =>
+      agent
+        .post("/api/v1/webhook")
+        .set(ownerJwt)
+        .set("idempotency-key", key)
+        .set("content-type", "application/json")
+        .send(JSON.stringify({ url: "https://example.com/hook", events: ["client.created"], description }));
+
+    const key = uniqueName("k");
+    const first = await send(a, key, "in-doubt");
+    expect([first.status, first.body.error.code, first.headers["retry-after"]]).toEqual([503, 503000, "1"]);
+    expect(first.headers[OUTCOME_IN_DOUBT_HEADER]).toBeUndefined();
+    const ran = created;
+    for (const agent of [a, a]) {
+      const retry = await send(agent, key, "in-doubt");
+      expect([retry.status, retry.body.error.code]).toEqual([409, 409002]);
+      expect(retry.body.error.details).toEqual([{ path: "Idempotency-Key", message: expect.stringContaining("may have completed") }]);
+    }
+    expect(created).toBe(ran);
+
+    const other = uniqueName("k");
+    expect((await send(a, other, "not-written")).status).toBe(503);
+    expect((await send(a, other, "not-written")).status).toBe(503);
+    expect(created).toBe(ran + 2);
   });
 });

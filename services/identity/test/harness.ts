@@ -39,10 +39,12 @@ export interface HarnessOptions {
   kv?: KvStore;
   /** Epoch ms for the app and the in-memory store: a test moves it instead of sleeping. */
   clock?: () => number;
+  /** PostgreSQL mode: the database is reached through this `host:port` (a FaultProxy). */
+  databaseVia?: string;
 }
 
 export async function openHarness(mode: Mode, env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
-  const opened = await openTestDatabase(mode, { prefix: "identity_test", schema: "identity", migrationsDir: MIGRATIONS_DIR });
+  const opened = await openTestDatabase(mode, { prefix: "identity_test", schema: "identity", migrationsDir: MIGRATIONS_DIR, databaseVia: options.databaseVia });
   const db = opened.database;
   const config = loadConfig({ PASSWORD_HASH_COST: "10", ...env });
   const prisma = new PrismaClient({ adapter: db.adapter });

@@ -3397,7 +3397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3506,7 +3506,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3596,7 +3596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4442,7 +4442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5149,7 +5149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5728,7 +5728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6027,7 +6027,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6606,7 +6606,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6905,7 +6905,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7484,7 +7484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7783,7 +7783,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8362,7 +8362,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8661,7 +8661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9240,7 +9240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9539,7 +9539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10118,7 +10118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10417,7 +10417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10996,7 +10996,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15174,7 +15174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15552,7 +15552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15654,7 +15654,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002) */
+            /** @description Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002) */
             409: {
                 headers: {
                     [name: string]: unknown;

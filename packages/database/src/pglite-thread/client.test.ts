@@ -6,7 +6,9 @@ import path from "node:path";
 import { createPglite, ensureTemplate } from "../pglite";
 import type { PreparedPGlite } from "../prepared-pglite";
 import { databaseParsers, decodeResult } from "../raw-result";
-import { PgliteThread } from "./client";
+import type { Worker } from "node:worker_threads";
+import { DependencyUnavailableError } from "@crm/errors";
+import { outcomeIfThreadEnds, PgliteThread } from "./client";
 
 const SCHEMA = `CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL, tags text[], data jsonb, at timestamptz, raw bytea, big int8, amount numeric(12,2));
   CREATE TABLE child (id int PRIMARY KEY, parent int NOT NULL REFERENCES t(id));`;
@@ -236,11 +238,36 @@ describe("PGlite on its own thread", () => {
     await Promise.all(writes);
     await closing;
     await expect(db.query(`SELECT 1`)).rejects.toThrow("PGlite is closed");
+    await expect(db.query(`SELECT 1`)).rejects.toMatchObject({ dependency: "database", outcome: "not-written" });
     const again = await PgliteThread.open(own);
     try {
       expect((await again.query<{ n: number }>(`SELECT count(*)::int AS n FROM w`)).rows[0]!.n).toBe(200);
     } finally {
       await again.close();
     }
+  });
+
+  it("a thread that ends under a pending write: 503000, in doubt for a write on its own, not written for a read (issue 42)", async () => {
+    const db = await PgliteThread.open(path.join(dir, "crash"));
+    await db.exec(`CREATE TABLE c (id int)`);
+    const write = db.query(`INSERT INTO c SELECT 1 FROM pg_sleep(0.3)`).catch((err: unknown) => err);
+    const read = db.query(`SELECT 1 FROM pg_sleep(0.3)`).catch((err: unknown) => err);
+    await (db as unknown as { worker: Worker }).worker.terminate();
+    expect(await write).toBeInstanceOf(DependencyUnavailableError);
+    expect(await write).toMatchObject({ outcome: "in-doubt" });
+    expect(await read).toMatchObject({ outcome: "not-written" });
+    await expect(db.query(`SELECT 1`)).rejects.toMatchObject({ outcome: "not-written" });
+  });
+
+  it.each([
+    [{ op: "end", tx: 1, commit: true }, "in-doubt"],
+    [{ op: "end", tx: 1, commit: false }, "not-written"],
+    [{ op: "query", text: "INSERT INTO c VALUES (1)", params: [], options: {} }, "in-doubt"],
+    [{ op: "query", text: "INSERT INTO c VALUES (1)", params: [], options: {}, tx: 1 }, "not-written"],
+    [{ op: "query", text: "SELECT 1", params: [], options: {} }, "not-written"],
+    [{ op: "exec", text: "UPDATE c SET id = 2" }, "in-doubt"],
+    [{ op: "begin" }, "not-written"],
+  ] as const)("a thread that ends under %j: %s", (request, outcome) => {
+    expect(outcomeIfThreadEnds(request as Parameters<typeof outcomeIfThreadEnds>[0])).toBe(outcome);
   });
 });

@@ -18,6 +18,8 @@ import { once } from "node:events";
 import path from "node:path";
 import type { EventLoopUtilization } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
+import type { WriteOutcome } from "@crm/errors";
+import { databaseUnavailable, isRead } from "../write-outcome";
 import { databaseParsers, parseRawResult } from "../raw-result";
 import { type Answer, fromWireError, type Request, type WireQueryOptions } from "./wire";
 
@@ -43,6 +45,20 @@ interface Pending {
   reject(err: Error): void;
   /** For errors: the query as the caller gave it. */
   query?: { text: string; params: unknown[] | undefined; options: unknown };
+  /** What became of its write if the thread ends before answering (outcomeIfThreadEnds). */
+  ifLost: WriteOutcome;
+}
+
+/**
+ * What a call's write became when the thread ends before answering it (issue 42, as for a lost
+ * PostgreSQL connection: ../write-outcome.ts): a COMMIT, or a write on its own, may have been applied
+ * and kept (in doubt); anything inside a transaction was not (the transaction never committed), nor
+ * was a read.
+ */
+export function outcomeIfThreadEnds(request: Call): WriteOutcome {
+  if (request.op === "end") return request.commit ? "in-doubt" : "not-written";
+  if ((request.op === "query" || request.op === "exec") && request.tx === undefined && !isRead(request.text)) return "in-doubt";
+  return "not-written";
 }
 
 export class PgliteThread implements EmbeddedPglite {
@@ -151,11 +167,12 @@ export class PgliteThread implements EmbeddedPglite {
   }
 
   private call(request: Call, query?: Pending["query"]): Promise<unknown> {
-    if (this.gone) return Promise.reject(this.gone);
+    // Never sent: nothing was written (a 503000 the client may retry, not a 500000).
+    if (this.gone) return Promise.reject(databaseUnavailable(this.gone, this.gone.message, "not-written"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject, query });
+      this.pending.set(id, { resolve, reject, query, ifLost: outcomeIfThreadEnds(request) });
       this.worker.postMessage({ ...request, id } as Request);
     });
   }
@@ -177,7 +194,7 @@ export class PgliteThread implements EmbeddedPglite {
     this.gone ??= err;
     for (const [id, pending] of this.pending) {
       this.settled(id);
-      pending.reject(this.gone);
+      pending.reject(databaseUnavailable(this.gone, this.gone.message, pending.ifLost));
     }
   }
 }

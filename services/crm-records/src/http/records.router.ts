@@ -8,7 +8,7 @@ import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
 import type { TrashService } from "../application/trash.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
-import { createClaimOf, REPLAYED_HEADER } from "./idempotency-claim";
+import { answeredByClaimOnRetry, createClaimOf, REPLAYED_HEADER } from "./idempotency-claim";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 
 /** The caller's business, from the internal token only. Identity issues UUIDs; anything else has no business here. */
@@ -54,7 +54,8 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
     mountRoute(router, routes.create, async (req, res) => {
       const businessId = businessOf(req);
       const input = parseRecordBody(definition.createSchema, req.body);
-      const { views, replayed } = await service.create(definition, businessId, input, auditContextOf(req), createClaimOf(req, businessId, definition.entity));
+      const claim = createClaimOf(req, businessId, definition.entity);
+      const { views, replayed } = await answeredByClaimOnRetry(claim, () => service.create(definition, businessId, input, auditContextOf(req), claim));
       const view = views[0]!;
       if (replayed) res.setHeader(REPLAYED_HEADER, "true");
       res.setHeader("ETag", recordEtag(definition, view));
@@ -64,7 +65,8 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
     mountRoute(router, routes.createBatch, async (req, res) => {
       const businessId = businessOf(req);
       const inputs = parseBatchBody(definition.createSchema, req.body);
-      const { views, replayed } = await service.createMany(definition, businessId, inputs, auditContextOf(req), createClaimOf(req, businessId, `${definition.entity} batch`));
+      const claim = createClaimOf(req, businessId, `${definition.entity} batch`);
+      const { views, replayed } = await answeredByClaimOnRetry(claim, () => service.createMany(definition, businessId, inputs, auditContextOf(req), claim));
       if (replayed) res.setHeader(REPLAYED_HEADER, "true");
       res.status(201).json(ok(views));
     });

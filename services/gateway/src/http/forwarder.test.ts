@@ -4,7 +4,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Request } from "express";
-import { isAppError } from "@crm/errors";
+import { isAppError, OUTCOME_IN_DOUBT_HEADER } from "@crm/errors";
 import { loadConfig } from "../config";
 import { Forwarder } from "./forwarder";
 
@@ -26,6 +26,7 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
         return void res.writeHead(201, { "content-type": "application/json", etag: '"e1"', "x-internal-detail": "secret" }).end("{}");
       }
       if (req.url === "/empty") return void res.writeHead(204).end();
+      if (req.url === "/in-doubt") return void res.writeHead(503, { "content-type": "application/json", "retry-after": "1", [OUTCOME_IN_DOUBT_HEADER]: "1" }).end("{}");
       // Headers, part of the body, then the connection is cut.
       if (req.url === "/broken") {
         res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
@@ -110,6 +111,13 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
     expect(answer.body.toString()).toBe("{}");
     const empty = await forwarder.forward("crm-records", request("/empty"), undefined);
     expect([empty.status, empty.body.length]).toEqual([204, 0]);
+  });
+
+  it("tells the gateway of a write in doubt (issue 42), and never passes the internal header on", async () => {
+    const answer = await forwarder.forward("identity", request("/in-doubt"), undefined);
+    expect(answer).toMatchObject({ status: 503, outcomeInDoubt: true, headers: { "retry-after": "1" } });
+    expect(answer.headers[OUTCOME_IN_DOUBT_HEADER]).toBeUndefined();
+    expect((await forwarder.forward("identity", request("/headers"), undefined)).outcomeInDoubt).toBeUndefined();
   });
 
   it("answers 503000 when the service cannot be reached, and passes on an answer that breaks off", async () => {

@@ -6,7 +6,7 @@
 import type { Dispatcher, Pool as PoolType } from "undici";
 import type { Request } from "express";
 import { INTERNAL_TOKEN_HEADER, type Principal, type Route } from "@crm/contracts";
-import { type AppError, errors } from "@crm/errors";
+import { type AppError, errors, OUTCOME_IN_DOUBT_HEADER } from "@crm/errors";
 import type { InProcessHandler } from "@crm/service-kit";
 import { dispatchInProcess, InProcessTooLarge } from "./in-process";
 import { InternalTokens } from "./internal-tokens";
@@ -18,11 +18,16 @@ export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: Buffer;
+  /**
+   * The service's 503000 answers a write whose outcome is in doubt (its OUTCOME_IN_DOUBT_HEADER, an
+   * internal header the client never sees): the Idempotency-Key must not be freed for a second run.
+   */
+  outcomeInDoubt?: true;
 }
 
 /** Request headers a service may need; everything else (credentials included) stays at the edge. */
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "cookie", "user-agent", "if-match", "if-none-match", "idempotency-key"];
-/** Response headers passed back to the client. */
+/** Response headers passed back to the client (never an internal one such as OUTCOME_IN_DOUBT_HEADER). */
 const PASSED_RESPONSE_HEADERS = new Set(["content-type", "set-cookie", "location", "cache-control", "etag", "retry-after", "idempotent-replayed"]);
 
 /** The service announced an answer larger than the gateway relays; it is not read. */
@@ -118,6 +123,11 @@ function passedHeaders(answered: Readonly<Record<string, string | string[] | und
   return passed;
 }
 
+/** What the service's internal headers say of its write, for the gateway alone. */
+function outcomeOf(answered: Readonly<Record<string, string | string[] | undefined>>): { outcomeInDoubt?: true } {
+  return answered[OUTCOME_IN_DOUBT_HEADER] !== undefined ? { outcomeInDoubt: true } : {};
+}
+
 /** Connections per service replica for requests that answer as soon as they can: past it they queue. */
 const CONNECTIONS_PER_REPLICA = 64;
 
@@ -183,7 +193,7 @@ export class Forwarder {
           headers: answered,
           body,
         } = await dispatchInProcess(local, { method: req.method, path: req.originalUrl, headers, body: req.rawBody }, { timeoutMs, maxBytes: this.options.maxResponseBytes });
-        return { status, headers: passedHeaders(answered), body };
+        return { status, headers: passedHeaders(answered), body, ...outcomeOf(answered) };
       } catch (err) {
         if (err instanceof InProcessTooLarge) throw this.tooLarge(service, req, err.declaredLength);
         throw errors.unavailable(undefined, { cause: err });
@@ -215,7 +225,7 @@ export class Forwarder {
       if (!(err instanceof AnswerBroken)) throw errors.unavailable(undefined, { cause: err });
       throw err.cause;
     }
-    return { status: answer.status, headers: passedHeaders(answer.headers), body: answer.body() };
+    return { status: answer.status, headers: passedHeaders(answer.headers), body: answer.body(), ...outcomeOf(answer.headers) };
   }
 
   /**

@@ -110,6 +110,32 @@ describe("IdempotencyStore", () => {
     expect(again && "proceed" in again).toBe(true);
   });
 
+  it("keeps the key of a write in doubt (issue 42): the retry is refused with 409002 saying it may have completed, never run again", async () => {
+    const store = new IdempotencyStore(new MemoryKvStore(), SECRET, { waitForInFlightMs: 0 });
+    await expect((await first(store, req("k1", "{}"))).proceed({ ...answer(503, "{}"), outcomeInDoubt: true })).resolves.toBeUndefined();
+    await expect(store.begin(req("k1", "{}"), user("b1"))).rejects.toMatchObject({
+      code: 409002,
+      details: [{ path: "Idempotency-Key", message: expect.stringContaining("may have completed") }],
+    });
+    // Still per caller and per request: another caller, or another request with the key, learns nothing of it.
+    await expect(store.begin(req("k1", "{}"), user("b1", "u2"))).rejects.toMatchObject({ details: [{ message: expect.stringContaining("another user or API key") }] });
+    await expect(store.begin(req("k1", '{"a":1}'), user("b1"))).rejects.toMatchObject({ code: 409002, details: undefined });
+    // A 503000 not in doubt (nothing was written) still frees its key.
+    await (await first(store, req("k2", "{}"))).proceed(answer(503, "{}"));
+    expect(await store.begin(req("k2", "{}"), user("b1"))).toHaveProperty("proceed");
+  });
+
+  it("a store that cannot keep the in-doubt mark: the in-flight marker stays, so the retry is still refused", async () => {
+    const kv = failingWrites(new MemoryKvStore());
+    kv.failing = false;
+    const store = new IdempotencyStore(kv, SECRET, { waitForInFlightMs: 0 });
+    const outcome = await first(store, req("k1", "{}"));
+    kv.failing = true;
+    await expect(outcome.proceed({ ...answer(503, "{}"), outcomeInDoubt: true })).resolves.toBeUndefined();
+    kv.failing = false;
+    await expect(store.begin(req("k1", "{}"), user("b1"))).rejects.toMatchObject({ code: 409002 });
+  });
+
   it("rejects malformed keys with 400001", async () => {
     await expect(new IdempotencyStore(new MemoryKvStore(), SECRET).begin(req("x".repeat(256), "{}"), user("b1"))).rejects.toMatchObject({ code: 400001 });
   });

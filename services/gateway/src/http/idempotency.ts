@@ -1,8 +1,10 @@
 // Idempotency-Key on POST (decisions §7): the first response for a key is kept 24 h per business and
 // replayed for the same request by the same caller; the same key with a different request, or from
 // another user or API key of the business (extensions §E10), is 409002. Only completed answers below
-// 500 are kept, so a failed attempt can be retried with the same key. A kept entry this gateway cannot
-// read (another IDEMPOTENCY_ENCRYPTION_KEY, or altered in the store) is 409002 too, never a second run.
+// 500 are kept, so a failed attempt can be retried with the same key; but a 503000 whose service says
+// its write is in doubt (it may have committed: OUTCOME_IN_DOUBT_HEADER, issue 42) keeps the key as
+// completed without an answer, and its retry is 409002, never a second run. A kept entry this gateway
+// cannot read (another IDEMPOTENCY_ENCRYPTION_KEY, or altered in the store) is 409002 too.
 //
 // Kept answers include one-time secrets (a new API key's `svc_...`, a webhook's `whsec_...`), so they
 // are never at rest in clear: each is sealed with AES-256-GCM under IDEMPOTENCY_ENCRYPTION_KEY, bound
@@ -24,7 +26,7 @@ const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 export const MAX_KEPT_RESPONSE_BYTES = 1024 * 1024;
 
 /** Why a completed answer is not replayable: the key still refuses to run the request again. */
-type Unkept = "too-large" | "not-saved";
+type Unkept = "too-large" | "not-saved" | "in-doubt";
 
 interface Stored {
   /** Keyed digest of method, URL and body. */
@@ -47,6 +49,8 @@ interface KeptResponse {
 const UNKEPT_MESSAGES: Record<Unkept, string> = {
   "too-large": `The first request with this key completed, but its answer was over ${MAX_KEPT_RESPONSE_BYTES} bytes and was not kept`,
   "not-saved": "The first request with this key completed, but its answer could not be saved",
+  "in-doubt":
+    "The first request with this key may have completed: the database lost its connection while saving it, and whether it was saved could not be told. It is not run again; check whether it took effect, and use a new key if it did not",
 };
 
 const ANOTHER_CALLER = "This key was already used by another user or API key of the business; use a new key";
@@ -104,7 +108,7 @@ export class IdempotencyStore {
         const release = () => this.release(kvKey);
         return {
           proceed: async (response) => {
-            if (response.status >= 500) return release();
+            if (response.status >= 500) return response.outcomeInDoubt ? this.keepInDoubt(kvKey, record({ unkept: "in-doubt" })) : release();
             const weight = response.body.length + JSON.stringify(response.headers).length;
             const value =
               weight > MAX_KEPT_RESPONSE_BYTES
@@ -159,6 +163,15 @@ export class IdempotencyStore {
   private unreadable(kvKey: string, why: string) {
     this.options.logger?.error({ entry: kvKey, why }, "idempotency: an entry cannot be read; its request is refused, not run again");
     return errors.idempotencyKeyReused([{ path: "Idempotency-Key", message: UNREADABLE }]);
+  }
+
+  /**
+   * A write whose outcome is in doubt: the key is kept as completed without an answer, so a retry is
+   * refused (409002) rather than run a second time. The client gets the service's 503000 either way;
+   * if the store fails, the in-flight marker stays and expires after IN_FLIGHT_TTL_MS.
+   */
+  private async keepInDoubt(kvKey: string, value: string): Promise<void> {
+    await this.kv.set(kvKey, value, TTL_MS).catch((err: unknown) => this.options.logger?.error({ err }, "idempotency: could not keep a key whose write is in doubt"));
   }
 
   /** Frees the key after a 5xx or a failed forward; if the store fails, the marker expires on its own. */

@@ -103,7 +103,10 @@ function withEdgeResponses<T extends { paths?: Record<string, Record<string, any
         add("415", "Request body is not JSON (415000)");
       }
       if (method === "post")
-        add("409", "Idempotency-Key reused with a different request or by another user or API key, or what was kept of its first request cannot be read (409002)");
+        add(
+          "409",
+          "Idempotency-Key reused with a different request or by another user or API key, what was kept of its first request cannot be read, or its first request may have completed but its outcome could not be told (409002)",
+        );
     }
   }
   return doc;
