@@ -5,12 +5,12 @@
 // memory; the caller gets 500000 (see the README's Limits) and the cause is logged.
 import type { Dispatcher, Pool as PoolType } from "undici";
 import type { Request } from "express";
-import { INTERNAL_TOKEN_HEADER, type Principal, type Route } from "@crm/contracts";
+import { INTERNAL_TOKEN_HEADER, type Principal } from "@crm/contracts";
 import { type AppError, errors, OUTCOME_IN_DOUBT_HEADER } from "@crm/errors";
 import type { InProcessHandler } from "@crm/service-kit";
 import { dispatchInProcess, InProcessTooLarge } from "./in-process";
 import { InternalTokens } from "./internal-tokens";
-import type { ServiceName } from "./route-table";
+import type { RouteMatch, ServiceName } from "./route-table";
 import { Pool, undiciErrors, undiciUtil } from "./undici-pool";
 import { safeToRepeat, type Upstream, UpstreamPool } from "./upstream-pool";
 
@@ -183,7 +183,8 @@ export class Forwarder {
     if (gatewayHeaders) Object.assign(headers, gatewayHeaders);
     if (req.rawBody) headers["content-length"] = String(req.rawBody.length);
     // A route whose service holds answers by design (the change feed's wait) gets that much longer, and its own pools.
-    const waitsUpToMs = (req.res?.locals.route as Route | undefined)?.waitsUpToMs ?? 0;
+    const route = req.res?.locals.route as RouteMatch | undefined;
+    const waitsUpToMs = route?.waitsUpToMs ?? 0;
     const timeoutMs = this.options.timeoutMs + waitsUpToMs;
     const local = this.options.inProcess?.[service];
     if (local) {
@@ -202,7 +203,7 @@ export class Forwarder {
     let answer: CollectedAnswer;
     try {
       answer = await (waitsUpToMs > 0 ? this.waitingUpstreams : this.upstreams).get(service)!.send(
-        safeToRepeat(req.method, req.headers),
+        safeToRepeat(req.method, req.headers, route?.keyClaimedByService),
         (pool) =>
           new Promise<CollectedAnswer>((resolve, reject) => {
             pool.dispatch(

@@ -33,6 +33,17 @@ describe("route table", () => {
     expect(matchRoute("POST", "/api/v1/auth/logout")?.permission).toBeUndefined();
   });
 
+  it("carries what the forwarder needs of a route: the change feed's wait, and which creates claim their Idempotency-Key", () => {
+    // The forwarder reads these from the match: without them a feed wait of 30 s met the 30 s upstream
+    // time-out and the capped pools (the change feed's first version).
+    expect(matchRoute("GET", "/api/v1/events")?.waitsUpToMs).toBeGreaterThanOrEqual(30_000);
+    expect(matchRoute("GET", "/api/v1/client")?.waitsUpToMs).toBeUndefined();
+    expect(matchRoute("POST", "/api/v1/client")?.keyClaimedByService).toBe(true);
+    expect(matchRoute("POST", "/api/v1/invoice/batch")?.keyClaimedByService).toBe(true);
+    expect(matchRoute("POST", "/api/v1/webhook")?.keyClaimedByService).toBeUndefined();
+    expect(matchRoute("POST", "/api/v1/api-key")?.keyClaimedByService).toBeUndefined();
+  });
+
   it("finds nothing for unknown paths, methods and prefixes", () => {
     expect(matchRoute("GET", "/api/v1/unknown")).toBeUndefined();
     expect(matchRoute("DELETE", "/api/v1/client")).toBeUndefined();

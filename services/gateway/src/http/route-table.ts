@@ -19,6 +19,10 @@ export interface RouteMatch {
   idSegment?: number;
   /** A stable name for logs and metrics, e.g. "GET /client/:id". */
   name: string;
+  /** How much longer than UPSTREAM_TIMEOUT_MS its service may hold the answer (Route.waitsUpToMs: the change feed's wait). */
+  waitsUpToMs?: number;
+  /** Its service claims the request's Idempotency-Key in its own write (Route.keyClaimedByService). */
+  keyClaimedByService?: boolean;
 }
 
 interface Compiled {
@@ -38,6 +42,8 @@ const compiledRoutes: Compiled[] = apiRoutes.map((route) => {
       ...(route.permission ? { permission: route.permission } : {}),
       ...(route.jwtOnly ? { jwtOnly: true } : {}),
       ...(route.openToSelf ? { openToSelf: true, idSegment: segments.indexOf(":id") } : {}),
+      ...(route.waitsUpToMs ? { waitsUpToMs: route.waitsUpToMs } : {}),
+      ...(route.keyClaimedByService ? { keyClaimedByService: true } : {}),
       name: routeName(route),
     },
   };
