@@ -7,6 +7,7 @@ import { gatewayMetrics, startSpan, statusClass, type TraceSpan } from "@crm/tel
 import { API_PREFIX, matchRoute, type RouteMatch } from "./http/route-table";
 import { rawJsonBody } from "./http/raw-body";
 import { forwardWithoutRouter } from "./http/router-bypass";
+import { mayHaveRun } from "./http/upstream-pool";
 import type { Forwarder, UpstreamResponse } from "./http/forwarder";
 import type { IdempotencyStore } from "./http/idempotency";
 import { publicRouter, type PublicDocuments } from "./public/public-router";
@@ -155,12 +156,20 @@ function forwardToService({ idempotency, forwarder }: GatewayDeps, call: CallSer
       return send(res, idempotent.replay);
     }
     let upstream: UpstreamResponse;
+    let gatewayHeaders: Record<string, string> | undefined;
     try {
       // A webhook filter naming custom fields is checked against the definitions (filter-custom-keys.ts).
-      const gatewayHeaders = principal ? await webhookFilterHeaders(forwarder, route, req, principal) : undefined;
-      upstream = await call(route.service, req, principal, gatewayHeaders);
+      gatewayHeaders = principal ? await webhookFilterHeaders(forwarder, route, req, principal) : undefined;
     } catch (err) {
       await idempotent?.abandon();
+      throw err;
+    }
+    try {
+      upstream = await call(route.service, req, principal, gatewayHeaders);
+    } catch (err) {
+      // No answer came back. One that may have reached the service keeps its key (issue 42), unless the
+      // service claims the key itself and answers the retry from that claim.
+      await (mayHaveRun(err) && !route.keyClaimedByService ? idempotent?.unanswered() : idempotent?.abandon());
       throw err;
     }
     await idempotent?.proceed(upstream);

@@ -82,6 +82,8 @@ describe.each(modes)("Idempotency-Key callers and unreadable entries, on %s", (_
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
         created += 1;
+        // A service that got the request and never answered (a crash, a time-out): the gateway cannot tell.
+        if (Buffer.concat(chunks).toString().includes('"description":"no-answer"')) return void req.socket.destroy();
         // A service whose database lost the connection at COMMIT (issue 42): in doubt, or known not written.
         const lost = /"description":"(in-doubt|not-written)"/.exec(Buffer.concat(chunks).toString())?.[1];
         if (lost) {
@@ -189,5 +191,24 @@ describe.each(modes)("Idempotency-Key callers and unreadable entries, on %s", (_
     expect((await send(a, other, "not-written")).status).toBe(503);
     expect((await send(a, other, "not-written")).status).toBe(503);
     expect(created).toBe(ran + 2);
+  });
+
+  it("a POST that reached its service and got no answer keeps its key (issue 42): 503000, then 409002 'may have completed', never a second run", async () => {
+    const owner = await identity.addUser("OWNER");
+    const ownerJwt = { authorization: `Bearer ${(await identity.signIn(owner)).token}` };
+    const send = (key: string) =>
+      a
+        .post("/api/v1/webhook")
+        .set(ownerJwt)
+        .set("idempotency-key", key)
+        .set("content-type", "application/json")
+        .send(JSON.stringify({ url: "https://example.com/hook", events: ["client.created"], description: "no-answer" }));
+    const key = uniqueName("k");
+    const before = created;
+    expect([(await send(key)).status, created]).toEqual([503, before + 1]);
+    const retry = await send(key);
+    expect([retry.status, retry.body.error.code]).toEqual([409, 409002]);
+    expect(retry.body.error.details).toEqual([{ path: "Idempotency-Key", message: expect.stringContaining("did not answer") }]);
+    expect(created).toBe(before + 1);
   });
 });

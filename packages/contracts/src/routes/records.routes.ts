@@ -192,6 +192,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}`,
       permission: permission(resource, "create"),
       errors: writeErrors,
+      keyClaimedByService: true,
       docs: () => ({
         tags,
         summary: `Create a ${name} (permission ${resource}.create); emits ${entity}.created`,
@@ -206,6 +207,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}/batch`,
       permission: permission(resource, "create"),
       errors: writeErrors,
+      keyClaimedByService: true,
       docs: () => ({
         tags,
         summary: `Create 1 to ${RECORD_BATCH_MAX_ITEMS} ${name}s at once, all or nothing (permission ${resource}.create); emits one ${entity}.created per record, in order`,

@@ -52,6 +52,13 @@ export interface Route {
    * this much longer than UPSTREAM_TIMEOUT_MS for it.
    */
   waitsUpToMs?: number;
+  /**
+   * The service claims a request's Idempotency-Key in its own write (crm-records' creates), so its
+   * retry after a lost outcome is answered from that claim: the gateway may send such a request again
+   * after a lost connection, and frees the key when no answer came back. Without it, a POST that may
+   * have reached the service and got no answer keeps its key as in doubt (issue 42).
+   */
+  keyClaimedByService?: boolean;
   /** The JSON request body: what the service parses it with (requestBody) and what the document shows. */
   body?: { schema: ZodType; required: boolean };
   /**

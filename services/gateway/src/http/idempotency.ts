@@ -26,7 +26,7 @@ const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 export const MAX_KEPT_RESPONSE_BYTES = 1024 * 1024;
 
 /** Why a completed answer is not replayable: the key still refuses to run the request again. */
-type Unkept = "too-large" | "not-saved" | "in-doubt";
+type Unkept = "too-large" | "not-saved" | "in-doubt" | "unanswered";
 
 interface Stored {
   /** Keyed digest of method, URL and body. */
@@ -51,6 +51,8 @@ const UNKEPT_MESSAGES: Record<Unkept, string> = {
   "not-saved": "The first request with this key completed, but its answer could not be saved",
   "in-doubt":
     "The first request with this key may have completed: the database lost its connection while saving it, and whether it was saved could not be told. It is not run again; check whether it took effect, and use a new key if it did not",
+  unanswered:
+    "The first request with this key may have completed: it reached the service, which did not answer. It is not run again; check whether it took effect, and use a new key if it did not",
 };
 
 const ANOTHER_CALLER = "This key was already used by another user or API key of the business; use a new key";
@@ -59,7 +61,15 @@ const UNREADABLE = "A request with this key was already made, but what was kept 
 /** Who may replay an entry: the key of a request made with an API key, else the signed-in user. */
 export type IdempotencyCaller = Pick<Principal, "businessId" | "userId" | "apiKeyId">;
 
-export type IdempotentOutcome = { replay: UpstreamResponse } | { proceed: (response: UpstreamResponse) => Promise<void>; abandon: () => Promise<void> };
+export type IdempotentOutcome =
+  | { replay: UpstreamResponse }
+  | {
+      proceed: (response: UpstreamResponse) => Promise<void>;
+      /** The request never reached a service (or its service claims the key itself): the key is freed. */
+      abandon: () => Promise<void>;
+      /** The request may have reached the service, which gave no answer: the key is kept, never run twice. */
+      unanswered: () => Promise<void>;
+    };
 
 export interface IdempotencyOptions {
   /** How long a request waits for the first one with its key to finish (tests shorten it). */
@@ -132,6 +142,7 @@ export class IdempotencyStore {
             }
           },
           abandon: release,
+          unanswered: () => this.keepInDoubt(kvKey, record({ unkept: "unanswered" })),
         };
       }
       const raw = await kvOr503(this.kv.get(kvKey));

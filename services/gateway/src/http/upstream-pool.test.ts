@@ -7,7 +7,8 @@ import type { Request } from "express";
 import { isAppError } from "@crm/errors";
 import { loadConfig } from "../config";
 import { Forwarder } from "./forwarder";
-import { connectionFailure, REFUSED_REST_MS, safeToRepeat, UpstreamPool } from "./upstream-pool";
+import { matchRoute } from "./route-table";
+import { connectionFailure, mayHaveRun, REFUSED_REST_MS, safeToRepeat, UpstreamPool } from "./upstream-pool";
 
 const SECRET = "upstream-pool-test-secret-0123456789abcdef";
 
@@ -38,10 +39,12 @@ async function stoppedReplica(): Promise<string> {
   return gone.url;
 }
 
+/** A request to /api/v1/client, matched as the gateway matches it (its route says whether its service claims the key). */
 function request(method: string, headers: Record<string, string> = {}): Request {
   return {
     method,
     originalUrl: "/api/v1/client",
+    res: { locals: { route: matchRoute(method, "/api/v1/client") } },
     requestId: "req-1",
     ip: "127.0.0.1",
     protocol: "http",
@@ -112,7 +115,11 @@ describe("upstream replicas through the forwarder", () => {
       expect(await outcome(request("POST"))).toBe(503000);
       expect(await outcome(request("PATCH"))).toBe(503000);
       expect(await outcome(request("DELETE"))).toBe(503000);
-      expect(resetting.hits).toHaveLength(6);
+      // A key on a route whose service does not claim it: the first attempt may have run (issue 42).
+      const unclaimed = request("POST", { "idempotency-key": "k-2" });
+      unclaimed.res!.locals.route = matchRoute("POST", "/api/v1/webhook");
+      expect(await outcome(unclaimed)).toBe(503000);
+      expect(resetting.hits).toHaveLength(7);
       expect(live.hits).toEqual(["GET /api/v1/client", "HEAD /api/v1/client", "POST /api/v1/client"]);
     } finally {
       await Promise.all([resetting.close(), live.close()]);
@@ -178,8 +185,13 @@ describe("UpstreamPool", () => {
     expect(connectionFailure(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }))).toBe("reset");
     expect(connectionFailure(new Error("anything else"))).toBeUndefined();
     expect(safeToRepeat("GET", {})).toBe(true);
-    expect(safeToRepeat("POST", { "idempotency-key": "k" })).toBe(true);
-    expect(safeToRepeat("POST", {})).toBe(false);
+    expect(safeToRepeat("POST", { "idempotency-key": "k" }, true)).toBe(true);
+    // Its service does not claim the key: the first attempt may have run, and the gateway's entry is in flight.
+    expect(safeToRepeat("POST", { "idempotency-key": "k" })).toBe(false);
+    expect(safeToRepeat("POST", {}, true)).toBe(false);
+    expect(mayHaveRun(new TypeError("fetch failed", { cause: refused() }))).toBe(false);
+    expect(mayHaveRun(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }))).toBe(true);
+    expect(mayHaveRun(new Error("headers timeout"))).toBe(true);
     expect(safeToRepeat("DELETE", {})).toBe(false);
   });
 

@@ -3,7 +3,9 @@
 // replica listening (refused), or lost its connection before any answer byte (reset), is sent once
 // more to another replica when that is safe (docs/operations.md, "Rolling restarts"):
 // - refused: always, whatever the method; nothing reached the service.
-// - reset: only GET, HEAD, and a request with an Idempotency-Key; anything else may have been done.
+// - reset: only GET, HEAD, and a request with an Idempotency-Key on a route whose service claims the
+//   key in its own write (crm-records' creates: the repeat is answered from the claim); anything else
+//   may have been done, and is not done a second time (issue 42).
 // A replica that refused is skipped for REFUSED_REST_MS (while another is up), so a stopped replica
 // costs one refused connection per gateway, not one per request.
 
@@ -29,9 +31,18 @@ export function connectionFailure(err: unknown): "refused" | "reset" | undefined
   return undefined;
 }
 
-/** GET, HEAD, or any request with an Idempotency-Key (the gateway answers its repeats from the store). */
-export function safeToRepeat(method: string, headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
-  return method === "GET" || method === "HEAD" || headers["idempotency-key"] !== undefined;
+/**
+ * GET, HEAD, or a request with an Idempotency-Key whose service claims the key itself (Route's
+ * keyClaimedByService). The gateway's own store cannot make a repeat safe: the first attempt's entry is
+ * still in flight, so the repeat would reach the service as a second run.
+ */
+export function safeToRepeat(method: string, headers: Readonly<Record<string, string | string[] | undefined>>, keyClaimedByService = false): boolean {
+  return method === "GET" || method === "HEAD" || (keyClaimedByService && headers["idempotency-key"] !== undefined);
+}
+
+/** Whether a forward that got no answer may have been run by the service: anything but a refused connection. */
+export function mayHaveRun(err: unknown): boolean {
+  return connectionFailure(err) !== "refused";
 }
 
 interface Replica<T> {
