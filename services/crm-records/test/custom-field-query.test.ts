@@ -213,11 +213,19 @@ function querySuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     await define(c, { key: "n", label: "N", type: "number" });
     const made: string[] = [];
     for (const n of [3, 1, undefined]) made.push((await c.post("/client", { firstName: "S", lastName: "Q", customFields: n === undefined ? {} : { n } }).expect(201)).body.data.id);
-    const batch = await c.post("/client/batch", { items: [{ firstName: "S", lastName: "Q", customFields: { n: 2 } }, { firstName: "S", lastName: "Q", customFields: { n: 1 } }] }).expect(201);
+    const batch = await c
+      .post("/client/batch", {
+        items: [
+          { firstName: "S", lastName: "Q", customFields: { n: 2 } },
+          { firstName: "S", lastName: "Q", customFields: { n: 1 } },
+        ],
+      })
+      .expect(201);
     made.push(...batch.body.data.map((record: { id: string }) => record.id));
     const [a3, b1, cNone, d2, e1] = made as [string, string, string, string, string];
     const byId = (...list: string[]) => list.sort();
-    const order = async (query: string) => (await c.get(`/client?${query.includes("perPage") ? "" : "perPage=100&"}${query}`).expect(200)).body.data.map((record: { id: string }) => record.id);
+    const order = async (query: string) =>
+      (await c.get(`/client?${query.includes("perPage") ? "" : "perPage=100&"}${query}`).expect(200)).body.data.map((record: { id: string }) => record.id);
     const [lowOnes, ...rest] = [byId(b1, e1), d2, a3, cNone];
     expect(await order("orderBy=customFields.n:asc")).toEqual([...lowOnes!, ...rest]);
     expect(await order("orderBy=customFields.n:desc")).toEqual([cNone, a3, d2, ...lowOnes!.reverse()]);
