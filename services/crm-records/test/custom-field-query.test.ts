@@ -245,12 +245,19 @@ function querySuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     await c.post(`/client/${d2}/restore`).expect(200);
     expect(await order("orderBy=customFields.n:asc&where=customFields.n:gt:0")).toEqual([e1, d2, a3, b1]);
     await c.delete(`/client/${a3}`).expect(200);
+    const rowsOf = (where: { recordId?: string; key?: string }) => h.prisma.customFieldSortValue.count({ where: { businessId: c.businessId, ...where } });
+    expect(await rowsOf({ recordId: a3 })).toBe(2);
     await c.delete(`/client/${a3}?permanent=true`).expect(200);
+    expect(await rowsOf({ recordId: a3 })).toBe(0);
     expect(await order("orderBy=customFields.n:asc&deleted=include")).toEqual([cNone, e1, d2, b1]);
     // Archived and back: its values, and so its order, were kept.
     await c.delete("/client/fields/n").expect(200);
     await c.patch("/client/fields/n", { isArchived: false }).expect(200);
     expect(await order("orderBy=customFields.n:desc")).toEqual([b1, d2, e1, cNone]);
+    // Removed for good: its rows go with it.
+    await c.delete("/client/fields/t").expect(200);
+    await c.delete("/client/fields/t?permanent=true").expect(200);
+    expect([await rowsOf({ key: "t" }), await rowsOf({ key: "n" })]).toEqual([0, 4]);
   });
 
   it("a custom sort on invoices, created with their line items in a transaction of their own", async () => {

@@ -1,8 +1,8 @@
-// A create of a record without line items as ONE statement: the record, its event in the outbox and
-// its audit entry (extensions §E7) and its custom field sort values as data-modifying CTEs, the business's record count as the
-// statement itself. A single statement is atomic on its own (all four rows commit together or none
-// does), so it needs no BEGIN/COMMIT and costs one round trip where an interactive transaction cost
-// five or six.
+// A create of a record without line items as ONE statement: the record, its event in the outbox, its
+// audit entry (extensions §E7) and its custom field sort values (custom-field-sort.ts) as data-modifying
+// CTEs, the business's record count as the statement itself. A single statement is atomic on its own
+// (all its rows commit together or none do), so it needs no BEGIN/COMMIT and costs one round trip
+// where an interactive transaction cost five or six.
 //
 // The statement writes every column itself (defaults from the definition, timestamps from here), so
 // the row the response and the event describe is exactly the stored one without reading it back.
