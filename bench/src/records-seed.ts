@@ -52,6 +52,14 @@ export async function seedClients(db: Client, businessId: string, count: number,
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::timestamptz[]) AS u(id, f, l, e, p, c, a, t)`,
       [businessId, ids, first, last, emails, phones, companies, active, created, customCode],
     );
+    // And the sort value each create writes for `code` (crm-records' custom-field-sort.ts): its text.
+    if (customCode) {
+      await db.query(
+        `INSERT INTO "records"."CustomFieldSortValue" ("businessId", "entity", "key", "recordId", "absent", "number", "text")
+         SELECT $1::uuid, 'client', 'code', u.id, false, 0, u.l FROM unnest($2::uuid[], $3::text[]) AS u(id, l)`,
+        [businessId, ids, last],
+      );
+    }
   }
   // The count every create keeps in its transaction (records.RecordCount), as if each had been a POST.
   await db.query(

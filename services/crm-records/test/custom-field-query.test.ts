@@ -207,6 +207,70 @@ function querySuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     const refused = await b.get(`/client?cursor=${first.body.meta.nextCursor}&perPage=1`);
     expect([refused.status, refused.body.error?.code]).toEqual([400, 400019]);
   });
+
+  it("a custom sort follows every write: creates one by one and in a batch, a definition added later, updates, trash, restore, purge, archive", async () => {
+    const c = h.caller({ permissions: allPermissions });
+    await define(c, { key: "n", label: "N", type: "number" });
+    const made: string[] = [];
+    for (const n of [3, 1, undefined]) made.push((await c.post("/client", { firstName: "S", lastName: "Q", customFields: n === undefined ? {} : { n } }).expect(201)).body.data.id);
+    const batch = await c
+      .post("/client/batch", {
+        items: [
+          { firstName: "S", lastName: "Q", customFields: { n: 2 } },
+          { firstName: "S", lastName: "Q", customFields: { n: 1 } },
+        ],
+      })
+      .expect(201);
+    made.push(...batch.body.data.map((record: { id: string }) => record.id));
+    const [a3, b1, cNone, d2, e1] = made as [string, string, string, string, string];
+    const byId = (...list: string[]) => list.sort();
+    const order = async (query: string) =>
+      (await c.get(`/client?${query.includes("perPage") ? "" : "perPage=100&"}${query}`).expect(200)).body.data.map((record: { id: string }) => record.id);
+    const [lowOnes, ...rest] = [byId(b1, e1), d2, a3, cNone];
+    expect(await order("orderBy=customFields.n:asc")).toEqual([...lowOnes!, ...rest]);
+    expect(await order("orderBy=customFields.n:desc")).toEqual([cNone, a3, d2, ...lowOnes!.reverse()]);
+    // A definition made after the records: none of them has a value, so all sort by id.
+    await define(c, { key: "t", label: "T", type: "text" });
+    expect(await order("orderBy=customFields.t:asc")).toEqual(byId(...made));
+    await c.patch(`/client/${b1}`, { customFields: { n: 5, t: "x" } }).expect(200);
+    await c.patch(`/client/${cNone}`, { customFields: { n: 0 } }).expect(200);
+    expect(await order("orderBy=customFields.n:asc")).toEqual([cNone, e1, d2, a3, b1]);
+    expect(await order("orderBy=customFields.t:desc")).toEqual([...byId(a3, cNone, d2, e1).reverse(), b1]);
+    // Offset pages are slices of the same order.
+    expect(await order("orderBy=customFields.n:asc&perPage=2&page=2")).toEqual([d2, a3]);
+    await c.delete(`/client/${d2}`).expect(200);
+    expect(await order("orderBy=customFields.n:asc")).toEqual([cNone, e1, a3, b1]);
+    expect(await order("orderBy=customFields.n:asc&deleted=include")).toEqual([cNone, e1, d2, a3, b1]);
+    expect(await order("orderBy=customFields.n:desc&deleted=only")).toEqual([d2]);
+    await c.post(`/client/${d2}/restore`).expect(200);
+    expect(await order("orderBy=customFields.n:asc&where=customFields.n:gt:0")).toEqual([e1, d2, a3, b1]);
+    await c.delete(`/client/${a3}`).expect(200);
+    const rowsOf = (where: { recordId?: string; key?: string }) => h.prisma.customFieldSortValue.count({ where: { businessId: c.businessId, ...where } });
+    expect(await rowsOf({ recordId: a3 })).toBe(2);
+    await c.delete(`/client/${a3}?permanent=true`).expect(200);
+    expect(await rowsOf({ recordId: a3 })).toBe(0);
+    expect(await order("orderBy=customFields.n:asc&deleted=include")).toEqual([cNone, e1, d2, b1]);
+    // Archived and back: its values, and so its order, were kept.
+    await c.delete("/client/fields/n").expect(200);
+    await c.patch("/client/fields/n", { isArchived: false }).expect(200);
+    expect(await order("orderBy=customFields.n:desc")).toEqual([b1, d2, e1, cNone]);
+    // Removed for good: its rows go with it.
+    await c.delete("/client/fields/t").expect(200);
+    await c.delete("/client/fields/t?permanent=true").expect(200);
+    expect([await rowsOf({ key: "t" }), await rowsOf({ key: "n" })]).toEqual([0, 4]);
+  });
+
+  it("a custom sort on invoices, created with their line items in a transaction of their own", async () => {
+    const c = h.caller({ permissions: allPermissions });
+    await c.post("/invoice/fields", { key: "due", label: "Due", type: "date" }).expect(201);
+    const clientId = (await c.post("/client", { firstName: "I", lastName: "Q" }).expect(201)).body.data.id;
+    const invoices: string[] = [];
+    for (const due of ["2024-03-01", "2024-01-01", "2024-02-01"]) {
+      invoices.push((await c.post("/invoice", { clientId, customFields: { due }, items: [{ description: "x", quantity: 1, unitPrice: 1 }] }).expect(201)).body.data.id);
+    }
+    const listed = await c.get("/invoice?orderBy=customFields.due:asc").expect(200);
+    expect(listed.body.data.map((invoice: { id: string }) => invoice.id)).toEqual([invoices[1], invoices[2], invoices[0]]);
+  });
 }
 
 describeEachMode("custom fields in where and orderBy on %s", (mode) => querySuite(mode, {}));

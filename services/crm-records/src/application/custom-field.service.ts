@@ -35,7 +35,7 @@ export class CustomFieldService {
   async create(entity: RecordEntity, businessId: string, input: CustomFieldCreate, context: AuditContext): Promise<CustomFieldDefinitionView> {
     return this.store.write(businessId, entity, async (tx, existing) => {
       const values = newDefinition(this.definitions[entity], existing, input);
-      const view = definitionView(await this.store.insert(tx, businessId, entity, values));
+      const view = definitionView(await this.store.insert(tx, businessId, this.definitions[entity], values));
       await this.audit.record(tx, businessId, fieldCreated(entity, view), context);
       return view;
     });

@@ -23,6 +23,7 @@ import { adjustRecordCount } from "../persistence/record-count";
 import { insertedRow, insertRecordsStatement, insertRecordStatement, refusedAsStaleDefinitions, refusedAsTrashedClient } from "../persistence/record-insert";
 import type { RecordReads, RunStatement } from "../persistence/record-reads";
 import { insertRow, inTransaction } from "../persistence/record-writes";
+import { syncSortValues } from "../persistence/custom-field-sort";
 import { checkClientReference, checkClientReferences } from "./client-references";
 import type { BusinessDefinitions } from "../persistence/custom-field.store";
 import { type BusinessCustomFields, type CustomFieldCache, shapedFields } from "./custom-field-cache";
@@ -269,6 +270,12 @@ export class RecordCreation {
           businessId,
           definition.entity,
           unique.map(({ key, value, recordId }) => ({ key, value, recordId })),
+        );
+        await syncSortValues(
+          tx,
+          definition,
+          businessId,
+          views.map((view) => String(view.id)),
         );
         await adjustRecordCount(tx, businessId, definition.entity, inputs.length);
         if (claim)

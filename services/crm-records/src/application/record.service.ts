@@ -22,6 +22,7 @@ import type { PrismaClient, Tx } from "../persistence/prisma";
 import { type ReadDevices, RecordReads, statementRunner } from "../persistence/record-reads";
 import type { CreateClaim } from "../persistence/idempotent-create";
 import { inTransaction, lockedRecord, updateRow } from "../persistence/record-writes";
+import { syncSortValues } from "../persistence/custom-field-sort";
 import { trashRecord } from "../persistence/trash-writes";
 import { type DeletedMode, parseDeletedMode } from "../domain/deleted-mode";
 import type { CustomFieldsShaper } from "../domain/record.serializer";
@@ -291,6 +292,7 @@ export class RecordService {
         data[definition.document.itemsRelation] = { deleteMany: {}, create: itemRows(items) };
       }
       const row = await updateRow(tx, definition, id, data);
+      if (write) await syncSortValues(tx, definition, businessId, [id]);
       const view = serializeRecord(definition, row, this.options.definitions, false, custom.shaper);
       return { view, events: [buildEnvelope(definition.entity, "updated", businessId, view, previousAttributes(before, view))] };
     }).catch(async (err: unknown) => {

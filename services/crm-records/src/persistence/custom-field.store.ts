@@ -6,6 +6,7 @@ import type { CustomFieldDefinition, DefinitionValues } from "../domain/custom-f
 import type { CustomFieldValue } from "../domain/custom-field-values";
 import { Prisma, type PrismaClient, type Tx } from "./prisma";
 import type { RunStatement } from "./record-reads";
+import { dropSortValuesOfKey, syncSortValues } from "./custom-field-sort";
 
 /** Every definition of a business, per entity, oldest first, and the version they were read at. */
 export interface BusinessDefinitions {
@@ -77,8 +78,10 @@ export class CustomFieldStore {
     });
   }
 
-  async insert(tx: Tx, businessId: string, entity: RecordEntity, values: DefinitionValues): Promise<CustomFieldDefinition> {
-    const row = await tx.customFieldDefinition.create({ data: { businessId, entity, ...stored(values) } });
+  /** A new definition, and a sort value for each of the entity's records (custom-field-sort.ts). */
+  async insert(tx: Tx, businessId: string, entity: EntityDefinition, values: DefinitionValues): Promise<CustomFieldDefinition> {
+    const row = await tx.customFieldDefinition.create({ data: { businessId, entity: entity.entity, ...stored(values) } });
+    await syncSortValues(tx, entity, businessId, null, values.key);
     return definitionOf(row);
   }
 
@@ -92,6 +95,7 @@ export class CustomFieldStore {
   async remove(tx: Tx, businessId: string, entity: EntityDefinition, key: string): Promise<void> {
     await tx.customFieldDefinition.delete({ where: { businessId_entity_key: { businessId, entity: entity.entity, key } } });
     await tx.customFieldUniqueValue.deleteMany({ where: { businessId, entity: entity.entity, key } });
+    await dropSortValuesOfKey(tx, businessId, entity.entity, key);
     // `table` is a constant of the entity definition; the values are bound parameters.
     await tx.$executeRawUnsafe(
       `UPDATE ${entity.table} SET "customFields" = "customFields" - $2::text WHERE "businessId" = $1::uuid AND "customFields" ? $2::text`,

@@ -1,8 +1,8 @@
-// A create of a record without line items as ONE statement: the record, its event in the outbox and
-// its audit entry (extensions §E7) as three data-modifying CTEs, the business's record count as the
-// statement itself. A single statement is atomic on its own (all four rows commit together or none
-// does), so it needs no BEGIN/COMMIT and costs one round trip where an interactive transaction cost
-// five or six.
+// A create of a record without line items as ONE statement: the record, its event in the outbox, its
+// audit entry (extensions §E7) and its custom field sort values (custom-field-sort.ts) as data-modifying
+// CTEs, the business's record count as the statement itself. A single statement is atomic on its own
+// (all its rows commit together or none do), so it needs no BEGIN/COMMIT and costs one round trip
+// where an interactive transaction cost five or six.
 //
 // The statement writes every column itself (defaults from the definition, timestamps from here), so
 // the row the response and the event describe is exactly the stored one without reading it back.
@@ -15,6 +15,7 @@ import { toJsonNumber } from "../domain/money";
 import type { Row } from "../domain/record.serializer";
 import { type CreateClaim, claimCte } from "./idempotent-create";
 import { COUNT_SLOTS } from "./record-count";
+import { insertSortValuesSql } from "./custom-field-sort";
 
 export interface InsertStatement {
   sql: string;
@@ -71,7 +72,7 @@ export interface InsertEntry {
  */
 export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, definitionsVersion: bigint, claim?: CreateClaim): InsertStatement {
   const { params, param } = statementParameters();
-  const records = recordValues(definition, entries, String(definitionsVersion), param);
+  const { records, sortInputs } = recordValues(definition, entries, String(definitionsVersion), param);
   const topic = param(RECORDS_TOPIC);
   const first = entries[0]!.traceparent;
   const traceparent = param(first !== undefined ? first : (activeTraceHeaders()?.traceparent ?? null));
@@ -82,7 +83,9 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const slot = param(Math.floor(Math.random() * COUNT_SLOTS));
   const recordIds = entries.map((entry) => String(entry.row["id"]));
   const claimed = claim ? `, ${claimCte(claim, recordIds, param)}` : "";
-  const sql = `${recordAndEventInserts(definition, records, events, audits)}${claimed}
+  // The records' custom field sort values (custom-field-sort.ts): a CTE, so the create stays one statement.
+  const sortValues = `, "sortValue" AS (\n  ${insertSortValuesSql(businessId, entity, sortInputs)}\n)`;
+  const sql = `${recordAndEventInserts(definition, records, events, audits)}${sortValues}${claimed}
 INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") SELECT ${businessId}::uuid, ${entity}, ${slot}, count(*)::int FROM "record"
 ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
   return { sql, params };
@@ -160,21 +163,34 @@ function columnNames(definition: EntityDefinition): string {
 }
 
 /**
- * Each entry's `(...)` of column values; decimals come from `data`, so no precision passes through a float.
- * The business id is written only at the definitions' version (currentDefinitionsSql). A client reference
- * is the id of a live client of the business, read `FOR KEY SHARE` (liveClientSql), or NULL, which the
- * column refuses (refusedAsTrashedClient).
+ * Each entry's `(...)` of column values (and the placeholders of its id and values, for the sort values);
+ * decimals come from `data`, so no precision passes through a float. The business id is written only at
+ * the definitions' version (currentDefinitionsSql). A client reference is the id of a live client of the
+ * business, read `FOR KEY SHARE` (liveClientSql), or NULL, which the column refuses (refusedAsTrashedClient).
  */
-function recordValues(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, definitionsVersion: string, param: (value: unknown) => string): string[] {
+function recordValues(
+  definition: EntityDefinition,
+  entries: ReadonlyArray<InsertEntry>,
+  definitionsVersion: string,
+  param: (value: unknown) => string,
+): { records: string[]; sortInputs: Array<{ id: string; customFields: string }> } {
   const version = param(definitionsVersion);
-  return entries.map(({ data, row }) => {
+  const sortInputs: Array<{ id: string; customFields: string }> = [];
+  const records = entries.map(({ data, row }) => {
+    let id = "";
     const values = Object.entries(definition.columns).map(([name, column]) => {
       const value = column.type === "decimal" ? (data[name] ?? column.default) : row[name];
       if (name === "businessId") return currentDefinitionsSql(param(value), version);
       if (name === definition.clientReference) return liveClientSql(param(row["businessId"]), param(value));
-      return param(value ?? null);
+      const placeholder = param(value ?? null);
+      if (name === "id") id = placeholder;
+      return placeholder;
     });
-    values.push(param(JSON.stringify(row[CUSTOM_FIELDS_PROPERTY] ?? {})));
+    const customFields = param(JSON.stringify(row[CUSTOM_FIELDS_PROPERTY] ?? {}));
+    values.push(customFields);
+    // The sort values' CTE reads the same parameters: the id and the values are sent once.
+    sortInputs.push({ id, customFields });
     return `(${values.join(", ")})`;
   });
+  return { records, sortInputs };
 }

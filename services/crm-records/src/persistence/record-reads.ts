@@ -14,6 +14,7 @@ import { listWhereSql, orderBySql, SqlParams } from "./list-sql";
 import { type CustomFieldTypes, namesCustomField } from "../domain/custom-field-query";
 import { delegateOf, type PrismaClient } from "./prisma";
 import { recordCount } from "./record-count";
+import { customSortOf, customSortPageSql } from "./custom-sort-list";
 
 /** Runs one statement with bound parameters; `name`: prepared once per connection under it (SqlRunner.query). */
 export type RunStatement = (text: string, params: unknown[], name?: string) => Promise<Row[]>;
@@ -129,16 +130,29 @@ export class RecordReads {
     const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after, query.custom);
     return {
       page: async () => {
-        const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`).join(", ");
-        // take and skip are integers the parser bounded; everything from the client is a parameter.
-        let values = params.values;
-        let version = "";
-        if (query.withDefinitionsVersion) {
-          // Its own parameter at the end: the count statement shares the others and must not carry it.
-          values = [...params.values, businessId];
-          version = `, (SELECT "version" FROM "records"."CustomFieldVersion" WHERE "businessId" = $${values.length}::uuid) AS "${DEFINITIONS_VERSION_COLUMN}"`;
+        const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`);
+        const custom = customSortOf(query.orderBy, query.custom);
+        const versionColumn = (placeholder: string) =>
+          `, (SELECT "version" FROM "records"."CustomFieldVersion" WHERE "businessId" = ${placeholder}::uuid) AS "${DEFINITIONS_VERSION_COLUMN}"`;
+        let sql: string;
+        let values: unknown[];
+        if (custom) {
+          // A sort on one custom field reads its sort values (custom-sort-list.ts), with parameters of its own.
+          const own = new SqlParams();
+          const version = query.withDefinitionsVersion ? versionColumn(own.add(businessId)) : "";
+          sql = customSortPageSql({ ...query, definition, businessId, custom: query.custom!, sort: custom, columns }, own, version);
+          values = own.values;
+        } else {
+          values = params.values;
+          let version = "";
+          if (query.withDefinitionsVersion) {
+            // Its own parameter at the end: the count statement shares the others and must not carry it.
+            values = [...params.values, businessId];
+            version = versionColumn(`$${values.length}`);
+          }
+          // take and skip are integers the parser bounded; everything from the client is a parameter.
+          sql = `SELECT ${columns.join(", ")}${version} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy, query.custom)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
         }
-        const sql = `SELECT ${columns}${version} FROM ${definition.table} WHERE ${where} ORDER BY ${orderBySql(query.orderBy, query.custom)} LIMIT ${query.take + 1} OFFSET ${query.skip}`;
         const rows = await this.options.run(sql, values);
         // The driver returns NUMERIC as exact text; Prisma as a Decimal. Both read the same from here on.
         for (const name of decimalColumns(definition)) {

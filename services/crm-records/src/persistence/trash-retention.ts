@@ -4,6 +4,7 @@ import type { RetentionRule } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import { purgedAuditChange } from "../domain/record-audit";
 import type { PrismaClient } from "./prisma";
+import { dropSortValues } from "./custom-field-sort";
 
 /**
  * Records in the trash longer than `retentionMs` (TRASH_RETENTION_DAYS, extensions §E5) are purged,
@@ -52,6 +53,7 @@ DELETE FROM ${definition.table} AS t USING expired WHERE t."id" = expired."id" R
               ids.map((id) => purgedAuditChange({ entity, id })),
               SYSTEM_CONTEXT,
             );
+            await dropSortValues(tx, businessId, entity, ids);
           }
           return gone.length;
         });

@@ -11,6 +11,7 @@ import type { Row } from "../domain/record.serializer";
 import { delegateOf, isForeignKeyViolation, type Tx } from "./prisma";
 import { adjustRecordCount } from "./record-count";
 import { baseInclude, DEFAULT_ORDER } from "./record-reads";
+import { dropSortValues } from "./custom-field-sort";
 
 /** The column naming the record whose delete cascaded to this one (a contact's client): schema.prisma. */
 export const CASCADE_MARK_COLUMN = "deletedWith";
@@ -135,6 +136,12 @@ export async function purgeRecord(tx: Tx, definitions: Definitions, definition: 
       id,
     );
     for (const row of gone) purged.push({ entity: target.entity, id: row.id });
+    await dropSortValues(
+      tx,
+      businessId,
+      target.entity,
+      gone.map((row) => row.id),
+    );
   }
   try {
     await tx.$executeRawUnsafe(`DELETE FROM ${definition.table} WHERE "id" = $1::uuid AND "businessId" = $2::uuid AND "deletedAt" IS NOT NULL`, id, businessId);
@@ -143,5 +150,6 @@ export async function purgeRecord(tx: Tx, definitions: Definitions, definition: 
     if (isForeignKeyViolation(err)) throw errors.hasDependents(undefined, { cause: err });
     throw err;
   }
+  await dropSortValues(tx, businessId, definition.entity, [id]);
   return purged;
 }

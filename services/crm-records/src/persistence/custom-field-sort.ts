@@ -1,0 +1,77 @@
+// The sort values of custom fields (extensions §E4, docs/performance.md D35): one CustomFieldSortValue
+// row per record and sortable definition of its entity (every type but multiSelect, archived ones
+// included: their values are kept and come back with them), so a list sorted on `customFields.<key>`
+// reads one btree range instead of casting and sorting every record of the business.
+//
+// The rows are computed in SQL from the record's stored `customFields` and the definition's type, by
+// one expression (sortColumnsSql) shared by every writer: the create statement (a CTE of
+// record-insert.ts), a write of stored records (syncSortValuesSql: updates, line-item creates, a new
+// definition), and the migration that backfilled them. A record in the trash keeps its rows (lists
+// with deleted=include|only sort it too); a purge or a definition removed for good drops them.
+import type { RecordEntity } from "@crm/contracts";
+import type { EntityDefinition } from "../entities";
+import type { Tx } from "./prisma";
+
+export const SORT_TABLE = `"records"."CustomFieldSortValue"`;
+const DEFINITIONS = `"records"."CustomFieldDefinition"`;
+/** The types sorted by `number`; every other sortable type is sorted by its text. */
+const NUMERIC_TYPES = `('number', 'integer', 'boolean')`;
+
+/**
+ * absent, number, text of the value of definition `d` in the jsonb `customFields`: a number as
+ * numeric, a boolean as 0 or 1 (false before true), anything else as its stored text; 0 and ''
+ * where the column does not apply, so no column is NULL.
+ */
+function sortColumnsSql(customFields: string): string {
+  const value = `(${customFields} ->> d."key")`;
+  return `${value} IS NULL,
+    CASE WHEN ${value} IS NULL THEN 0 WHEN d."type" = 'boolean' THEN (${value})::boolean::int WHEN d."type" IN ${NUMERIC_TYPES} THEN (${value})::numeric ELSE 0 END,
+    CASE WHEN ${value} IS NULL OR d."type" IN ${NUMERIC_TYPES} THEN '' ELSE ${value} END`;
+}
+
+const COLUMNS = `"businessId", "entity", "key", "recordId", "absent", "number", "text"`;
+
+/** The entity's sortable definitions of the business, as `d`. */
+function definitionsJoin(businessId: string, entity: string): string {
+  return `${DEFINITIONS} AS d ON d."businessId" = ${businessId}::uuid AND d."entity" = ${entity} AND d."type" <> 'multiSelect'`;
+}
+
+/**
+ * A CTE body inserting the rows of records being created in the same statement (which the statement
+ * cannot read back): `records` pairs each new record's id with its customFields, both placeholders.
+ */
+export function insertSortValuesSql(businessId: string, entity: string, records: ReadonlyArray<{ id: string; customFields: string }>): string {
+  const values = records.map((record) => `(${record.id}::uuid, ${record.customFields}::jsonb)`).join(", ");
+  return `INSERT INTO ${SORT_TABLE} (${COLUMNS})
+  SELECT ${businessId}::uuid, ${entity}, d."key", v."id", ${sortColumnsSql(`v."customFields"`)}
+  FROM (VALUES ${values}) AS v ("id", "customFields") JOIN ${definitionsJoin(businessId, entity)}`;
+}
+
+/**
+ * Sets the rows of stored records from their `customFields` as they are now: `$1` the business,
+ * `$2` the entity, `$3` the records' ids, or NULL for all of them; `$4` one definition's key, or NULL for every one.
+ */
+export function syncSortValuesSql(definition: EntityDefinition): string {
+  return `INSERT INTO ${SORT_TABLE} (${COLUMNS})
+  SELECT r."businessId", $2, d."key", r."id", ${sortColumnsSql(`r."customFields"`)}
+  FROM ${definition.table} AS r JOIN ${definitionsJoin("$1", "$2")} AND ($4::text IS NULL OR d."key" = $4::text)
+  WHERE r."businessId" = $1::uuid AND ($3::uuid[] IS NULL OR r."id" = ANY($3::uuid[]))
+  ON CONFLICT ("businessId", "entity", "recordId", "key") DO UPDATE SET "absent" = EXCLUDED."absent", "number" = EXCLUDED."number", "text" = EXCLUDED."text"`;
+}
+
+/** The rows of `recordIds` (or with `key`, of that definition only) from their stored values. */
+export async function syncSortValues(tx: Tx, definition: EntityDefinition, businessId: string, recordIds: readonly string[] | null, key: string | null = null): Promise<void> {
+  if (recordIds !== null && recordIds.length === 0) return;
+  await tx.$executeRawUnsafe(syncSortValuesSql(definition), businessId, definition.entity, recordIds === null ? null : [...recordIds], key);
+}
+
+/** Purged records sort nowhere any more. */
+export async function dropSortValues(tx: Tx, businessId: string, entity: RecordEntity, recordIds: readonly string[]): Promise<void> {
+  if (recordIds.length === 0) return;
+  await tx.$executeRawUnsafe(`DELETE FROM ${SORT_TABLE} WHERE "businessId" = $1::uuid AND "entity" = $2 AND "recordId" = ANY($3::uuid[])`, businessId, entity, [...recordIds]);
+}
+
+/** A definition removed for good: its rows go with it. */
+export async function dropSortValuesOfKey(tx: Tx, businessId: string, entity: RecordEntity, key: string): Promise<void> {
+  await tx.$executeRawUnsafe(`DELETE FROM ${SORT_TABLE} WHERE "businessId" = $1::uuid AND "entity" = $2 AND "key" = $3`, businessId, entity, key);
+}
