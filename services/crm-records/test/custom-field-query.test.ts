@@ -2,7 +2,7 @@
 // operators, casts and errors of a built-in field of its type; an unknown, archived or another
 // business's key is 400019 in where and 400011 in orderBy; cursors walk a custom sort. Each case runs
 // on PGlite and PostgreSQL, with the list SQL (D13) on and off (Prisma's list path).
-import { allPermissions } from "@crm/contracts";
+import { allPermissions, uuidv7 } from "@crm/contracts";
 import { describeEachMode } from "@crm/testing";
 import { type Caller, type Mode, sharedHarness } from "./harness";
 
@@ -258,6 +258,37 @@ function querySuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     await c.delete("/client/fields/t").expect(200);
     await c.delete("/client/fields/t?permanent=true").expect(200);
     expect([await rowsOf({ key: "t" }), await rowsOf({ key: "n" })]).toEqual([0, 4]);
+  });
+
+  (mode === "postgres" ? it : it.skip)("a record whose create raced a new definition (committed after it, begun before) sorts on it too", async () => {
+    const c = h.caller({ permissions: allPermissions });
+    await c.post("/client", { firstName: "Before", lastName: "Race" }).expect(201);
+    const raced = uuidv7();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A create still open when the definition commits: its snapshot had no such definition, so it wrote no row for it.
+    const create = h.prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRawUnsafe(
+          `INSERT INTO "records"."Client" ("id", "businessId", "firstName", "lastName", "updatedAt") VALUES ($1::uuid, $2::uuid, 'Raced', 'Race', now())`,
+          raced,
+          c.businessId,
+        );
+        await held;
+      },
+      { timeout: 30_000 },
+    );
+    const defined = c.post("/client/fields", { key: "late", label: "Late", type: "text" }).then((res) => res.status);
+    // The definition has committed (its own rows could not see the open create) before the create commits.
+    for (let i = 0; i < 500 && !(await h.prisma.customFieldDefinition.findFirst({ where: { businessId: c.businessId, key: "late" } })); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    release();
+    await create;
+    expect(await defined).toBe(201);
+    expect(await h.prisma.customFieldSortValue.count({ where: { businessId: c.businessId, key: "late", recordId: raced } })).toBe(1);
+    const order = (await c.get("/client?orderBy=customFields.late:asc").expect(200)).body.data.map((r: { firstName: string }) => r.firstName);
+    expect(order.sort()).toEqual(["Before", "Raced"]);
   });
 
   it("a custom sort on invoices, created with their line items in a transaction of their own", async () => {

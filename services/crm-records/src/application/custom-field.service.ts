@@ -32,13 +32,16 @@ export class CustomFieldService {
     return definitionView(found);
   }
 
+  /** A new definition; answered once the records created while it was made sort on it too (custom-field-sort.ts). */
   async create(entity: RecordEntity, businessId: string, input: CustomFieldCreate, context: AuditContext): Promise<CustomFieldDefinitionView> {
-    return this.store.write(businessId, entity, async (tx, existing) => {
+    const view = await this.store.write(businessId, entity, async (tx, existing) => {
       const values = newDefinition(this.definitions[entity], existing, input);
-      const view = definitionView(await this.store.insert(tx, businessId, this.definitions[entity], values));
-      await this.audit.record(tx, businessId, fieldCreated(entity, view), context);
-      return view;
+      const created = definitionView(await this.store.insert(tx, businessId, this.definitions[entity], values));
+      await this.audit.record(tx, businessId, fieldCreated(entity, created), context);
+      return created;
     });
+    await this.store.settleNew(this.definitions[entity], businessId, view.key);
+    return view;
   }
 
   /** A change; `{"isArchived": false}` brings an archived definition back with its values. */

@@ -10,7 +10,7 @@
 // with deleted=include|only sort it too); a purge or a definition removed for good drops them.
 import type { RecordEntity } from "@crm/contracts";
 import type { EntityDefinition } from "../entities";
-import type { Tx } from "./prisma";
+import type { PrismaClient, Tx } from "./prisma";
 
 export const SORT_TABLE = `"records"."CustomFieldSortValue"`;
 const DEFINITIONS = `"records"."CustomFieldDefinition"`;
@@ -63,6 +63,46 @@ export function syncSortValuesSql(definition: EntityDefinition): string {
 export async function syncSortValues(tx: Tx, definition: EntityDefinition, businessId: string, recordIds: readonly string[] | null, key: string | null = null): Promise<void> {
   if (recordIds !== null && recordIds.length === 0) return;
   await tx.$executeRawUnsafe(syncSortValuesSql(definition), businessId, definition.entity, recordIds === null ? null : [...recordIds], key);
+}
+
+/** How long a new definition waits for the transactions open at its commit (settleNewDefinition). */
+const SETTLE_WAIT_MS = 5_000;
+const SETTLE_POLL_MS = 20;
+
+/**
+ * After a new definition commits. A create whose statement began before that commit wrote no row for
+ * it (the definition was not in its snapshot), and the definition's own rows (syncSortValues in its
+ * transaction) could not include that record (not committed yet): it would sort nowhere on the new
+ * key. So wait until every transaction of this database open at the commit has ended, as CREATE INDEX
+ * CONCURRENTLY waits for older snapshots (each holds its virtual transaction id's lock until it ends),
+ * then give the records still without a row theirs. Bounded: past SETTLE_WAIT_MS, what has committed
+ * by then is settled. Returns how many records it gave a row (0 unless a create raced the definition).
+ */
+export async function settleNewDefinition(prisma: PrismaClient, definition: EntityDefinition, businessId: string, key: string): Promise<number> {
+  const open = await prisma.$queryRawUnsafe<Array<{ vxid: string }>>(
+    `SELECT l."virtualxid" AS "vxid" FROM pg_locks AS l JOIN pg_stat_activity AS a ON a."pid" = l."pid"
+     WHERE l."locktype" = 'virtualxid' AND l."granted" AND l."pid" <> pg_backend_pid() AND a."datname" = current_database()`,
+  );
+  const waiting = open.map((row) => row.vxid);
+  for (const deadline = Date.now() + SETTLE_WAIT_MS; waiting.length > 0 && Date.now() < deadline; ) {
+    const [still] = await prisma.$queryRawUnsafe<Array<{ open: number }>>(
+      `SELECT count(*)::int AS "open" FROM pg_locks WHERE "locktype" = 'virtualxid' AND "virtualxid" = ANY($1::text[])`,
+      waiting,
+    );
+    if (!still || still.open === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+  }
+  return prisma.$executeRawUnsafe(
+    `INSERT INTO ${SORT_TABLE} (${COLUMNS})
+  SELECT r."businessId", $2, d."key", r."id", ${sortColumnsSql(`r."customFields"`)}
+  FROM ${definition.table} AS r JOIN ${definitionsJoin("$1", "$2")} AND d."key" = $3
+  WHERE r."businessId" = $1::uuid
+    AND NOT EXISTS (SELECT 1 FROM ${SORT_TABLE} AS s WHERE s."businessId" = $1::uuid AND s."entity" = $2 AND s."recordId" = r."id" AND s."key" = $3)
+  ON CONFLICT DO NOTHING`,
+    businessId,
+    definition.entity,
+    key,
+  );
 }
 
 /** Purged records sort nowhere any more. */

@@ -6,7 +6,7 @@ import type { CustomFieldDefinition, DefinitionValues } from "../domain/custom-f
 import type { CustomFieldValue } from "../domain/custom-field-values";
 import { Prisma, type PrismaClient, type Tx } from "./prisma";
 import type { RunStatement } from "./record-reads";
-import { dropSortValuesOfKey, syncSortValues } from "./custom-field-sort";
+import { dropSortValuesOfKey, settleNewDefinition, syncSortValues } from "./custom-field-sort";
 
 /** Every definition of a business, per entity, oldest first, and the version they were read at. */
 export interface BusinessDefinitions {
@@ -76,6 +76,11 @@ export class CustomFieldStore {
       const rows = await tx.customFieldDefinition.findMany({ where: { businessId, entity }, orderBy: [...ORDER] });
       return work(tx, rows.map(definitionOf));
     });
+  }
+
+  /** After a new definition committed: rows for the records created while it was being made (settleNewDefinition). */
+  settleNew(entity: EntityDefinition, businessId: string, key: string): Promise<number> {
+    return settleNewDefinition(this.prisma, entity, businessId, key);
   }
 
   /** A new definition, and a sort value for each of the entity's records (custom-field-sort.ts). */
