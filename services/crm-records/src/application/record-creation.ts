@@ -23,7 +23,7 @@ import { adjustRecordCount } from "../persistence/record-count";
 import { insertedRow, insertRecordsStatement, insertRecordStatement, refusedAsStaleDefinitions, refusedAsTrashedClient } from "../persistence/record-insert";
 import type { RecordReads, RunStatement } from "../persistence/record-reads";
 import { insertRow, inTransaction } from "../persistence/record-writes";
-import { syncSortValues } from "../persistence/custom-field-sort";
+import { isSortable, syncSortValues } from "../persistence/custom-field-sort";
 import { checkClientReference, checkClientReferences } from "./client-references";
 import type { BusinessDefinitions } from "../persistence/custom-field.store";
 import { type BusinessCustomFields, type CustomFieldCache, shapedFields } from "./custom-field-cache";
@@ -230,9 +230,11 @@ export class RecordCreation {
       const event = buildEnvelope(definition.entity, "created", businessId, view);
       return { data: values, row, view, event, audit: this.options.audit.rows(businessId, [recordAuditChange(event)], audit)[0]! };
     });
+    // Sort values only for an entity with a sortable definition (D35); the statement confirms the version they were counted at.
+    const definitions = { version: definitionsVersion, sortable: custom.rules(definition.entity).some(isSortable) };
     // A claimed create is rare and its text differs: unnamed, so the prepared one-record text stays as it is.
     const statement =
-      entries.length === 1 && !claim ? insertRecordStatement(definition, entries[0]!, definitionsVersion) : insertRecordsStatement(definition, entries, definitionsVersion, claim);
+      entries.length === 1 && !claim ? insertRecordStatement(definition, entries[0]!, definitions) : insertRecordsStatement(definition, entries, definitions, claim);
     try {
       await this.options.run(statement.sql, statement.params, statement.name);
     } catch (err) {

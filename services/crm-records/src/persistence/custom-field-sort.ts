@@ -8,7 +8,7 @@
 // record-insert.ts), a write of stored records (syncSortValuesSql: updates, line-item creates, a new
 // definition), and the migration that backfilled them. A record in the trash keeps its rows (lists
 // with deleted=include|only sort it too); a purge or a definition removed for good drops them.
-import type { RecordEntity } from "@crm/contracts";
+import type { CustomFieldType, RecordEntity } from "@crm/contracts";
 import type { EntityDefinition } from "../entities";
 import type { PrismaClient, Tx } from "./prisma";
 
@@ -30,6 +30,11 @@ function sortColumnsSql(customFields: string): string {
 }
 
 const COLUMNS = `"businessId", "entity", "key", "recordId", "absent", "number", "text"`;
+
+/** A definition whose values have sort rows: every type but multiSelect (a set of options has no order). */
+export function isSortable(definition: { type: CustomFieldType }): boolean {
+  return definition.type !== "multiSelect";
+}
 
 /** The entity's sortable definitions of the business, as `d`. */
 function definitionsJoin(businessId: string, entity: string): string {

@@ -13,11 +13,11 @@ const BUSINESS = "0193a4b2-7c5d-7e8f-9a0b-1c2d3e4f5a6b";
 const writer = new AuditWriter("records");
 const auditOf = (event: ReturnType<typeof buildEnvelope>) => writer.rows(BUSINESS, [recordAuditChange(event)], SYSTEM_CONTEXT)[0]!;
 
-function statementFor(entity: RecordEntity, data: Row, definitionsVersion = 0n) {
+function statementFor(entity: RecordEntity, data: Row, version = 0n, sortable = false) {
   const definition = entityDefinitions[entity];
   const row = insertedRow(definition, { ...data, businessId: BUSINESS }, new Date());
   const event = buildEnvelope(entity, "created", BUSINESS, row as never);
-  return insertRecordStatement(definition, { data: { ...data, businessId: BUSINESS }, row, event, audit: auditOf(event) }, definitionsVersion);
+  return insertRecordStatement(definition, { data: { ...data, businessId: BUSINESS }, row, event, audit: auditOf(event) }, { version, sortable });
 }
 
 describe("insertRecordStatement", () => {
@@ -50,7 +50,18 @@ describe("insertRecordStatement", () => {
     const data = { id: "0193a4b2-0000-7000-8000-000000000001", businessId: BUSINESS, firstName: "Ada", lastName: "Lovelace" };
     const row = insertedRow(definition, data, new Date());
     const event = buildEnvelope("client", "created", BUSINESS, row as never);
-    const batch = insertRecordsStatement(definition, [{ data, row, event, audit: auditOf(event) }], 0n);
+    const batch = insertRecordsStatement(definition, [{ data, row, event, audit: auditOf(event) }], { version: 0n, sortable: false });
     expect(batch.name).toBeUndefined();
+  });
+
+  it("writes sort values only for an entity with a sortable definition, under a name of its own", () => {
+    const data = { id: "0193a4b2-0000-7000-8000-000000000001", firstName: "Ada", lastName: "Lovelace" };
+    const plain = statementFor("client", data);
+    const sorted = statementFor("client", data, 3n, true);
+    expect(plain.sql).not.toContain("CustomFieldSortValue");
+    expect(sorted.sql).toContain("CustomFieldSortValue");
+    expect(sorted.name).toBe("records_create_client_sorted");
+    // The sort values read the record's own parameters: none is added.
+    expect(sorted.params).toHaveLength(plain.params.length);
   });
 });

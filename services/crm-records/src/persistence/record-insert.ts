@@ -42,13 +42,24 @@ export function insertedRow(definition: EntityDefinition, data: Row, now: Date):
   return row;
 }
 
+/** The business's custom field definitions a create was built on (D34, D35). */
+export interface DefinitionsAt {
+  /** Their version: the statement writes only while it is still the business's (currentDefinitionsSql). */
+  version: bigint;
+  /**
+   * Whether the entity has a sortable definition (archived ones included), so the records get sort
+   * values (custom-field-sort.ts); without one, the statement has no sort values' CTE to run.
+   */
+  sortable: boolean;
+}
+
 /**
  * The one statement for `entry` (its row from insertedRow; decimals re-read from `data` so no precision
- * passes through a float), written only while the business's custom field definitions are at
- * `definitionsVersion` (currentDefinitionsSql).
+ * passes through a float), written only at `definitions`' version. Prepared under a name per entity and
+ * shape (with or without sort values).
  */
-export function insertRecordStatement(definition: EntityDefinition, entry: InsertEntry, definitionsVersion: bigint): InsertStatement {
-  return { ...insertRecordsStatement(definition, [entry], definitionsVersion), name: `records_create_${definition.entity}` };
+export function insertRecordStatement(definition: EntityDefinition, entry: InsertEntry, definitions: DefinitionsAt): InsertStatement {
+  return { ...insertRecordsStatement(definition, [entry], definitions), name: `records_create_${definition.entity}${definitions.sortable ? "_sorted" : ""}` };
 }
 
 /**
@@ -70,9 +81,9 @@ export interface InsertEntry {
  * all), else the current request's. With `claim` (an Idempotency-Key) the statement claims the key for
  * these records too, and fails whole on a key claimed already.
  */
-export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, definitionsVersion: bigint, claim?: CreateClaim): InsertStatement {
+export function insertRecordsStatement(definition: EntityDefinition, entries: ReadonlyArray<InsertEntry>, definitions: DefinitionsAt, claim?: CreateClaim): InsertStatement {
   const { params, param } = statementParameters();
-  const { records, sortInputs } = recordValues(definition, entries, String(definitionsVersion), param);
+  const { records, sortInputs } = recordValues(definition, entries, String(definitions.version), param);
   const topic = param(RECORDS_TOPIC);
   const first = entries[0]!.traceparent;
   const traceparent = param(first !== undefined ? first : (activeTraceHeaders()?.traceparent ?? null));
@@ -84,7 +95,7 @@ export function insertRecordsStatement(definition: EntityDefinition, entries: Re
   const recordIds = entries.map((entry) => String(entry.row["id"]));
   const claimed = claim ? `, ${claimCte(claim, recordIds, param)}` : "";
   // The records' custom field sort values (custom-field-sort.ts): a CTE, so the create stays one statement.
-  const sortValues = `, "sortValue" AS (\n  ${insertSortValuesSql(businessId, entity, sortInputs)}\n)`;
+  const sortValues = definitions.sortable ? `, "sortValue" AS (\n  ${insertSortValuesSql(businessId, entity, sortInputs)}\n)` : "";
   const sql = `${recordAndEventInserts(definition, records, events, audits)}${sortValues}${claimed}
 INSERT INTO "records"."RecordCount" ("businessId", "entity", "slot", "count") SELECT ${businessId}::uuid, ${entity}, ${slot}, count(*)::int FROM "record"
 ON CONFLICT ("businessId", "entity", "slot") DO UPDATE SET "count" = "RecordCount"."count" + EXCLUDED."count"`;
