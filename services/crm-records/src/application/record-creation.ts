@@ -170,7 +170,9 @@ export class RecordCreation {
       try {
         return await this.insertAt(await cache.business(businessId), true, build);
       } catch (err) {
-        if (!(err instanceof StaleDefinitions) || attempt === MAX_DEFINITION_READS) throw err;
+        if (!(err instanceof StaleDefinitions)) throw err;
+        // Definitions changing faster than a create can be built on them: a moment later it will be.
+        if (attempt === MAX_DEFINITION_READS) throw errors.unavailable(undefined, { retryAfterS: 1, cause: err });
       }
     }
   }
