@@ -1,5 +1,5 @@
 import { runAuditLogFlow } from "./audit-log.flow";
-import { runChangeFeedFlow } from "./feed.flow";
+import { runChangeFeedFlow, runConcurrentFeedSync } from "./feed.flow";
 import { runTrashFlow } from "./trash.flow";
 import { describeDistributed } from "@crm/testing";
 import { runCursorWalk } from "./cursor-walk";
@@ -82,5 +82,9 @@ describeDistributed("distributed mode (a process per service, PostgreSQL, Redis,
 
   it("change feed: a sync reads every change once, in order, and follows with wait (extensions §E6)", async () => {
     await runChangeFeedFlow(product.baseUrl, `dist-${Date.now()}`);
+  });
+
+  it("change feed: a copy built from the feed while 10 writers create, update and delete ends equal to the API's state (issue 40)", async () => {
+    await runConcurrentFeedSync(product.baseUrl, `dist-${Date.now()}`);
   });
 });

@@ -1,5 +1,5 @@
 import { runAuditLogFlow } from "./audit-log.flow";
-import { runChangeFeedFlow } from "./feed.flow";
+import { runChangeFeedFlow, runConcurrentFeedSync } from "./feed.flow";
 import { runTrashFlow } from "./trash.flow";
 import { rmSync } from "node:fs";
 import net from "node:net";
@@ -128,6 +128,10 @@ describe("single-machine mode (pnpm start, embedded PGlite, in-process store and
 
   it("change feed: a sync reads every change once, in order, and follows with wait (extensions §E6)", async () => {
     await runChangeFeedFlow(product.baseUrl, `embedded-${Date.now()}`);
+  });
+
+  it("change feed: a copy built from the feed while 10 writers create, update and delete ends equal to the API's state (issue 40)", async () => {
+    await runConcurrentFeedSync(product.baseUrl, `embedded-${Date.now()}`);
   });
 
   it("keeps data across a restart of the same DATA_DIR", async () => {

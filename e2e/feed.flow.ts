@@ -47,3 +47,67 @@ export async function runChangeFeedFlow(baseUrl: string, suffix: string): Promis
   const bad = await api.GET("/api/v1/events", { params: { query: { after: "nope" } } });
   expect([bad.response.status, bad.error?.error.code]).toEqual([400, 400019]);
 }
+
+/** What a sync keeps of a client: the fields the writers change. */
+type Kept = { lastName: string; email: string | null };
+
+/**
+ * Issue 40's sync: a copy of a business's clients built only from the change feed, read while 10
+ * writers create, update and delete clients at once, ends equal to what the API lists: every committed
+ * change once and in commit order, deletes included.
+ */
+export async function runConcurrentFeedSync(baseUrl: string, suffix: string): Promise<void> {
+  const signUp = await createCrmClient({ baseUrl }).POST("/api/v1/auth/sign-up", {
+    body: { businessName: `Sync ${suffix}`, email: `sync-${suffix}@example.test`, password: "correct-horse-battery" },
+  });
+  expect(signUp.response.status).toBe(201);
+  const api = createCrmClient({ baseUrl, accessToken: signUp.data!.data.accessToken });
+
+  const copy = new Map<string, Kept>();
+  let after: string | undefined;
+  /** Applies the feed's pages until one is empty; `wait`: how long the last, empty one may wait. */
+  const sync = async (wait: number) => {
+    for (let page = 0; page < 1_000; page++) {
+      const { data, error } = await api.GET("/api/v1/events", { params: { query: { ...(after ? { after } : {}), perPage: "100", wait: String(wait) } } });
+      if (error || !data) throw new Error(`feed: ${JSON.stringify(error)}`);
+      after = data.meta.nextCursor;
+      for (const event of data.data) {
+        const client = event.data as { id: string } & Kept;
+        if (event.type === "client.deleted") copy.delete(client.id);
+        else if (event.type === "client.created" || event.type === "client.updated") copy.set(client.id, { lastName: client.lastName, email: client.email });
+      }
+      if (data.data.length === 0) return;
+    }
+    throw new Error("the feed did not end");
+  };
+
+  let writing = true;
+  const follower = (async () => {
+    while (writing) await sync(1);
+  })();
+  const writer = async (w: number) => {
+    for (let i = 0; i < 6; i++) {
+      const created = await api.POST("/api/v1/client", { body: { firstName: `W${w}`, lastName: `L${w}-${i}` } });
+      expect(created.response.status).toBe(201);
+      const id = created.data!.data.id;
+      const updated = await api.PATCH("/api/v1/client/{id}", { params: { path: { id } }, body: { lastName: `U${w}-${i}`, email: `w${w}-${i}@example.test` } });
+      expect(updated.response.status).toBe(200);
+      if (i % 2 === 0) expect((await api.DELETE("/api/v1/client/{id}", { params: { path: { id } } })).response.status).toBe(200);
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, (_, w) => writer(w)));
+  writing = false;
+  await follower;
+  await sync(0);
+
+  const listed = new Map<string, Kept>();
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const { data } = await api.GET("/api/v1/client", { params: { query: { perPage: 100, ...(cursor ? { cursor } : {}) } } });
+    for (const client of data!.data) listed.set(client.id, { lastName: client.lastName, email: client.email ?? null });
+    cursor = data!.meta.nextCursor ?? undefined;
+    if (!cursor) break;
+  }
+  expect(listed.size).toBe(30);
+  expect(new Map([...copy].sort())).toEqual(new Map([...listed].sort()));
+}
