@@ -40,7 +40,7 @@ export class CustomFieldService {
       await this.audit.record(tx, businessId, fieldCreated(entity, created), context);
       return created;
     });
-    await this.store.settleNew(this.definitions[entity], businessId, view.key);
+    await this.store.settleNew(this.definitions[entity], businessId, view);
     return view;
   }
 

@@ -16,6 +16,8 @@ export const SORT_TABLE = `"records"."CustomFieldSortValue"`;
 const DEFINITIONS = `"records"."CustomFieldDefinition"`;
 /** The types sorted by `number`; every other sortable type is sorted by its text. */
 const NUMERIC_TYPES = `('number', 'integer', 'boolean')`;
+/** The one type without sort rows: a set of options has no order. */
+const UNSORTED_TYPE: CustomFieldType = "multiSelect";
 
 /**
  * absent, number, text of the value of definition `d` in the jsonb `customFields`: a number as
@@ -31,14 +33,14 @@ function sortColumnsSql(customFields: string): string {
 
 const COLUMNS = `"businessId", "entity", "key", "recordId", "absent", "number", "text"`;
 
-/** A definition whose values have sort rows: every type but multiSelect (a set of options has no order). */
+/** A definition whose values have sort rows: every type but UNSORTED_TYPE. */
 export function isSortable(definition: { type: CustomFieldType }): boolean {
-  return definition.type !== "multiSelect";
+  return definition.type !== UNSORTED_TYPE;
 }
 
 /** The entity's sortable definitions of the business, as `d`. */
 function definitionsJoin(businessId: string, entity: string): string {
-  return `${DEFINITIONS} AS d ON d."businessId" = ${businessId}::uuid AND d."entity" = ${entity} AND d."type" <> 'multiSelect'`;
+  return `${DEFINITIONS} AS d ON d."businessId" = ${businessId}::uuid AND d."entity" = ${entity} AND d."type" <> '${UNSORTED_TYPE}'`;
 }
 
 /**
@@ -54,14 +56,21 @@ export function insertSortValuesSql(businessId: string, entity: string, records:
 
 /**
  * Sets the rows of stored records from their `customFields` as they are now: `$1` the business,
- * `$2` the entity, `$3` the records' ids, or NULL for all of them; `$4` one definition's key, or NULL for every one.
+ * `$2` the entity, `$3` the records' ids, or NULL for all of them; `$4` one definition's key, or NULL
+ * for every one. `missingOnly` adds only the rows that do not exist yet and leaves the others as they are.
  */
-export function syncSortValuesSql(definition: EntityDefinition): string {
+export function syncSortValuesSql(definition: EntityDefinition, missingOnly = false): string {
+  const onConflict = missingOnly ? `DO NOTHING` : `DO UPDATE SET "absent" = EXCLUDED."absent", "number" = EXCLUDED."number", "text" = EXCLUDED."text"`;
   return `INSERT INTO ${SORT_TABLE} (${COLUMNS})
   SELECT r."businessId", $2, d."key", r."id", ${sortColumnsSql(`r."customFields"`)}
   FROM ${definition.table} AS r JOIN ${definitionsJoin("$1", "$2")} AND ($4::text IS NULL OR d."key" = $4::text)
-  WHERE r."businessId" = $1::uuid AND ($3::uuid[] IS NULL OR r."id" = ANY($3::uuid[]))
-  ON CONFLICT ("businessId", "entity", "recordId", "key") DO UPDATE SET "absent" = EXCLUDED."absent", "number" = EXCLUDED."number", "text" = EXCLUDED."text"`;
+  WHERE r."businessId" = $1::uuid AND ($3::uuid[] IS NULL OR r."id" = ANY($3::uuid[]))${
+    missingOnly
+      ? `
+    AND NOT EXISTS (SELECT 1 FROM ${SORT_TABLE} AS s WHERE s."businessId" = $1::uuid AND s."entity" = $2 AND s."recordId" = r."id" AND s."key" = d."key")`
+      : ""
+  }
+  ON CONFLICT ("businessId", "entity", "recordId", "key") ${onConflict}`;
 }
 
 /** The rows of `recordIds` (or with `key`, of that definition only) from their stored values. */
@@ -83,7 +92,9 @@ const SETTLE_POLL_MS = 20;
  * then give the records still without a row theirs. Bounded: past SETTLE_WAIT_MS, what has committed
  * by then is settled. Returns how many records it gave a row (0 unless a create raced the definition).
  */
-export async function settleNewDefinition(prisma: PrismaClient, definition: EntityDefinition, businessId: string, key: string): Promise<number> {
+export async function settleNewDefinition(prisma: PrismaClient, definition: EntityDefinition, businessId: string, field: { key: string; type: CustomFieldType }): Promise<number> {
+  if (!isSortable(field)) return 0;
+  const key = field.key;
   const open = await prisma.$queryRawUnsafe<Array<{ vxid: string }>>(
     `SELECT l."virtualxid" AS "vxid" FROM pg_locks AS l JOIN pg_stat_activity AS a ON a."pid" = l."pid"
      WHERE l."locktype" = 'virtualxid' AND l."granted" AND l."pid" <> pg_backend_pid() AND a."datname" = current_database()`,
@@ -97,17 +108,7 @@ export async function settleNewDefinition(prisma: PrismaClient, definition: Enti
     if (!still || still.open === 0) break;
     await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
   }
-  return prisma.$executeRawUnsafe(
-    `INSERT INTO ${SORT_TABLE} (${COLUMNS})
-  SELECT r."businessId", $2, d."key", r."id", ${sortColumnsSql(`r."customFields"`)}
-  FROM ${definition.table} AS r JOIN ${definitionsJoin("$1", "$2")} AND d."key" = $3
-  WHERE r."businessId" = $1::uuid
-    AND NOT EXISTS (SELECT 1 FROM ${SORT_TABLE} AS s WHERE s."businessId" = $1::uuid AND s."entity" = $2 AND s."recordId" = r."id" AND s."key" = $3)
-  ON CONFLICT DO NOTHING`,
-    businessId,
-    definition.entity,
-    key,
-  );
+  return prisma.$executeRawUnsafe(syncSortValuesSql(definition, true), businessId, definition.entity, null, key);
 }
 
 /** Purged records sort nowhere any more. */

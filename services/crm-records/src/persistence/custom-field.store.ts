@@ -79,8 +79,8 @@ export class CustomFieldStore {
   }
 
   /** After a new definition committed: rows for the records created while it was being made (settleNewDefinition). */
-  settleNew(entity: EntityDefinition, businessId: string, key: string): Promise<number> {
-    return settleNewDefinition(this.prisma, entity, businessId, key);
+  settleNew(entity: EntityDefinition, businessId: string, field: { key: string; type: CustomFieldType }): Promise<number> {
+    return settleNewDefinition(this.prisma, entity, businessId, field);
   }
 
   /** A new definition, and a sort value for each of the entity's records (custom-field-sort.ts). */
