@@ -1,15 +1,5 @@
-import { isAppError } from "@crm/errors";
+import { appErrorOutcome } from "@crm/testing";
 import { actionsOf, internalPage, parseAuditFilters, parseAuditPerPage } from "./audit-query";
-
-function codeOf(run: () => unknown): [number, string[]] | "ok" {
-  try {
-    run();
-    return "ok";
-  } catch (err) {
-    if (!isAppError(err)) throw err;
-    return [err.code, (err.details ?? []).map((d) => d.path)];
-  }
-}
 
 describe("audit log filters", () => {
   it.each<[Record<string, unknown>, object]>([
@@ -46,7 +36,7 @@ describe("audit log filters", () => {
     [{ since: "2026-02-01", until: "2026-01-01" }, ["until"]],
     [{ since: "nope", action: "nope" }, ["action", "since"]],
   ])("%j -> 400001 naming %j", (query, paths) => {
-    expect(codeOf(() => parseAuditFilters(query))).toEqual([400001, paths]);
+    expect(appErrorOutcome(() => parseAuditFilters(query))).toEqual([400001, paths]);
   });
 
   it("a group stands for each of its actions", () => {
@@ -66,7 +56,7 @@ describe("audit log filters", () => {
     ["2.5", "error"],
     [["1", "2"], "error"],
   ])("perPage %j -> %j", (perPage, expected) => {
-    if (expected === "error") expect(codeOf(() => parseAuditPerPage({ perPage }))).toEqual([400001, ["perPage"]]);
+    if (expected === "error") expect(appErrorOutcome(() => parseAuditPerPage({ perPage }))).toEqual([400001, ["perPage"]]);
     else expect(parseAuditPerPage({ perPage })).toBe(expected);
   });
 
@@ -76,7 +66,7 @@ describe("audit log filters", () => {
       limit: 2,
       after: { occurredAt: "2026-01-01T00:00:00.000Z", id: "i" },
     });
-    expect(codeOf(() => internalPage({ limit: "2", afterId: "i" }))).toEqual([400001, ["afterId"]]);
-    expect(codeOf(() => internalPage({ limit: "500" }))).toEqual([400001, ["limit"]]);
+    expect(appErrorOutcome(() => internalPage({ limit: "2", afterId: "i" }))).toEqual([400001, ["afterId"]]);
+    expect(appErrorOutcome(() => internalPage({ limit: "500" }))).toEqual([400001, ["limit"]]);
   });
 });

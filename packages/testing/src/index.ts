@@ -1,6 +1,7 @@
 export { testInfra, describeDistributed, describePostgres, createTestDatabase, dropDatabases, terminateConnections, uniqueName } from "./databases";
 export { startInfra, startKafkaMock, type StartedInfra } from "./infra";
 export { waitFor } from "./wait-for";
+export { appErrorOutcome } from "./app-error-outcome";
 export { freePort } from "./free-port";
 export { errorCollectingLogger } from "./error-collecting-logger";
 export { startReceiver, type Receiver, type ReceivedRequest, type Behaviour } from "./receiver";
