@@ -1,13 +1,12 @@
 // PGlite whose parameterised queries reuse prepared statements.
 //
-// Measured (docs/performance.md, "Embedded mode"): PGlite's own `query` sends every statement as an
+// Why (docs/performance.md D29): PGlite's own `query` sends every statement as an
 // unnamed Parse, a Describe of it, then Bind, Describe, Execute and Sync, each its own pass through
 // the wasm PostgreSQL main loop, and PostgreSQL parses, analyses and plans the text every time. In
-// embedded mode that was half the one process's CPU (1.2 ms per statement, 8 statements per created
-// client with a webhook). Here a statement text is parsed and described once, as a named prepared
-// statement; each later execution is one pass: Bind (values serialised by the parameter types the
-// Describe reported, as PGlite does), Execute, Sync. A micro-benchmark of the create statement:
-// 465 -> 211 µs of CPU per call; a select by index: 456 -> 150 µs.
+// embedded mode that was half the one process's CPU. Here a statement text is parsed and described
+// once, as a named prepared statement; each later execution is one pass: Bind (values serialised by
+// the parameter types the Describe reported, as PGlite does), Execute, Sync, which costs about half
+// the CPU per call.
 //
 // Everything else (exec, transactions, listen, the mutexes that serialise users of the one
 // instance) is PGlite's own; results are parsed by PGlite's parser, so callers (Prisma's PGlite

@@ -29,10 +29,9 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, "../prisma/migrations");
  */
 const EMBEDDED_OUTBOX_LINGER_MS = 40;
 /**
- * Distributed, the same, shorter: a Kafka produce request costs kafkajs a fixed part plus a little per
- * event (~75 µs + ~13 µs on one development machine, ~1 ms + ~45 µs on another), and under
- * load (the delivery bench's 8 creates in flight) the relay sent 4-6 events a request; 10 ms makes it
- * 10-12, and halves the relay's statements and the consumer's fetches with data too. Only a stream of writes waits (after a read of 4 or more
+ * Distributed, the same, shorter: a Kafka produce request costs kafkajs a fixed part far larger than
+ * its part per event, so a relay that waits a little under load sends two to three times the events a
+ * request, with half the relay's statements and consumer fetches (D17). Only a stream of writes waits (after a read of 4 or more
  * rows, and never 5 ms past the last commit): at 100 events/s a read finds one row and an event goes
  * at once, so Kafka's latency goal (fetch wait + 50 ms) keeps its margin (docs/performance.md, D17).
  */

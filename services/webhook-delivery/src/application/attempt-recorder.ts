@@ -37,8 +37,7 @@ export interface AttemptRecorderOptions {
  * Writes attempt outcomes in batches (group commit): an outcome waits at most `lingerMs` for others
  * to join it (a full batch goes at once), then is written as soon as a statement slot is free, with
  * everything that finished meanwhile. Under load one statement records many, so the database work per
- * attempt falls as the rate rises: a statement's own cost dwarfs a row's (PostgreSQL CPU per delivery
- * 683 µs in 2-row batches against 137 µs in 10-row ones, docs/performance.md). The wait delays only
+ * attempt falls as the rate rises: a statement's own cost dwarfs a row's (docs/performance.md D22). The wait delays only
  * the record, never a send: the sending slot is free before the outcome is queued. Each caller still
  * learns whether its own row was recorded (its lease may have been lost). A batch that fails is
  * retried row by row, so one bad row cannot fail the others.
