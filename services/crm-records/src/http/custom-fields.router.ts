@@ -4,21 +4,13 @@
 import { Router, type Request } from "express";
 import { auditContextOf } from "@crm/audit";
 import { customFieldRoutes, ok, type RecordEntity } from "@crm/contracts";
-import { validationError } from "@crm/errors";
 import { mountRoute, requestBody } from "@crm/service-kit";
 import type { CustomFieldService } from "../application/custom-field.service";
+import { permanentParam } from "./permanent-param";
 import { businessOf } from "./records.router";
 
 function keyParam(req: Request): string {
   return String(req.params["key"] ?? "");
-}
-
-/** `?permanent=`: "true" or "false" (absent: false); anything else is 400001. */
-function permanentParam(req: Request): boolean {
-  const value = req.query["permanent"];
-  if (value === undefined || value === "false") return false;
-  if (value === "true") return true;
-  throw validationError("permanent", 'Expected "true" or "false"');
 }
 
 export function createCustomFieldsRouter(service: CustomFieldService, entities: readonly RecordEntity[]): Router {

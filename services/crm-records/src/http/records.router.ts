@@ -1,13 +1,14 @@
 // One router for every entity: the seven routes declared per entity, permission-checked, business-scoped.
 import { Router, type Request } from "express";
 import { isUuid, ok, okList, recordRoutes, type RecordEntity } from "@crm/contracts";
-import { errors, validationError } from "@crm/errors";
+import { errors } from "@crm/errors";
 import { auditContextOf } from "@crm/audit";
 import { mountRoute, principalOf } from "@crm/service-kit";
 import type { EntityDefinition } from "../entities";
 import type { RecordService } from "../application/record.service";
 import type { TrashService } from "../application/trash.service";
 import { noneMatchFails, recordEtag } from "../domain/record-etag";
+import { permanentParam } from "./permanent-param";
 import { answeredByClaimOnRetry, createClaimOf, REPLAYED_HEADER } from "./idempotency-claim";
 import { parseBatchBody, parseRecordBody } from "./record-body";
 
@@ -20,14 +21,6 @@ export function businessOf(req: Request): string {
 
 function idParam(req: Request): string {
   return String(req.params["id"] ?? "");
-}
-
-/** `permanent` of a DELETE (extensions §E5): true purges a trashed record; false, or none, moves a live one to the trash. */
-function isPermanent(req: Request): boolean {
-  const raw = req.query["permanent"];
-  if (raw === undefined || raw === "false") return false;
-  if (raw === "true") return true;
-  throw validationError("permanent", "Expected true or false");
 }
 
 export function createRecordsRouter(service: RecordService, trash: TrashService, definitions: Readonly<Record<RecordEntity, EntityDefinition>>): Router {
@@ -86,7 +79,7 @@ export function createRecordsRouter(service: RecordService, trash: TrashService,
 
     mountRoute(router, routes.delete, async (req, res) => {
       const businessId = businessOf(req);
-      const view = isPermanent(req)
+      const view = permanentParam(req)
         ? await trash.purge(definition, businessId, idParam(req), auditContextOf(req), req.get("if-match"))
         : await service.remove(definition, businessId, idParam(req), auditContextOf(req), req.get("if-match"));
       res.setHeader("ETag", recordEtag(definition, view));
