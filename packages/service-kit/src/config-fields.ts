@@ -1,4 +1,5 @@
 import { env, z } from "@crm/config";
+import type { ServiceAppDevices } from "./service-app";
 import { telemetryConfigFields } from "./telemetry";
 
 /** Variables every service reads, the gateway included; each spreads these into its own config object. */
@@ -25,4 +26,11 @@ export const serviceConfigFields = {
   KAFKA_BROKERS: env.csv().optional(),
   /** Apply migrations at start with a real DATABASE_URL (always done in embedded mode). */
   MIGRATE_ON_START: env.bool(false),
+  /** Plain JSON bodies read off the stream and parsed once, the rest by express.json (docs/performance.md D4). */
+  JSON_BODY_OFF_THE_STREAM: env.bool(true),
 };
+
+/** The devices a service's app takes (createServiceApp), as its configuration sets them. */
+export function serviceAppDevicesOf(config: { JSON_BODY_OFF_THE_STREAM: boolean }): ServiceAppDevices {
+  return { bodiesOffTheStream: config.JSON_BODY_OFF_THE_STREAM };
+}

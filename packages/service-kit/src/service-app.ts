@@ -28,6 +28,14 @@ export interface ServiceAppOptions {
   internal?: Router;
   /** This service's part of the public capabilities (the settings it runs with), for the gateway. */
   capabilities?: object;
+  /** Tuning devices turned off (serviceAppDevicesOf, config-fields.ts). */
+  devices?: ServiceAppDevices;
+}
+
+/** The tuning devices of a service's app (docs/performance.md), each on when omitted. */
+export interface ServiceAppDevices {
+  /** JSON_BODY_OFF_THE_STREAM: plain JSON bodies read off the stream (D4, json-body.ts). */
+  bodiesOffTheStream?: boolean;
 }
 
 /**
@@ -51,7 +59,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   // Services listen on loopback (or a private network) only: Prometheus scrapes them there.
   app.get("/metrics", metricsHandler());
 
-  app.use(jsonBody());
+  app.use(jsonBody(options.devices?.bodiesOffTheStream));
   if (options.capabilities) {
     const body = JSON.stringify(options.capabilities);
     app.get(INTERNAL_CAPABILITIES_PATH, requireInternalCaller(options.internalTokenSecret), (_req, res) => {

@@ -3,7 +3,7 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openDatabase } from "@crm/database";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { listen, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, serviceAppDevicesOf, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { IdentityConfig } from "./config";
 import { PrismaClient } from "./persistence/prisma";
@@ -45,6 +45,7 @@ export async function start(config: Readonly<IdentityConfig>): Promise<IdentityS
         { name: "database", check: () => db.ping() },
         { name: "kv", check: () => kv.ping() },
       ],
+      appDevices: serviceAppDevicesOf(config),
     });
     const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url }, "identity listening");

@@ -5,7 +5,17 @@ import { openDatabase } from "@crm/database";
 import { openEventBus } from "@crm/event-bus";
 import { createLogger, type Logger } from "@crm/logger";
 import { deliveryBacklog, deliveryLoad } from "@crm/telemetry";
-import { listen, startPeriodicJob, startRetention, startService, startServiceTracing, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
+import {
+  listen,
+  serviceAppDevicesOf,
+  startPeriodicJob,
+  startRetention,
+  startService,
+  startServiceTracing,
+  type PeriodicJob,
+  type Retention,
+  type RunningService,
+} from "@crm/service-kit";
 import { createApp } from "./app";
 import type { WebhookDeliveryConfig } from "./config";
 import { createConcurrencyLimiter } from "./outbound/concurrency";
@@ -185,6 +195,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         webhookRetryIntervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
         webhookRetryBatchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
       },
+      appDevices: serviceAppDevicesOf(config),
     });
     const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url, database: db.kind, bus: bus.kind, secretKeyIds: keyring.keyIds }, "webhook-delivery listening");
