@@ -52,6 +52,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
         reuseInternalTokens: config.INTERNAL_TOKEN_REUSE,
+        forwardInProcess: config.FORWARD_IN_PROCESS,
       }),
       (forwarder) => forwarder.close(),
     );

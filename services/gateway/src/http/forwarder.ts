@@ -103,6 +103,8 @@ export interface ForwarderOptions {
    * over loopback HTTP (in-process.ts); the others, and every health check, go over HTTP.
    */
   inProcess?: Partial<Record<Exclude<ServiceName, "gateway">, InProcessHandler>>;
+  /** FORWARD_IN_PROCESS: `inProcess` used (D11, in-process.ts); false forwards over loopback HTTP. On when omitted. */
+  forwardInProcess?: boolean;
   internalTokenSecret: string;
   timeoutMs: number;
   /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
@@ -144,6 +146,7 @@ export class Forwarder {
   private readonly tokens: InternalTokens;
 
   constructor(private readonly options: ForwarderOptions) {
+    if (options.forwardInProcess === false) this.options = { ...options, inProcess: undefined };
     this.tokens = new InternalTokens(options.internalTokenSecret, options.reuseInternalTokens ?? true, options.clock);
     const poolOf = (connections: number | null) => (url: string) => {
       const pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes });
