@@ -53,6 +53,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
         maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
         reuseInternalTokens: config.INTERNAL_TOKEN_REUSE,
         forwardInProcess: config.FORWARD_IN_PROCESS,
+        undiciDispatch: config.UNDICI_DISPATCH,
       }),
       (forwarder) => forwarder.close(),
     );

@@ -96,7 +96,11 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     });
     undo.push(() => bus.close());
 
-    const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
+    const dispatcher = createDispatcher({
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      undiciDispatch: config.UNDICI_DISPATCH,
+    });
     undo.push(() => dispatcher.close());
     const webhooks = new WebhookRepository(prisma, keyring);
     const deliveries = new DeliveryRepository(prisma, db.sql);
