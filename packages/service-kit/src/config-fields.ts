@@ -16,6 +16,8 @@ export const baseConfigFields = {
    * a Kubernetes endpoint update or a balancer probing every 1-2 s; 0 stops at once.
    */
   SHUTDOWN_DRAIN_MS: env.int(5_000),
+  /** Request loggers built on first use, a route's checks and handler as one layer (docs/performance.md D12). */
+  LEAN_REQUEST_CONTEXT: env.bool(true),
   ...telemetryConfigFields,
 };
 
@@ -31,6 +33,6 @@ export const serviceConfigFields = {
 };
 
 /** The devices a service's app takes (createServiceApp), as its configuration sets them. */
-export function serviceAppDevicesOf(config: { JSON_BODY_OFF_THE_STREAM: boolean }): ServiceAppDevices {
-  return { bodiesOffTheStream: config.JSON_BODY_OFF_THE_STREAM };
+export function serviceAppDevicesOf(config: { JSON_BODY_OFF_THE_STREAM: boolean; LEAN_REQUEST_CONTEXT: boolean }): ServiceAppDevices {
+  return { bodiesOffTheStream: config.JSON_BODY_OFF_THE_STREAM, leanRequestContext: config.LEAN_REQUEST_CONTEXT };
 }

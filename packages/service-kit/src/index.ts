@@ -1,7 +1,7 @@
 export { signInternalToken, verifyInternalToken, type InternalClaims } from "./internal-token";
 export { requestContext, expressRouteTemplate, UNMATCHED_ROUTE, REQUEST_ID_HEADER, type RouteTemplateOf, type RequestContextOptions } from "./request-context";
 export { requireInternalPrincipal, requireInternalCaller, principalOf, hasPermission, requirePermission } from "./auth";
-export { mountRoute, requestBody } from "./routes";
+export { mountRoute, mountChecksInOneLayer, requestBody } from "./routes";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { readDeclaredLengthBody } from "./declared-length-body";
 export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ServiceAppDevices, type ReadinessCheck, type ReadinessOptions } from "./service-app";

@@ -36,6 +36,8 @@ export interface ServiceAppOptions {
 export interface ServiceAppDevices {
   /** JSON_BODY_OFF_THE_STREAM: plain JSON bodies read off the stream (D4, json-body.ts). */
   bodiesOffTheStream?: boolean;
+  /** LEAN_REQUEST_CONTEXT: `req.log` built on first read (D12, request-context.ts; routes.ts is set by mountChecksInOneLayer). */
+  leanRequestContext?: boolean;
 }
 
 /**
@@ -50,7 +52,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   // answer If-None-Match themselves.
   app.set("etag", false);
   app.set("query parser", "simple");
-  app.use(requestContext(options.logger));
+  app.use(requestContext(options.logger, { lazyLog: options.devices?.leanRequestContext }));
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

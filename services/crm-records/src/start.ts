@@ -6,7 +6,7 @@ import { listenForNotifications, openDatabase } from "@crm/database";
 import { openEventBus, OutboxRelay } from "@crm/event-bus";
 import { createLogger } from "@crm/logger";
 import { outboxBacklog } from "@crm/telemetry";
-import { listen, serviceAppDevicesOf, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, mountChecksInOneLayer, serviceAppDevicesOf, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
@@ -100,6 +100,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       (retention) => retention.stop(),
     );
 
+    mountChecksInOneLayer(config.LEAN_REQUEST_CONTEXT);
     const app = createApp({
       logger,
       prisma,

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "@crm/logger";
 import { deliveryBacklog, deliveryLoad } from "@crm/telemetry";
 import {
   listen,
+  mountChecksInOneLayer,
   serviceAppDevicesOf,
   startPeriodicJob,
   startRetention,
@@ -174,6 +175,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     });
     undo.push(() => retention.stop());
 
+    mountChecksInOneLayer(config.LEAN_REQUEST_CONTEXT);
     const app = createApp({
       logger,
       internalTokenSecret,
