@@ -1,4 +1,5 @@
 import { env, z } from "@crm/config";
+import type { ServiceAppDevices } from "./service-app";
 import { telemetryConfigFields } from "./telemetry";
 
 /** Variables every service reads, the gateway included; each spreads these into its own config object. */
@@ -15,6 +16,8 @@ export const baseConfigFields = {
    * a Kubernetes endpoint update or a balancer probing every 1-2 s; 0 stops at once.
    */
   SHUTDOWN_DRAIN_MS: env.int(5_000),
+  /** Request loggers built on first use, a route's checks and handler as one layer (docs/performance.md D12). */
+  LEAN_REQUEST_CONTEXT: env.bool(true),
   ...telemetryConfigFields,
 };
 
@@ -25,4 +28,11 @@ export const serviceConfigFields = {
   KAFKA_BROKERS: env.csv().optional(),
   /** Apply migrations at start with a real DATABASE_URL (always done in embedded mode). */
   MIGRATE_ON_START: env.bool(false),
+  /** Plain JSON bodies read off the stream and parsed once, the rest by express.json (docs/performance.md D4). */
+  JSON_BODY_OFF_THE_STREAM: env.bool(true),
 };
+
+/** The devices a service's app takes (createServiceApp), as its configuration sets them. */
+export function serviceAppDevicesOf(config: { JSON_BODY_OFF_THE_STREAM: boolean; LEAN_REQUEST_CONTEXT: boolean }): ServiceAppDevices {
+  return { bodiesOffTheStream: config.JSON_BODY_OFF_THE_STREAM, leanRequestContext: config.LEAN_REQUEST_CONTEXT };
+}

@@ -1,13 +1,13 @@
 export { signInternalToken, verifyInternalToken, type InternalClaims } from "./internal-token";
 export { requestContext, expressRouteTemplate, UNMATCHED_ROUTE, REQUEST_ID_HEADER, type RouteTemplateOf, type RequestContextOptions } from "./request-context";
 export { requireInternalPrincipal, requireInternalCaller, principalOf, hasPermission, requirePermission } from "./auth";
-export { mountRoute, requestBody } from "./routes";
+export { mountRoute, mountChecksInOneLayer, requestBody } from "./routes";
 export { jsonBody, BODY_LIMIT_BYTES } from "./json-body";
 export { readDeclaredLengthBody } from "./declared-length-body";
-export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ReadinessCheck, type ReadinessOptions } from "./service-app";
+export { createServiceApp, readinessHandler, metricsHandler, type ServiceAppOptions, type ServiceAppDevices, type ReadinessCheck, type ReadinessOptions } from "./service-app";
 export { expressServer, expressServing, type HttpMessageClasses, type ServingOptions } from "./express-server";
 export { listen, runProcess, startService, type InProcessHandler, type ListeningServer, type RunningService, type UndoStack } from "./lifecycle";
-export { baseConfigFields, serviceConfigFields } from "./config-fields";
+export { baseConfigFields, serviceConfigFields, serviceAppDevicesOf } from "./config-fields";
 export { telemetryConfigFields, startServiceTracing, type TelemetryConfig } from "./telemetry";
 export { startLoop, type Loop, type LoopOptions } from "./loop";
 export { startPeriodicJob, type PeriodicJob, type PeriodicJobOptions } from "./periodic-job";

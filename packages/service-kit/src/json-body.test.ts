@@ -7,17 +7,18 @@ import { jsonBody } from "./json-body";
 
 const silent = { error: () => undefined, warn: () => undefined, info: () => undefined };
 
-function app(): express.Express {
-  const a = express();
-  a.post("/", ...jsonBody(), (req, res) => void res.json({ body: req.body ?? null }));
-  a.use(errorMiddleware(() => silent));
-  return a;
-}
-
 /** supertest would serialise a Buffer with a JSON media type as JSON; send the compressed bytes as they are. */
 const asIs = (bytes: unknown) => bytes as string;
 
-describe("jsonBody", () => {
+// Both ways: JSON_BODY_OFF_THE_STREAM=false sends every body through express.json (docs/performance.md D4).
+describe.each([true, false])("jsonBody (JSON_BODY_OFF_THE_STREAM=%s)", (offTheStream) => {
+  function app(): express.Express {
+    const a = express();
+    a.post("/", ...jsonBody(offTheStream), (req, res) => void res.json({ body: req.body ?? null }));
+    a.use(errorMiddleware(() => silent));
+    return a;
+  }
+
   const json = '{"firstName":"Grace"}';
 
   it("parses a JSON body, and a gzip-compressed one", async () => {

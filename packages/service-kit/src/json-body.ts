@@ -24,8 +24,9 @@ const typeOf = (req: { headers: Request["headers"] }) =>
  * chunked) is read straight off the stream and parsed once: body-parser's general path (charset and
  * type parsing, raw-body's stream plumbing, iconv, debug calls, on-finished) cost more per create than
  * the parse itself. Everything else goes through `express.json` as before, so its answers are its own.
+ * `offTheStream` false (JSON_BODY_OFF_THE_STREAM=false, docs/performance.md D4): every body through `express.json`.
  */
-export function jsonBody(): RequestHandler[] {
+export function jsonBody(offTheStream = true): RequestHandler[] {
   const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (req) => JSON_TYPE.test(typeOf(req)) });
   const general = (req: Request, res: Parameters<RequestHandler>[1], next: NextFunction) =>
     parse(req, res, (err?: unknown) => (err === undefined ? checkUnstorableText(req, next) : next(bodyReadError(err))));
@@ -37,7 +38,7 @@ export function jsonBody(): RequestHandler[] {
     }
     const hasBody = req.headers["transfer-encoding"] !== undefined || Number(length ?? 0) > 0;
     if (hasBody && !JSON_TYPE.test(typeOf(req))) return next(errors.unsupportedMediaType());
-    if (hasBody && isPlainJsonBody(req)) readPlain(req, next);
+    if (hasBody && offTheStream && isPlainJsonBody(req)) readPlain(req, next);
     else general(req, res, next);
   };
   return [read];

@@ -23,10 +23,10 @@ function capture(level: string): { logger: Logger; lines: Array<Record<string, u
   return { logger, lines, children: () => made };
 }
 
-function appWith(logger: Logger): Express {
+function appOf(logger: Logger, lazyLog: boolean): Express {
   const app = express();
   app.get("/before", (req, res) => void res.json({ log: req.log !== undefined }));
-  app.use(requestContext(logger));
+  app.use(requestContext(logger, { lazyLog }));
   app.get("/quiet", (_req, res) => void res.json({}));
   app.get("/twice", (req, res) => {
     req.log.warn("first");
@@ -44,16 +44,21 @@ function appWith(logger: Logger): Express {
 
 // Express swaps each request's prototype for the app's (supertest's plain server); expressServer's
 // requests are born with it. The accessor is installed on whichever prototype the request has.
+// Both ways: LEAN_REQUEST_CONTEXT=false builds every request's logger at once (docs/performance.md D12).
 describe.each([
-  ["a plain server", (app: Express) => app],
-  ["expressServer", (app: Express) => expressServer(app)],
-])("requestContext's req.log, %s", (_name, serve) => {
-  it("builds no child logger for a request that logs nothing", async () => {
+  ["a plain server", (app: Express) => app, true],
+  ["expressServer", (app: Express) => expressServer(app), true],
+  ["a plain server", (app: Express) => app, false],
+  ["expressServer", (app: Express) => expressServer(app), false],
+])("requestContext's req.log, %s (LEAN_REQUEST_CONTEXT=%s)", (_name, serve, lazyLog) => {
+  const appWith = (logger: Logger) => appOf(logger, lazyLog);
+
+  it("builds no child logger for a request that logs nothing (switched off: one per request)", async () => {
     const { logger, lines, children } = capture("warn");
     const server = serve(appWith(logger));
     await request(server).get("/quiet").expect(200);
     await request(server).get("/quiet").expect(200);
-    expect(children()).toBe(0);
+    expect(children()).toBe(lazyLog ? 0 : 2);
     expect(lines).toEqual([]);
   });
 

@@ -102,6 +102,11 @@ export interface RequestContextOptions {
    * client could choose the trace its requests are filed under (docs/security.md, rule 12).
    */
   trustTraceparent?: boolean;
+  /**
+   * LEAN_REQUEST_CONTEXT (docs/performance.md D12): `req.log` built on first read; false builds it for
+   * every request, as pino's documentation does. On when omitted.
+   */
+  lazyLog?: boolean;
 }
 
 /** What a span is started from when the caller's trace is not continued: no traceparent, so a new trace. */
@@ -119,6 +124,7 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
   const service = String((logger.bindings() as { service?: unknown }).service ?? "unknown");
   const routeOf = options.routeOf ?? expressRouteTemplate;
   const trustTraceparent = options.trustTraceparent ?? true;
+  const lazyLog = options.lazyLog ?? true;
   const metrics = httpMetrics();
   const inFlight = metrics.inFlight.labels(service);
   // One pair of label children per (route, method, status class): found, not hashed, per request.
@@ -141,7 +147,7 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
     const span = startSpan(service, req.method, { kind: "server", parent: trustTraceparent ? req.headers : NO_PARENT, attributes: { "http.request.method": req.method } });
     const traceparent = trustTraceparent ? req.headers.traceparent : undefined;
     const traceId = span?.traceId ?? (typeof traceparent === "string" ? traceIdOf(traceparent) : undefined);
-    if (lazyLogOn(Object.getPrototypeOf(req))) {
+    if (lazyLog && lazyLogOn(Object.getPrototypeOf(req))) {
       const lazy = req as LazyLogRequest;
       lazy[LOG_PARENT] = logger;
       lazy[LOG_TRACE_ID] = traceId;

@@ -6,6 +6,16 @@ import { errors, parseOrThrow } from "@crm/errors";
 import type { ZodType } from "zod";
 import { principalOf } from "./auth";
 
+let checksInOneLayer = true;
+
+/**
+ * LEAN_REQUEST_CONTEXT (docs/performance.md D12), set by a service's start before it builds its routers:
+ * false mounts every route's checks as middleware of their own, Express's usual chain. On until set.
+ */
+export function mountChecksInOneLayer(on: boolean): void {
+  checksInOneLayer = on;
+}
+
 /**
  * Mounts `handlers` on `router` at the declared method and path, behind the declared permission (or,
  * on a route open to self, the signed-in user its `{id}` names: mayCallRoute) and, when the route
@@ -20,7 +30,7 @@ export function mountRoute(router: Router, route: Route, ...handlers: RequestHan
       const id = req.params.id;
       return typeof id === "string" ? id : undefined;
     });
-  if (route.permission && only && handlers.length === 1) {
+  if (checksInOneLayer && route.permission && only && handlers.length === 1) {
     // The checks and the handler as one layer: one pass through Express's route dispatch less per request.
     router[method](expressPath(route.path), (req, res, next) => {
       if (!allowed(req)) throw errors.insufficientPermissions();

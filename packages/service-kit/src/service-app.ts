@@ -28,6 +28,16 @@ export interface ServiceAppOptions {
   internal?: Router;
   /** This service's part of the public capabilities (the settings it runs with), for the gateway. */
   capabilities?: object;
+  /** Tuning devices turned off (serviceAppDevicesOf, config-fields.ts). */
+  devices?: ServiceAppDevices;
+}
+
+/** The tuning devices of a service's app (docs/performance.md), each on when omitted. */
+export interface ServiceAppDevices {
+  /** JSON_BODY_OFF_THE_STREAM: plain JSON bodies read off the stream (D4, json-body.ts). */
+  bodiesOffTheStream?: boolean;
+  /** LEAN_REQUEST_CONTEXT: `req.log` built on first read (D12, request-context.ts; routes.ts is set by mountChecksInOneLayer). */
+  leanRequestContext?: boolean;
 }
 
 /**
@@ -42,7 +52,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   // answer If-None-Match themselves.
   app.set("etag", false);
   app.set("query parser", "simple");
-  app.use(requestContext(options.logger));
+  app.use(requestContext(options.logger, { lazyLog: options.devices?.leanRequestContext }));
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -51,7 +61,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   // Services listen on loopback (or a private network) only: Prometheus scrapes them there.
   app.get("/metrics", metricsHandler());
 
-  app.use(jsonBody());
+  app.use(jsonBody(options.devices?.bodiesOffTheStream));
   if (options.capabilities) {
     const body = JSON.stringify(options.capabilities);
     app.get(INTERNAL_CAPABILITIES_PATH, requireInternalCaller(options.internalTokenSecret), (_req, res) => {

@@ -3,7 +3,7 @@ import { AuditCursorCodec, internalAuditRouter } from "@crm/audit";
 import type { RecordEntity } from "@crm/contracts";
 import type { SqlRunner } from "@crm/database";
 import type { Logger } from "@crm/logger";
-import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
+import { createServiceApp, type ReadinessCheck, type ServiceAppDevices } from "@crm/service-kit";
 import { entityDefinitions } from "./entities";
 import { createRecordsRouter } from "./http/records.router";
 import type { PrismaClient } from "./persistence/prisma";
@@ -39,6 +39,8 @@ export interface AppDeps {
   feedWaiters?: FeedWaiters;
   /** Tuning devices turned off (RECORDS_* settings, config.ts). */
   devices?: Partial<RecordDevices>;
+  /** Tuning devices of the service app turned off (serviceAppDevicesOf of the configuration). */
+  appDevices?: ServiceAppDevices;
 }
 
 /** The crm-records HTTP app, not listening (tests drive it in-process). */
@@ -72,5 +74,6 @@ export function createApp(deps: AppDeps): Express {
     readiness: deps.readiness ?? [],
     api,
     internal: internalAuditRouter(deps.prisma, "records"),
+    devices: deps.appDevices,
   });
 }

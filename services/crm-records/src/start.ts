@@ -6,7 +6,7 @@ import { listenForNotifications, openDatabase } from "@crm/database";
 import { openEventBus, OutboxRelay } from "@crm/event-bus";
 import { createLogger } from "@crm/logger";
 import { outboxBacklog } from "@crm/telemetry";
-import { listen, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, mountChecksInOneLayer, serviceAppDevicesOf, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
@@ -99,6 +99,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       (retention) => retention.stop(),
     );
 
+    mountChecksInOneLayer(config.LEAN_REQUEST_CONTEXT);
     const app = createApp({
       logger,
       prisma,
@@ -109,6 +110,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
       includeMaxPerRelation: config.INCLUDE_MAX_PER_RELATION,
       feedWaiters,
       devices: recordDevicesOf(config),
+      appDevices: serviceAppDevicesOf(config),
       readiness: [
         { name: "database", check: () => db.ping() },
         { name: "bus", check: () => bus.ping() },

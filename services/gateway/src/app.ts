@@ -29,6 +29,8 @@ export interface GatewayDeps {
   trustTraceparent: boolean;
   /** FORWARD_WITHOUT_ROUTER: forwarded requests skip Express's router (D2, router-bypass.ts); on when omitted. */
   forwardWithoutRouter?: boolean;
+  /** LEAN_REQUEST_CONTEXT: request loggers built on first use (D12, request-context.ts); on when omitted. */
+  leanRequestContext?: boolean;
   /** Seals the audit log's cursors (audit-log.router.ts). */
   internalTokenSecret: string;
 }
@@ -52,7 +54,7 @@ export function createApp(deps: GatewayDeps): Express {
   app.set("query parser", "simple");
   app.set("trust proxy", deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false);
 
-  const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent });
+  const context = requestContext(deps.logger, { routeOf: gatewayRouteTemplate, trustTraceparent: deps.trustTraceparent, lazyLog: deps.leanRequestContext });
   app.use(context);
   // Probes: bare status, not rate limited, not counted (docs/security.md, rule 12).
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));

@@ -48,6 +48,10 @@ export const configSchema = z
     INTERNAL_TOKEN_REUSE: env.bool(true),
     /** Forwarded requests run the gateway's handlers without Express's router (docs/performance.md D2). */
     FORWARD_WITHOUT_ROUTER: env.bool(true),
+    /** In the single process, forwards call the service's app instead of loopback HTTP (docs/performance.md D11). */
+    FORWARD_IN_PROCESS: env.bool(true),
+    /** Forwards read on undici's dispatch interface rather than through its `request()` (docs/performance.md D10). */
+    UNDICI_DISPATCH: env.bool(true),
     /** Requests and responses built with Express's prototypes rather than swapped per request (docs/performance.md D1). */
     EXPRESS_PROTOTYPES_AT_BIRTH: env.bool(true),
     /** Port of the gateway's own GET /metrics, /healthz and /readyz (with each dependency) listener; unset: none. */

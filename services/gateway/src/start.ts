@@ -4,7 +4,17 @@ import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
 import express from "express";
 import type { Logger } from "@crm/logger";
-import { listen, metricsHandler, readinessHandler, startService, startServiceTracing, type ListeningServer, type ReadinessCheck, type RunningService } from "@crm/service-kit";
+import {
+  listen,
+  metricsHandler,
+  mountChecksInOneLayer,
+  readinessHandler,
+  startService,
+  startServiceTracing,
+  type ListeningServer,
+  type ReadinessCheck,
+  type RunningService,
+} from "@crm/service-kit";
 import { createApp } from "./app";
 import type { GatewayConfig } from "./config";
 import { Forwarder, type ForwarderOptions } from "./http/forwarder";
@@ -52,6 +62,8 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
         reuseInternalTokens: config.INTERNAL_TOKEN_REUSE,
+        forwardInProcess: config.FORWARD_IN_PROCESS,
+        undiciDispatch: config.UNDICI_DISPATCH,
       }),
       (forwarder) => forwarder.close(),
     );
@@ -65,6 +77,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       { name: "kv", check: () => kv.ping() },
       ...(Object.keys(services) as Array<keyof typeof services>).map((name) => ({ name, check: () => forwarder.checkHealth(name) })),
     ];
+    mountChecksInOneLayer(config.LEAN_REQUEST_CONTEXT);
     const app = createApp({
       logger,
       security,
@@ -74,6 +87,7 @@ export async function start(config: Readonly<GatewayConfig>, options: GatewaySta
       trustedProxies: config.TRUSTED_PROXIES.map((entry) => normalizeAllowedIp(entry)!),
       trustTraceparent: config.TRUST_TRACEPARENT,
       forwardWithoutRouter: config.FORWARD_WITHOUT_ROUTER,
+      leanRequestContext: config.LEAN_REQUEST_CONTEXT,
       internalTokenSecret,
       readiness,
     });

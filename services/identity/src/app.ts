@@ -4,7 +4,7 @@ import { AuthCache } from "@crm/auth-cache";
 import type { IdentityCapabilities } from "@crm/contracts";
 import type { KvStore } from "@crm/kv-store";
 import type { Logger } from "@crm/logger";
-import { createServiceApp, type ReadinessCheck } from "@crm/service-kit";
+import { createServiceApp, type ReadinessCheck, type ServiceAppDevices } from "@crm/service-kit";
 import type { IdentityConfig } from "./config";
 import { PasswordHasher } from "./domain/password-hasher";
 import { apiKeyRouter } from "./http/api-key.router";
@@ -43,6 +43,8 @@ export interface AppDeps {
   readiness: ReadinessCheck[];
   /** Epoch ms for token lifetimes and sign-in locks; Date.now unless a test moves time itself. */
   clock?: () => number;
+  /** Tuning devices of the service app turned off (serviceAppDevicesOf of the configuration). */
+  appDevices?: ServiceAppDevices;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -96,6 +98,7 @@ export function createApp(deps: AppDeps): Express {
     publicApi: publicAuthRouter(authDeps),
     api,
     internal: Router().use(internalRouter(authState, apiKeys)).use(internalAuditRouter(prisma, "identity")),
+    devices: deps.appDevices,
     capabilities: {
       accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
       refreshTokenTtlS: config.REFRESH_TOKEN_TTL_S,

@@ -3,7 +3,7 @@ import { loadOrCreateSecret } from "@crm/config";
 import { openDatabase } from "@crm/database";
 import { openKvStore } from "@crm/kv-store";
 import { createLogger } from "@crm/logger";
-import { listen, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
+import { listen, mountChecksInOneLayer, serviceAppDevicesOf, startRetention, startService, startServiceTracing, type Retention, type RunningService } from "@crm/service-kit";
 import { createApp } from "./app";
 import type { IdentityConfig } from "./config";
 import { PrismaClient } from "./persistence/prisma";
@@ -34,6 +34,7 @@ export async function start(config: Readonly<IdentityConfig>): Promise<IdentityS
     );
     const prisma = undo.add(new PrismaClient({ adapter: db.adapter }), (prisma) => prisma.$disconnect());
     const kv = undo.add(openKvStore(config.REDIS_URL), (kv) => kv.close());
+    mountChecksInOneLayer(config.LEAN_REQUEST_CONTEXT);
     const app = createApp({
       config,
       logger,
@@ -45,6 +46,7 @@ export async function start(config: Readonly<IdentityConfig>): Promise<IdentityS
         { name: "database", check: () => db.ping() },
         { name: "kv", check: () => kv.ping() },
       ],
+      appDevices: serviceAppDevicesOf(config),
     });
     const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url }, "identity listening");

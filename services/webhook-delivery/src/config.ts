@@ -41,6 +41,8 @@ export const configSchema = z.object({
   DELIVERY_RETENTION_MS: env.int(30 * 24 * 3_600_000, 1),
   /** How often secrets not yet under the current key are re-encrypted (also once at start). */
   WEBHOOK_SECRET_REENCRYPT_INTERVAL_MS: env.int(3_600_000, 1),
+  /** Deliveries sent on undici's dispatch interface rather than through its `request()` (docs/performance.md D10). */
+  UNDICI_DISPATCH: env.bool(true),
 });
 
 export type WebhookDeliveryConfig = z.infer<typeof configSchema>;

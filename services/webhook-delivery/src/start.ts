@@ -5,7 +5,18 @@ import { openDatabase } from "@crm/database";
 import { openEventBus } from "@crm/event-bus";
 import { createLogger, type Logger } from "@crm/logger";
 import { deliveryBacklog, deliveryLoad } from "@crm/telemetry";
-import { listen, startPeriodicJob, startRetention, startService, startServiceTracing, type PeriodicJob, type Retention, type RunningService } from "@crm/service-kit";
+import {
+  listen,
+  mountChecksInOneLayer,
+  serviceAppDevicesOf,
+  startPeriodicJob,
+  startRetention,
+  startService,
+  startServiceTracing,
+  type PeriodicJob,
+  type Retention,
+  type RunningService,
+} from "@crm/service-kit";
 import { createApp } from "./app";
 import type { WebhookDeliveryConfig } from "./config";
 import { createConcurrencyLimiter } from "./outbound/concurrency";
@@ -86,7 +97,11 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     });
     undo.push(() => bus.close());
 
-    const dispatcher = createDispatcher({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
+    const dispatcher = createDispatcher({
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      undiciDispatch: config.UNDICI_DISPATCH,
+    });
     undo.push(() => dispatcher.close());
     const webhooks = new WebhookRepository(prisma, keyring);
     const deliveries = new DeliveryRepository(prisma, db.sql);
@@ -160,6 +175,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     });
     undo.push(() => retention.stop());
 
+    mountChecksInOneLayer(config.LEAN_REQUEST_CONTEXT);
     const app = createApp({
       logger,
       internalTokenSecret,
@@ -185,6 +201,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         webhookRetryIntervalMs: config.WEBHOOK_RETRY_INTERVAL_MS,
         webhookRetryBatchSize: config.WEBHOOK_RETRY_BATCH_SIZE,
       },
+      appDevices: serviceAppDevicesOf(config),
     });
     const server = undo.listening(await listen(app, config.PORT, config.HOST), config.SHUTDOWN_DRAIN_MS);
     logger.info({ url: server.url, database: db.kind, bus: bus.kind, secretKeyIds: keyring.keyIds }, "webhook-delivery listening");

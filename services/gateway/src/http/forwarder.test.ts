@@ -11,7 +11,8 @@ import { Forwarder } from "./forwarder";
 const CAP = 4096;
 const HUGE_STREAM_BYTES = 64 * 1024 * 1024;
 
-describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
+// Both ways: UNDICI_DISPATCH=false exchanges through undici's request() (docs/performance.md D10).
+describe.each([true, false])("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096 (UNDICI_DISPATCH=%s)", (undiciDispatch) => {
   let server: http.Server;
   let forwarder: Forwarder;
   let streamed: Promise<number>;
@@ -55,6 +56,7 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
       internalTokenSecret: "forwarder-test-secret-0123456789abcdef",
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
+      undiciDispatch,
     });
   });
   afterAll(async () => {
@@ -126,6 +128,7 @@ describe("Forwarder with UPSTREAM_MAX_RESPONSE_BYTES=4096", () => {
       internalTokenSecret: "forwarder-test-secret-0123456789abcdef",
       timeoutMs: 2000,
       maxResponseBytes: CAP,
+      undiciDispatch,
     });
     try {
       const err = await down.forward("crm-records", request("/fits"), undefined).catch((e: unknown) => e);

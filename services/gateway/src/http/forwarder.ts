@@ -44,6 +44,16 @@ class AnswerBroken extends Error {
   }
 }
 
+/** A service's whole answer, as either way of asking undici gives it. */
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body(): Buffer;
+}
+
+/** How one exchange with a service's pool is made: undici's dispatch interface (D10) or its `request()`. */
+type Exchange = (pool: PoolType, request: Dispatcher.DispatchOptions, maxBytes: number) => Promise<Answer>;
+
 /**
  * A service's answer collected into one buffer, as undici's dispatcher hands it over: what
  * `request()` did minus the readable stream, async resource and body mixin it builds per request
@@ -95,6 +105,28 @@ class CollectedAnswer implements Dispatcher.DispatchHandler {
   }
 }
 
+const dispatched: Exchange = (pool, request, maxBytes) =>
+  new Promise<CollectedAnswer>((resolve, reject) => {
+    pool.dispatch(request, new CollectedAnswer(maxBytes, resolve, reject));
+  });
+
+/** UNDICI_DISPATCH=false: undici's `request()`, its body read whole; the same errors as CollectedAnswer's. */
+const requested: Exchange = async (pool, request, maxBytes) => {
+  const res = await pool.request(request);
+  const declaredLength = Number(res.headers["content-length"]);
+  if (declaredLength > maxBytes) {
+    res.body.destroy();
+    throw new DeclaredTooLarge(declaredLength);
+  }
+  let body: Buffer;
+  try {
+    body = Buffer.from(await res.body.arrayBuffer());
+  } catch (err) {
+    throw err instanceof undiciErrors.ResponseExceededMaxSizeError ? err : new AnswerBroken(err);
+  }
+  return { status: res.statusCode, headers: res.headers, body: () => body };
+};
+
 export interface ForwarderOptions {
   /** Each service's base URL, or its replicas' (upstream-pool.ts). */
   services: Record<Exclude<ServiceName, "gateway">, Upstream>;
@@ -103,12 +135,16 @@ export interface ForwarderOptions {
    * over loopback HTTP (in-process.ts); the others, and every health check, go over HTTP.
    */
   inProcess?: Partial<Record<Exclude<ServiceName, "gateway">, InProcessHandler>>;
+  /** FORWARD_IN_PROCESS: `inProcess` used (D11, in-process.ts); false forwards over loopback HTTP. On when omitted. */
+  forwardInProcess?: boolean;
   internalTokenSecret: string;
   timeoutMs: number;
   /** Largest answer body the gateway buffers from a service (UPSTREAM_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
   /** INTERNAL_TOKEN_REUSE: one signed token per caller and second (D9, internal-tokens.ts); on when omitted. */
   reuseInternalTokens?: boolean;
+  /** UNDICI_DISPATCH: exchanges on undici's dispatch interface (D10, CollectedAnswer); false: its `request()`. On when omitted. */
+  undiciDispatch?: boolean;
   /** Epoch ms for the internal tokens' `iat`: Date.now unless a test moves time itself. */
   clock?: () => number;
 }
@@ -142,8 +178,11 @@ export class Forwarder {
    */
   private readonly waitingUpstreams = new Map<string, UpstreamPool<PoolType>>();
   private readonly tokens: InternalTokens;
+  private readonly exchange: Exchange;
 
   constructor(private readonly options: ForwarderOptions) {
+    this.exchange = options.undiciDispatch === false ? requested : dispatched;
+    if (options.forwardInProcess === false) this.options = { ...options, inProcess: undefined };
     this.tokens = new InternalTokens(options.internalTokenSecret, options.reuseInternalTokens ?? true, options.clock);
     const poolOf = (connections: number | null) => (url: string) => {
       const pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, maxResponseSize: options.maxResponseBytes });
@@ -200,25 +239,17 @@ export class Forwarder {
         throw errors.unavailable(undefined, { cause: err });
       }
     }
-    let answer: CollectedAnswer;
+    let answer: Answer;
     try {
-      answer = await (waitsUpToMs > 0 ? this.waitingUpstreams : this.upstreams).get(service)!.send(
-        safeToRepeat(req.method, req.headers, route?.keyClaimedByService),
-        (pool) =>
-          new Promise<CollectedAnswer>((resolve, reject) => {
-            pool.dispatch(
-              {
-                method: req.method as Dispatcher.HttpMethod,
-                path: req.originalUrl,
-                headers,
-                body: req.rawBody,
-                headersTimeout: timeoutMs,
-                bodyTimeout: timeoutMs,
-              },
-              new CollectedAnswer(this.options.maxResponseBytes, resolve, reject),
-            );
-          }),
-      );
+      answer = await (waitsUpToMs > 0 ? this.waitingUpstreams : this.upstreams)
+        .get(service)!
+        .send(safeToRepeat(req.method, req.headers, route?.keyClaimedByService), (pool) =>
+          this.exchange(
+            pool,
+            { method: req.method as Dispatcher.HttpMethod, path: req.originalUrl, headers, body: req.rawBody, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+            this.options.maxResponseBytes,
+          ),
+        );
     } catch (err) {
       if (err instanceof DeclaredTooLarge) throw this.tooLarge(service, req, err.declaredLength);
       if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw this.tooLarge(service, req, undefined);
@@ -243,13 +274,9 @@ export class Forwarder {
         const answer = await dispatchInProcess(local, { method: "GET", path, headers, body: undefined }, { timeoutMs, maxBytes });
         return { status: answer.status, headers: {}, body: answer.body };
       }
-      const answer = await this.upstreams.get(service)!.send(
-        true,
-        (pool) =>
-          new Promise<CollectedAnswer>((resolve, reject) => {
-            pool.dispatch({ method: "GET", path, headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, new CollectedAnswer(maxBytes, resolve, reject));
-          }),
-      );
+      const answer = await this.upstreams
+        .get(service)!
+        .send(true, (pool) => this.exchange(pool, { method: "GET", path, headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, maxBytes));
       return { status: answer.status, headers: {}, body: answer.body() };
     } catch (err) {
       throw errors.unavailable(undefined, { cause: err });

@@ -1,6 +1,7 @@
 // The single process's forwards without loopback HTTP (in-process.ts): for a real service app (every
 // middleware of createServiceApp), the client gets what it gets over HTTP, status, passed headers and
 // body byte for byte; the limits (answer size, time-out, a stopped service) give the same errors.
+// Both ways: with FORWARD_IN_PROCESS=false (docs/performance.md D11) the same forwarder goes over loopback HTTP.
 import type { Request } from "express";
 import express from "express";
 import { isAppError } from "@crm/errors";
@@ -12,7 +13,7 @@ const SECRET = "in-process-test-secret-0123456789abcdef";
 const CAP = 4096;
 const principal = { businessId: "b1", authType: "jwt" as const, userId: "u1", apiKeyId: null, sessionId: "s1", jti: "j1", permissions: [] };
 
-describe("Forwarder with the service in the same process", () => {
+describe.each([true, false])("Forwarder with the service in the same process (FORWARD_IN_PROCESS=%s)", (forwardInProcess) => {
   let service: RunningService;
   let handler: InProcessHandler;
   let overHttp: Forwarder;
@@ -84,7 +85,7 @@ describe("Forwarder with the service in the same process", () => {
     const services = { identity: service.url, "crm-records": service.url, "webhook-delivery": service.url };
     const options = { internalTokenSecret: SECRET, timeoutMs: 300, maxResponseBytes: CAP };
     overHttp = new Forwarder({ services, ...options });
-    inProcess = new Forwarder({ services, inProcess: { "crm-records": handler }, ...options });
+    inProcess = new Forwarder({ services, inProcess: { "crm-records": handler }, forwardInProcess, ...options });
   });
   afterAll(async () => {
     await overHttp?.close();
@@ -168,8 +169,9 @@ describe("Forwarder with the service in the same process", () => {
       expect(isAppError(err) && err.code).toBe(500000);
       expect(logged.at(-1)).toEqual({ service: "crm-records", path, limitBytes: CAP, ...declared });
     }
-    // The service's response was closed on it, as a cut connection closes it.
+    // The service's response was closed on it, as a cut connection closes it (over HTTP, once the server sees the cut).
     await new Promise((r) => setImmediate(r));
+    for (let turns = 0; turns < 100 && !closed.some((c) => c.path === "/api/v1/large"); turns++) await new Promise((r) => setTimeout(r, 10));
     expect(closed.filter((c) => c.path === "/api/v1/large").at(-1)).toEqual({ path: "/api/v1/large", finished: false });
   });
 
@@ -192,18 +194,20 @@ describe("Forwarder with the service in the same process", () => {
     expect(closed.slice(before)).toEqual([{ path: "/api/v1/echo", finished: true }]);
   });
 
-  it("answers 503000 once the service stopped listening, as a closed port refuses", async () => {
+  it("answers 503000 once the service stopped listening, as a closed port refuses (switched off: over HTTP, which still listens)", async () => {
     const stopped: InProcessHandler = { ...handler, open: false };
     const refusing = new Forwarder({
       services: { identity: service.url, "crm-records": service.url, "webhook-delivery": service.url },
       inProcess: { "crm-records": stopped },
+      forwardInProcess,
       internalTokenSecret: SECRET,
       timeoutMs: 300,
       maxResponseBytes: CAP,
     });
     try {
-      const err = await refusing.forward("crm-records", request("GET", "/api/v1/empty"), principal).catch((e: unknown) => e);
-      expect(isAppError(err) && err.code).toBe(503000);
+      const answer = await refusing.forward("crm-records", request("GET", "/api/v1/empty"), principal).catch((e: unknown) => e);
+      if (forwardInProcess) expect(isAppError(answer) && answer.code).toBe(503000);
+      else expect((answer as { status: number }).status).toBe(204);
     } finally {
       await refusing.close();
     }

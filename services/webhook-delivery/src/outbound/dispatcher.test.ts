@@ -4,9 +4,12 @@ import { serializePayload } from "../domain/payload";
 import { generateWebhookSecret } from "../domain/secret";
 import { buildDeliveryHeaders } from "../domain/signature";
 import { createDispatcher, TARGET_UNREACHABLE_MESSAGE, type HostResolver } from "./dispatcher";
-import { dispatcher, simpleDelivery, startReceiver } from "./dispatcher.test-kit";
+import { dispatcher as kitDispatcher, simpleDelivery, startReceiver } from "./dispatcher.test-kit";
 
-describe("dispatcher against loopback receivers", () => {
+// Both ways: UNDICI_DISPATCH=false sends through undici's request() (docs/performance.md D10).
+describe.each([true, false])("dispatcher against loopback receivers (UNDICI_DISPATCH=%s)", (undiciDispatch) => {
+  const dispatcher = (options: Parameters<typeof kitDispatcher>[0] = {}) => kitDispatcher({ undiciDispatch, ...options });
+
   it("delivers the exact signed bytes with every header; a 200 is a success", async () => {
     const receiver = await startReceiver((_req, res) => res.end("thanks"));
     const secret = generateWebhookSecret();

@@ -3,6 +3,7 @@ import { TextDecoder } from "node:util";
 import { Agent, type Dispatcher as UndiciDispatcher, errors } from "undici";
 import { cachingResolver } from "./host-resolver";
 import { createGuardedConnector, systemResolver, TargetNotAllowedError } from "./guarded-connector";
+import { RequestedExchange } from "./requested-exchange";
 
 /** What one HTTP attempt produced, ready to be stored on the delivery record. */
 export interface AttemptOutcome {
@@ -57,6 +58,8 @@ export interface DispatcherOptions {
   resolveHost?: HostResolver;
   /** Extra CA certificates (PEM) trusted besides the public roots, for on-prem receivers behind a private CA. */
   trustedCaCertificates?: readonly string[];
+  /** UNDICI_DISPATCH: exchanges on undici's dispatch interface (D10, Exchange); false: its `request()`. On when omitted. */
+  undiciDispatch?: boolean;
 }
 
 export interface Dispatcher {
@@ -290,6 +293,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // A UTF-16 unit comes from at most 3 bytes of UTF-8 (a 4-byte sequence gives 2; an invalid byte 1),
   // so this many bytes hold more than maxChars characters even if the last sequence is cut off.
   const maxBodyBytes = 4 * maxChars;
+  const viaDispatch = options.undiciDispatch ?? true;
 
   // One pooled keep-alive agent for every delivery: repeated deliveries to a receiver reuse
   // connections instead of paying DNS + TCP + TLS each time.
@@ -339,7 +343,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
 
     return new Promise((resolve) => {
-      const exchange = new Exchange(maxBodyBytes, (status, text, err) => {
+      const exchange = new (viaDispatch ? Exchange : RequestedExchange)(maxBodyBytes, (status, text, err) => {
         clearTimeout(timer);
         if (err === undefined && status !== undefined) {
           resolve({
@@ -364,7 +368,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // No redirect handling is configured, so a 3xx is returned as is and never followed
       // (decisions §6): following one would let a receiver bounce us to an unchecked target.
       // dispatch reports its own errors (a bad header, a closed agent) to the handler.
-      agent.dispatch({ origin: target.origin, path: target.path, method: "POST", headers, body: delivery.body }, exchange);
+      const request = { origin: target.origin, path: target.path, method: "POST", headers, body: delivery.body } as const;
+      if (exchange instanceof Exchange) agent.dispatch(request, exchange);
+      else void exchange.start(agent, request);
     });
   }
 
