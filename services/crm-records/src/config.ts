@@ -31,6 +31,8 @@ export const configSchema = z
     RECORDS_ONE_STATEMENT_CREATES: env.bool(true),
     /** D16: unfiltered totals from the per-business count slots; off: the business's rows counted. */
     RECORDS_COUNT_SLOTS: env.bool(true),
+    /** D35: range filters on custom fields read the sort values' index; off: they cast every record's value. */
+    RECORDS_CUSTOM_RANGES: env.bool(true),
     /**
      * D34: lists and one-statement creates start from the custom field definitions kept in the process
      * and confirm them in their own statement; off: each reads the definitions' version first.
@@ -51,6 +53,7 @@ export function recordDevicesOf(config: RecordsConfig): RecordDevices {
     listSql: config.RECORDS_LIST_SQL,
     oneStatementCreates: config.RECORDS_ONE_STATEMENT_CREATES,
     countSlots: config.RECORDS_COUNT_SLOTS,
+    customRanges: config.RECORDS_CUSTOM_RANGES,
     keptDefinitions: config.RECORDS_KEPT_DEFINITIONS,
   };
 }

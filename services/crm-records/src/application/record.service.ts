@@ -87,7 +87,7 @@ export class RecordService {
   constructor(private readonly options: RecordServiceOptions) {
     this.audit = options.audit ?? new AuditWriter("records");
     this.cursors = new CursorCodec(options.cursorSecret);
-    const devices: RecordDevices = { listSql: true, countSlots: true, oneStatementCreates: true, keptDefinitions: true, ...options.devices };
+    const devices: RecordDevices = { listSql: true, countSlots: true, customRanges: true, oneStatementCreates: true, keptDefinitions: true, ...options.devices };
     this.keptDefinitions = devices.keptDefinitions;
     const run = statementRunner(options.sql);
     this.reads = new RecordReads({

@@ -4,7 +4,8 @@
 // - `eq` is jsonb containment, `"customFields" @> {"key": value}`, which the GIN index answers (D35)
 //   for every type; on a multiSelect `{"key": [option]}` is "holds this option";
 // - ranges and sorts read the value cast to its type: numbers as `numeric`, dates and dateTimes as
-//   instants (a date is midnight UTC, decisions §3), text as text (the columns' collation);
+//   instants (a date is midnight UTC, decisions §3), text as text (the columns' collation); a list's
+//   ranges read the same order from the sort values' index instead (custom-field-range.ts, D35);
 // - the substring operators are ILIKE on the text, escaped like a column's.
 // Every value is a bound parameter. The key is written into the statement (so the planner can match
 // an expression index on it), and only after it matched the definitions' key pattern, which admits
@@ -12,6 +13,7 @@
 import { CUSTOM_FIELD_KEY_PATTERN, type CustomFieldType } from "@crm/contracts";
 import { escapeLike, type ConditionNode } from "@crm/query-language";
 import type { SqlParams } from "./list-sql";
+import { type SortValuesScope, sortValueRange } from "./custom-field-range";
 
 const COLUMN = `"customFields"`;
 const RANGES = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
@@ -98,8 +100,11 @@ function containedJson(key: string, type: CustomFieldType, value: ConditionNode[
   }
 }
 
-/** One condition on custom field `key` of `type` (the parser checked the operator and value against its spec). */
-export function customLeaf(params: SqlParams, key: string, type: CustomFieldType, node: ConditionNode): string {
+/**
+ * One condition on custom field `key` of `type` (the parser checked the operator and value against its spec).
+ * With `sortValues`, a range reads the sort values (custom-field-range.ts); without, it casts every record's value.
+ */
+export function customLeaf(params: SqlParams, key: string, type: CustomFieldType, node: ConditionNode, sortValues?: SortValuesScope): string {
   switch (node.operator) {
     case "equals": {
       const json = containedJson(key, type, node.value);
@@ -112,11 +117,12 @@ export function customLeaf(params: SqlParams, key: string, type: CustomFieldType
     case "endsWith":
       return `(${textOf(key)} ILIKE ${params.add(`%${escapeLike(String(node.value))}`)})`;
     default:
+      if (sortValues) return sortValueRange(params, sortValues, key, type, node.operator, node.value);
       return `(${rangeExpression(key, type)} ${RANGES[node.operator]} ${params.add(node.value)}${rangeCast(type)})`;
   }
 }
 
 /** `NOT:` of one condition: a record without a value does not match the condition, so its negation matches it (where.compiler.ts). */
-export function customNegatedLeaf(params: SqlParams, key: string, type: CustomFieldType, node: ConditionNode): string {
-  return `((${COLUMN} -> ${keyLiteral(key)}) IS NULL OR NOT ${customLeaf(params, key, type, node)})`;
+export function customNegatedLeaf(params: SqlParams, key: string, type: CustomFieldType, node: ConditionNode, sortValues?: SortValuesScope): string {
+  return `((${COLUMN} -> ${keyLiteral(key)}) IS NULL OR NOT ${customLeaf(params, key, type, node, sortValues)})`;
 }

@@ -46,6 +46,8 @@ export interface CustomSortPage {
   columns: readonly string[];
   take: number;
   skip: number;
+  /** Ranges on custom fields from their sort values (listWhereSql; unless false). */
+  customRanges?: boolean;
 }
 
 const SORT_COLUMNS = [`s."absent"`, `s."number"`, `s."text"`, `s."recordId"`];
@@ -54,7 +56,7 @@ const SORT_COLUMNS = [`s."absent"`, `s."number"`, `s."text"`, `s."recordId"`];
 export function customSortPageSql(page: CustomSortPage, params: SqlParams, extraColumns = ""): string {
   const { definition, sort } = page;
   // The record's conditions inside a subquery: their column names are the record table's alone.
-  const recordWhere = listWhereSql(definition, params, page.businessId, page.deleted, page.filter, undefined, page.custom);
+  const recordWhere = listWhereSql(definition, params, page.businessId, page.deleted, page.filter, undefined, page.custom, page.customRanges);
   const conditions = [`s."businessId" = ${params.add(page.businessId)}::uuid`, `s."entity" = ${params.add(definition.entity)}`, `s."key" = ${params.add(sort.key)}`];
   if (page.afterKey !== undefined) {
     const [absent, number, text] = sortColumnsOf(sort.type, page.afterKey[0] ?? null);

@@ -12,6 +12,7 @@ import type { EntityDefinition } from "../entities";
 import type { DeletedMode } from "../domain/deleted-mode";
 import { customFieldKey, type CustomFieldTypes } from "../domain/custom-field-query";
 import { customLeaf, customNegatedLeaf, customSortExpression } from "./custom-field-sql";
+import type { SortValuesScope } from "./custom-field-range";
 
 /** Collects bound parameters; `add` returns the placeholder. */
 export class SqlParams {
@@ -38,7 +39,10 @@ export function trashSql(deleted: DeletedMode): string | undefined {
   return deleted === "exclude" ? `"deletedAt" IS NULL` : `"deletedAt" IS NOT NULL`;
 }
 
-/** The WHERE clause of a list: the business and the trash condition first, then the client's filter, then the keyset. */
+/**
+ * The WHERE clause of a list: the business and the trash condition first, then the client's filter, then the keyset.
+ * `customRanges`: ranges on custom fields read their sort values (D35, custom-field-range.ts); false: they cast every value.
+ */
 export function listWhereSql(
   definition: EntityDefinition,
   params: SqlParams,
@@ -47,12 +51,16 @@ export function listWhereSql(
   where: WhereNode | undefined,
   after?: { orderBy: readonly OrderTerm[]; key: readonly unknown[] },
   custom: CustomFieldTypes = NO_CUSTOM_FIELDS,
+  customRanges = true,
 ): string {
   // The business scope is ANDed outside whatever the client wrote, so no filter can widen it.
-  const parts = [`"businessId" = ${params.add(businessId)}::uuid`];
+  const business = params.add(businessId);
+  const parts = [`"businessId" = ${business}::uuid`];
   const trash = trashSql(deleted);
   if (trash) parts.push(trash);
-  const scope: Scope = { definition, params, custom };
+  // The entity is one of the fixed entity names, never the client's text.
+  const sortValues = customRanges ? { business, entity: `'${definition.entity}'` } : undefined;
+  const scope: Scope = { definition, params, custom, sortValues };
   if (where) parts.push(compile(scope, where, false));
   if (after) parts.push(keysetSql(scope, after.orderBy, after.key));
   return parts.join(" AND ");
@@ -69,6 +77,8 @@ interface Scope {
   definition: EntityDefinition;
   params: SqlParams;
   custom: CustomFieldTypes;
+  /** Set: ranges on custom fields read the sort values of this business and entity. */
+  sortValues: SortValuesScope | undefined;
 }
 
 /** A field as ORDER BY and the keyset read it: a column, or a custom field's typed value (custom-field-sql.ts). */
@@ -91,7 +101,7 @@ function compile(scope: Scope, node: WhereNode, negated: boolean): string {
       const key = customFieldKey(node.field);
       if (key !== undefined) {
         const type = customTypeOf(scope.custom, key);
-        return negated ? customNegatedLeaf(scope.params, key, type, node) : customLeaf(scope.params, key, type, node);
+        return negated ? customNegatedLeaf(scope.params, key, type, node, scope.sortValues) : customLeaf(scope.params, key, type, node, scope.sortValues);
       }
       return negated ? negatedLeaf(scope.definition, scope.params, node) : leaf(scope.definition, scope.params, node);
     }

@@ -42,6 +42,8 @@ export interface ReadDevices {
   listSql: boolean;
   /** D16: the unfiltered total from the count slots (record-count.ts); off: the business's rows counted. */
   countSlots: boolean;
+  /** D35: ranges on custom fields from their sort values' index (custom-field-range.ts); off: every record's value cast. */
+  customRanges: boolean;
 }
 
 export interface RecordReadsOptions {
@@ -127,7 +129,8 @@ export class RecordReads {
   private sqlList(definition: EntityDefinition, businessId: string, query: PageQuery): { page(): Promise<Row[]>; count(): Promise<number> } {
     const params = new SqlParams();
     const after = query.afterKey === undefined ? undefined : { orderBy: query.orderBy, key: query.afterKey };
-    const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after, query.custom);
+    const customRanges = this.options.devices.customRanges;
+    const where = listWhereSql(definition, params, businessId, query.deleted, query.filter, after, query.custom, customRanges);
     return {
       page: async () => {
         const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`);
@@ -140,7 +143,7 @@ export class RecordReads {
           // A sort on one custom field reads its sort values (custom-sort-list.ts), with parameters of its own.
           const own = new SqlParams();
           const version = query.withDefinitionsVersion ? versionColumn(own.add(businessId)) : "";
-          sql = customSortPageSql({ ...query, definition, businessId, custom: query.custom!, sort: custom, columns }, own, version);
+          sql = customSortPageSql({ ...query, definition, businessId, custom: query.custom!, sort: custom, columns, customRanges }, own, version);
           values = own.values;
         } else {
           values = params.values;
