@@ -118,13 +118,15 @@ describe("Kafka answers that condemn the message", () => {
 const describeKafka = testInfra.kafkaBrokers ? describe : describe.skip;
 describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () => {
   jest.setTimeout(60_000);
+  // Concurrent: each test spends its seconds waiting on the broker (a group join waits out its
+  // rebalance delay, 3 s on librdkafka's mock), and each has topics and groups of its own.
   let bus: EventBus;
   beforeAll(() => {
     bus = new KafkaBus({ brokers: testInfra.kafkaBrokers!.split(","), clientId: uniqueName("test"), logger });
   });
   afterAll(() => bus.close());
 
-  it("publishes and consumes in order per key, and a second group gets everything too", async () => {
+  it.concurrent("publishes and consumes in order per key, and a second group gets everything too", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
     const events = [1, 2, 3, 4, 5].map((n) => event(business, n));
@@ -134,8 +136,11 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     );
     const seenA: number[] = [];
     const seenB: number[] = [];
-    const subA = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seenA.push(e.data.n as number) });
-    const subB = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seenB.push(e.data.n as number) });
+    // Both groups join at once: each join waits out the broker's rebalance delay (3 s on librdkafka's mock).
+    const [subA, subB] = await Promise.all([
+      bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seenA.push(e.data.n as number) }),
+      bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seenB.push(e.data.n as number) }),
+    ]);
     await waitFor(() => seenA.length >= 5 && seenB.length >= 5, 45_000, 100);
     expect(seenA).toEqual([1, 2, 3, 4, 5]);
     expect(seenB).toEqual([1, 2, 3, 4, 5]);
@@ -143,7 +148,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     await subB.stop();
   });
 
-  it("carries a serialised envelope's JSON as it is, with its event-type header", async () => {
+  it.concurrent("carries a serialised envelope's JSON as it is, with its event-type header", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
     const sent = [1, 2].map((n) => event(business, n));
@@ -156,9 +161,12 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     const raw: Array<{ value: string; type: string }> = [];
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({ eachMessage: async ({ message }) => void raw.push({ value: message.value!.toString(), type: message.headers!["event-type"]!.toString() }) });
     const seen: EventEnvelope[] = [];
-    const sub = await bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seen.push(e) });
+    // Both groups join at once: each join waits out the broker's rebalance delay (3 s on librdkafka's mock).
+    const [, sub] = await Promise.all([
+      consumer.run({ eachMessage: async ({ message }) => void raw.push({ value: message.value!.toString(), type: message.headers!["event-type"]!.toString() }) }),
+      bus.subscribe({ topic, groupId: uniqueName("group"), handler: async (e) => void seen.push(e) }),
+    ]);
     await waitFor(() => raw.length >= 2 && seen.length >= 2, 45_000, 100);
     await consumer.disconnect();
     await sub.stop();
@@ -166,7 +174,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     expect(seen).toEqual(sent);
   });
 
-  it("without waiting for the group join, misses nothing published before or during the join", async () => {
+  it.concurrent("without waiting for the group join, misses nothing published before or during the join", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
     await bus.publish(topic, numbered(business, [1, 2]));
@@ -180,7 +188,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     await sub.stop();
   });
 
-  it("hands a batch handler the events of a fetch together, in order, and nothing twice", async () => {
+  it.concurrent("hands a batch handler the events of a fetch together, in order, and nothing twice", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
     // One publish is one record batch: one fetch returns all of it.
@@ -193,7 +201,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     await sub.stop();
   });
 
-  it("commits a batch consumer's handled events when it stops, so the group's next member starts after them", async () => {
+  it.concurrent("commits a batch consumer's handled events when it stops, so the group's next member starts after them", async () => {
     const topic = uniqueName("topic");
     const groupId = uniqueName("group");
     const business = randomUUID();
@@ -211,7 +219,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     await next.stop();
   });
 
-  it("publishes without KafkaJS's warning about its default partitioner", async () => {
+  it.concurrent("publishes without KafkaJS's warning about its default partitioner", async () => {
     // KafkaJS warns once per loaded module, so this test loads a module of its own.
     let FreshBus!: typeof KafkaBus;
     jest.isolateModules(() => {
@@ -237,7 +245,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     expect(lines.filter((line) => /partitioner/i.test(line))).toEqual([]);
   });
 
-  it("commits a batch consumer's handled events while it runs, once events stop coming", async () => {
+  it.concurrent("commits a batch consumer's handled events while it runs, once events stop coming", async () => {
     const topic = uniqueName("topic");
     const groupId = uniqueName("group");
     const business = randomUUID();
@@ -258,7 +266,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     }
   });
 
-  it("re-delivers a batch whose handler failed, from its first event", async () => {
+  it.concurrent("re-delivers a batch whose handler failed, from its first event", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
     await bus.publish(topic, numbered(business, [1, 2, 3]));
@@ -280,7 +288,7 @@ describeKafka("KafkaBus (KAFKA_BROKERS, testcontainers or librdkafka mock)", () 
     await sub.stop();
   });
 
-  it("re-delivers after a handler failure instead of skipping", async () => {
+  it.concurrent("re-delivers after a handler failure instead of skipping", async () => {
     const topic = uniqueName("topic");
     const business = randomUUID();
     await bus.publish(topic, numbered(business, [1, 2]));

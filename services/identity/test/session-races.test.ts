@@ -13,6 +13,8 @@ import { cookieValue, openHarness, PASSWORD, refreshCookie, uniqueEmail, type Ha
 jest.setTimeout(300_000);
 
 const ITERATIONS = Number(process.env.SESSION_RACE_ITERATIONS ?? 50);
+/** Sign-ins in flight at once while the sessions are prepared: under the hasher's queue (16). */
+const SIGN_IN_BATCH = 10;
 
 interface Setup {
   name: string;
@@ -60,6 +62,19 @@ for (const setup of setups) {
       return { accessToken, principal: await h.principalOf(accessToken), cookie: cookieValue(refreshCookie(res)) };
     }
 
+    /**
+     * One fresh session per run, all signed in before the runs start, a batch at a time (within the
+     * password hasher's queue): a sign-in is a commit, and concurrent ones share their fsync, where the
+     * runs' own requests must stay one race at a time.
+     */
+    async function sessionsForRuns() {
+      const sessions: Awaited<ReturnType<typeof signIn>>[] = [];
+      for (let i = 0; i < ITERATIONS; i += SIGN_IN_BATCH) {
+        sessions.push(...(await Promise.all(Array.from({ length: Math.min(SIGN_IN_BATCH, ITERATIONS - i) }, signIn))));
+      }
+      return sessions;
+    }
+
     const refresh = (cookie: string) => h.pub("/api/v1/auth/token/refresh", { cookie: `refreshToken=${cookie}` });
 
     /** Nothing of the session still works: no access token is on the allow-list, no refresh cookie rotates. */
@@ -80,8 +95,9 @@ for (const setup of setups) {
     }
 
     it(`refresh racing logout: the logout wins (${ITERATIONS} runs)`, async () => {
+      const sessions = await sessionsForRuns();
       for (let i = 0; i < ITERATIONS; i++) {
-        const { accessToken, principal, cookie } = await signIn();
+        const { accessToken, principal, cookie } = sessions[i]!;
         const [refreshed, logout] = await Promise.all([
           (async () => {
             if (i % 2 === 1) await jitter();
@@ -109,8 +125,9 @@ for (const setup of setups) {
     };
 
     it(`a gateway's miss (the store lost the token) racing logout: the logout wins (${ITERATIONS} runs)`, async () => {
+      const sessions = await sessionsForRuns();
       for (let i = 0; i < ITERATIONS; i++) {
-        const { accessToken, principal } = await signIn();
+        const { accessToken, principal } = sessions[i]!;
         await h.kv.del(authKeys.accessToken(principal.jti!), authKeys.sessionAccessTokens(principal.sessionId!));
         const [resolved, logout] = await Promise.all([
           (async () => {
@@ -131,8 +148,9 @@ for (const setup of setups) {
     });
 
     it(`two concurrent refreshes of one cookie: at most one succeeds and the session ends (${ITERATIONS} runs)`, async () => {
+      const sessions = await sessionsForRuns();
       for (let i = 0; i < ITERATIONS; i++) {
-        const { accessToken, principal, cookie } = await signIn();
+        const { accessToken, principal, cookie } = sessions[i]!;
         const results = await Promise.all([
           refresh(cookie),
           (async () => {

@@ -52,6 +52,8 @@ export interface StartOptions {
   /** Another consumer group, so tests sharing one Kafka cluster do not split each other's partitions. */
   consumerGroupId?: string;
   logger?: Logger;
+  /** The clock webhook changes are stamped with (a rotation's grace period ends from it); tests move it instead of sleeping. */
+  now?: () => Date;
 }
 
 /** A running service plus the parts tests look into. */
@@ -195,6 +197,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       deliveries,
       scheduler,
       manualRetryWaitMs: config.WEBHOOK_TIMEOUT_MS + 1_000,
+      now: options.now,
       capabilities: {
         webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
         webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,

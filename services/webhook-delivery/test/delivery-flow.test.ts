@@ -4,7 +4,7 @@
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { uuidv7, type EventEnvelope } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import { api, databaseModes, inProcessBus, principal, publish, recordEvent, sleep, startReceiver, setUpDelivery } from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, settled, startReceiver, setUpDelivery } from "./support/harness";
 import { verifyInterfaceSignature } from "@crm/testing";
 import { deliveryMetrics } from "@crm/telemetry";
 
@@ -174,7 +174,7 @@ describe.each(databaseModes)("delivery flow on %s with the in-process bus", (mod
       // A marker the subscribed webhook does get, so "nothing arrived" is not just "not yet".
       await publish(bus, [recordEvent(business, "product.updated", { marker: true })]);
       await waitFor(() => quiet.requests.length >= 1);
-      await sleep(300);
+      await settled(setup.service);
       expect(quiet.requests).toHaveLength(1);
       expect(JSON.parse(quiet.requests[0]!.rawBody)).toMatchObject({ event: "product.updated", businessId: business, data: { marker: true } });
       for (const hook of [inactive, paused]) {

@@ -3,7 +3,7 @@
 // webhook's other deliveries, not its sibling webhooks, and never another business's (Convoy #2116).
 import { uuidv7 } from "@crm/contracts";
 import { waitFor } from "@crm/testing";
-import { api, databaseModes, inProcessBus, principal, publish, recordEvent, sleep, setUpDelivery } from "./support/harness";
+import { api, databaseModes, inProcessBus, principal, publish, recordEvent, settled, setUpDelivery } from "./support/harness";
 
 const HOUR = 3_600_000;
 
@@ -162,8 +162,8 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
       25,
     );
     expect(failedAgain!.nextRetryAt).toBeNull();
-    // Longer than both retry delays and several retry cycles: nothing more is sent.
-    await sleep(400);
+    // Nothing more is sent: a retry cycle claims nothing of it, and nothing is in flight.
+    await settled(setup.service);
     expect((await snapshot(hook.id))[0]).toEqual(failedAgain);
     // Recovering again is a new manual attempt.
     expect((await owner.post(`/api/v1/webhook/${hook.id}/recover`, { since: new Date(Date.now() - HOUR).toISOString() }).expect(202)).body.data.recovered).toBe(1);
@@ -214,7 +214,7 @@ describe.each(databaseModes)("recover failed deliveries on %s", (mode) => {
     // decisions §6 "Inactive webhooks receive nothing", so nothing is re-sent: 409004, as extensions §E1.2 answers.
     const refused = await owner.post(`/api/v1/webhook/${hook.id}/deliveries/${failed!.id}/retry`).expect(409);
     expect(refused.body.error).toEqual({ code: 409004, message: "Delivery is not in a retryable state" });
-    await sleep(300);
+    await settled(setup.service);
     expect(await setup.service.prisma.delivery.findUniqueOrThrow({ where: { id: failed!.id } })).toEqual(before);
     expect(setup.receiver.requests.length).toBe(requestsBefore);
     await owner.post(`/api/v1/webhook/${hook.id}/deliveries/${uuidv7()}/retry`).expect(404);

@@ -3,7 +3,7 @@
 import { uuidv7 } from "@crm/contracts";
 import { describePostgres, waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
-import { api, inProcessBus, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
+import { api, inProcessBus, principal, publish, recordEvent, settled, setUpDelivery } from "./support/harness";
 
 describePostgres("two service instances on one PostgreSQL database", () => {
   jest.setTimeout(30_000);
@@ -40,7 +40,7 @@ describePostgres("two service instances on one PostgreSQL database", () => {
     );
     const total = 8 * 5;
     await waitFor(async () => (await one.prisma.delivery.count({ where: { businessId: business, status: "FAILED" } })) === total, 25_000, 50);
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(one, two);
     const counts = countPerDelivery();
     expect(counts.size).toBe(total);
     expect([...counts.values()].every((n) => n === 3)).toBe(true);

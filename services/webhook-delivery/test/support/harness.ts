@@ -14,6 +14,7 @@ import {
   type DatabaseMode,
   type Receiver,
   type TestDatabase,
+  waitFor,
 } from "@crm/testing";
 import { loadConfig, start, type StartOptions, type WebhookDeliveryService } from "../../src";
 
@@ -95,6 +96,15 @@ export async function publish(bus: EventBus, events: EventEnvelope[], topic = RE
     topic,
     events.map((value) => ({ key: value.businessId, value })),
   );
+}
+
+/**
+ * "Nothing more is sent", shown by a signal instead of wall time: a retry cycle of each instance runs
+ * now (it claims whatever is due), then every attempt the instances have claimed has finished.
+ */
+export async function settled(...services: WebhookDeliveryService[]): Promise<void> {
+  for (const service of services) await service.retries.runOnce();
+  await waitFor(() => services.every((service) => service.scheduler.pending === 0), 10_000, 10);
 }
 
 export function sleep(ms: number): Promise<void> {
