@@ -113,6 +113,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         keyring,
         retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
         leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+        keptSecrets: config.WEBHOOK_KEPT_SECRETS,
         logger,
       }),
       limiter: createConcurrencyLimiter({

@@ -33,6 +33,8 @@ export interface AttemptExecutorOptions {
   retryDelaysMs: readonly number[];
   /** How long a claim stays ours; must outlast one attempt (the dispatcher's time-out) by a margin. */
   leaseMs: number;
+  /** WEBHOOK_KEPT_SECRETS (docs/performance.md D28): opened secrets kept; false opens one for every attempt. On when omitted. */
+  keptSecrets?: boolean;
   logger: Logger;
   now?: () => Date;
 }
@@ -56,7 +58,7 @@ export class AttemptExecutor {
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
     this.recorder = new AttemptRecorder({ deliveries: options.deliveries, lingerMs: OUTCOME_LINGER_MS });
-    this.secrets = new OpenedSecrets(options.keyring, undefined, signingKeys);
+    this.secrets = new OpenedSecrets(options.keyring, options.keptSecrets === false ? 0 : undefined, signingKeys);
   }
 
   leaseFrom(now: Date): Date {
