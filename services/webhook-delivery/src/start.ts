@@ -146,7 +146,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     const subscription = await bus.subscribe({
       topic: RECORDS_TOPIC,
       groupId: options.consumerGroupId ?? CONSUMER_GROUP,
-      batchHandler: createRecordsConsumer({ deliveries, scheduler, logger }),
+      batchHandler: createRecordsConsumer({ deliveries, scheduler, logger, lookupFirst: config.WEBHOOK_CONSUMER_LOOKUP_FIRST }),
       // The API answers while the consumer joins its group (seconds: the broker's rebalance delay);
       // no event is missed meanwhile, consumption starts at the group's committed offsets.
       waitForJoin: false,
