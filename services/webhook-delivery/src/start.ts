@@ -113,6 +113,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         keyring,
         retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
         leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+        freshClaims: config.WEBHOOK_LEASE_ON_CREATE,
         keptSecrets: config.WEBHOOK_KEPT_SECRETS,
         logger,
       }),
@@ -125,6 +126,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       // so the next attempts are ready when a slot frees, and the rest waits in the database.
       maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
       maxPendingPerBusiness: config.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS * 2,
+      leaseOnCreate: config.WEBHOOK_LEASE_ON_CREATE,
       logger,
     });
     undo.push(() => scheduler.drain());
