@@ -43,6 +43,12 @@ export const configSchema = z.object({
   WEBHOOK_SECRET_REENCRYPT_INTERVAL_MS: env.int(3_600_000, 1),
   /** Deliveries sent on undici's dispatch interface rather than through its `request()` (docs/performance.md D10). */
   UNDICI_DISPATCH: env.bool(true),
+  /** First attempts leased by the statement that creates them, and sent as their claim read them (docs/performance.md D19). */
+  WEBHOOK_LEASE_ON_CREATE: env.bool(true),
+  /** Events of businesses not known to have subscribers looked up first, in a small statement (docs/performance.md D27). */
+  WEBHOOK_CONSUMER_LOOKUP_FIRST: env.bool(true),
+  /** Opened signing secrets kept for a webhook's later attempts rather than opened for each (docs/performance.md D28). */
+  WEBHOOK_KEPT_SECRETS: env.bool(true),
 });
 
 export type WebhookDeliveryConfig = z.infer<typeof configSchema>;

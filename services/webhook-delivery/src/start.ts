@@ -115,6 +115,8 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
         keyring,
         retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
         leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+        freshClaims: config.WEBHOOK_LEASE_ON_CREATE,
+        keptSecrets: config.WEBHOOK_KEPT_SECRETS,
         logger,
       }),
       limiter: createConcurrencyLimiter({
@@ -126,6 +128,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
       // so the next attempts are ready when a slot frees, and the rest waits in the database.
       maxPending: config.WEBHOOK_MAX_IN_FLIGHT * 2,
       maxPendingPerBusiness: config.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS * 2,
+      leaseOnCreate: config.WEBHOOK_LEASE_ON_CREATE,
       logger,
     });
     undo.push(() => scheduler.drain());
@@ -147,7 +150,7 @@ export async function start(config: Readonly<WebhookDeliveryConfig>, options: St
     const subscription = await bus.subscribe({
       topic: RECORDS_TOPIC,
       groupId: options.consumerGroupId ?? CONSUMER_GROUP,
-      batchHandler: createRecordsConsumer({ deliveries, scheduler, logger }),
+      batchHandler: createRecordsConsumer({ deliveries, scheduler, logger, lookupFirst: config.WEBHOOK_CONSUMER_LOOKUP_FIRST }),
       // The API answers while the consumer joins its group (seconds: the broker's rebalance delay);
       // no event is missed meanwhile, consumption starts at the group's committed offsets.
       waitForJoin: false,

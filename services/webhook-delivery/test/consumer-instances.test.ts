@@ -6,7 +6,8 @@ import { describePostgres } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import { api, inProcessBus, principal, publish, recordEvent, setUpDelivery } from "./support/harness";
 
-describePostgres("the records consumer of two instances on one PostgreSQL database", () => {
+// Both ways: WEBHOOK_CONSUMER_LOOKUP_FIRST=false remembers nothing, every batch goes to the create statement (docs/performance.md D27).
+describePostgres.each([true, false])("the records consumer of two instances on one PostgreSQL database (WEBHOOK_CONSUMER_LOOKUP_FIRST=%s)", (lookupFirst) => {
   jest.setTimeout(30_000);
   const setup = setUpDelivery("postgres", { service: false });
   let one: WebhookDeliveryService;
@@ -14,8 +15,8 @@ describePostgres("the records consumer of two instances on one PostgreSQL databa
   const bus = inProcessBus();
 
   beforeAll(async () => {
-    one = await setup.start();
-    two = await setup.start();
+    one = await setup.start({ WEBHOOK_CONSUMER_LOOKUP_FIRST: String(lookupFirst) });
+    two = await setup.start({ WEBHOOK_CONSUMER_LOOKUP_FIRST: String(lookupFirst) });
   });
 
   /** Publishes each event on its own: the in-process bus hands each publish to the next instance in turn, and resolves once it is handled. */

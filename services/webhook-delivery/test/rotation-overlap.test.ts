@@ -50,10 +50,15 @@ async function storedSecrets(service: WebhookDeliveryService, id: string) {
   return rows[0]!;
 }
 
-describe.each(databaseModes)("rotate-secret with a grace period on %s", (mode) => {
+// Both ways: WEBHOOK_KEPT_SECRETS=false opens the sealed secrets at every attempt (docs/performance.md D28).
+const keptBothWays = databaseModes.flatMap((mode) => [true, false].map((kept) => [mode, kept] as const));
+
+describe.each(keptBothWays)("rotate-secret with a grace period on %s (WEBHOOK_KEPT_SECRETS=%s)", (mode, kept) => {
   jest.setTimeout(60_000);
   // The retry waits long enough for the test to rotate the secret in between, even on a busy machine.
-  const setup = setUpDelivery(mode, { service: { WEBHOOK_SECRET_KEYS: KEY_A, WEBHOOK_RETRY_DELAYS_MS: "4000,4000", WEBHOOK_RETRY_INTERVAL_MS: "100" } });
+  const setup = setUpDelivery(mode, {
+    service: { WEBHOOK_SECRET_KEYS: KEY_A, WEBHOOK_RETRY_DELAYS_MS: "4000,4000", WEBHOOK_RETRY_INTERVAL_MS: "100", WEBHOOK_KEPT_SECRETS: String(kept) },
+  });
   const bus = inProcessBus();
 
   async function deliverOne(business: string, hookUrl: string): Promise<ReceivedRequest> {

@@ -5,7 +5,8 @@ import { describePostgres, waitFor } from "@crm/testing";
 import type { WebhookDeliveryService } from "../src";
 import { api, inProcessBus, principal, publish, recordEvent, settled, setUpDelivery } from "./support/harness";
 
-describePostgres("two service instances on one PostgreSQL database", () => {
+// Both ways: WEBHOOK_LEASE_ON_CREATE=false creates first attempts due, for the claims (docs/performance.md D19).
+describePostgres.each([true, false])("two service instances on one PostgreSQL database (WEBHOOK_LEASE_ON_CREATE=%s)", (leaseOnCreate) => {
   jest.setTimeout(30_000);
   const setup = setUpDelivery("postgres", { service: false, receiver: { kind: "status", status: 500 } });
   let one: WebhookDeliveryService;
@@ -13,7 +14,7 @@ describePostgres("two service instances on one PostgreSQL database", () => {
   const bus = inProcessBus();
 
   beforeAll(async () => {
-    const env = { WEBHOOK_RETRY_DELAYS_MS: "100,100", WEBHOOK_RETRY_INTERVAL_MS: "50", WEBHOOK_RETRY_BATCH_SIZE: "3" };
+    const env = { WEBHOOK_RETRY_DELAYS_MS: "100,100", WEBHOOK_RETRY_INTERVAL_MS: "50", WEBHOOK_RETRY_BATCH_SIZE: "3", WEBHOOK_LEASE_ON_CREATE: String(leaseOnCreate) };
     one = await setup.start(env);
     two = await setup.start(env);
   });

@@ -33,6 +33,13 @@ export interface AttemptExecutorOptions {
   retryDelaysMs: readonly number[];
   /** How long a claim stays ours; must outlast one attempt (the dispatcher's time-out) by a margin. */
   leaseMs: number;
+  /**
+   * WEBHOOK_LEASE_ON_CREATE (docs/performance.md D19): an attempt soon after its claim sends what the claim
+   * read (FRESH_CLAIM_MS); false: every attempt starts with startAttempt's statement. On when omitted.
+   */
+  freshClaims?: boolean;
+  /** WEBHOOK_KEPT_SECRETS (docs/performance.md D28): opened secrets kept; false opens one for every attempt. On when omitted. */
+  keptSecrets?: boolean;
   logger: Logger;
   now?: () => Date;
 }
@@ -56,7 +63,7 @@ export class AttemptExecutor {
   constructor(private readonly options: AttemptExecutorOptions) {
     this.now = options.now ?? (() => new Date());
     this.recorder = new AttemptRecorder({ deliveries: options.deliveries, lingerMs: OUTCOME_LINGER_MS });
-    this.secrets = new OpenedSecrets(options.keyring, undefined, signingKeys);
+    this.secrets = new OpenedSecrets(options.keyring, options.keptSecrets === false ? 0 : undefined, signingKeys);
   }
 
   leaseFrom(now: Date): Date {
@@ -80,7 +87,7 @@ export class AttemptExecutor {
   /** The attempt as its claim read it, if the claim is recent enough to send that (FRESH_CLAIM_MS). */
   private freshStart(claim: ClaimedDelivery): StartedAttempt | undefined {
     const read = claim.read;
-    if (read === undefined || this.now().getTime() - read.at.getTime() > FRESH_CLAIM_MS) return undefined;
+    if (read === undefined || this.options.freshClaims === false || this.now().getTime() - read.at.getTime() > FRESH_CLAIM_MS) return undefined;
     const { send } = read;
     // Field by field: spreading the row objects (built by rest destructuring, in dictionary mode) cost
     // 3% of webhook-delivery's profile samples at the drain, for an object of fixed shape.

@@ -75,40 +75,41 @@ describe("SecretKeyring", () => {
   });
 });
 
-describe("OpenedSecrets", () => {
+// Both ways: WEBHOOK_KEPT_SECRETS=false (a limit of 0) opens at every call (docs/performance.md D28).
+describe.each([true, false])("OpenedSecrets (WEBHOOK_KEPT_SECRETS=%s)", (kept) => {
   const keyring = new SecretKeyring([keyA]);
   const counting = () => {
     const calls: string[] = [];
     return { calls, opener: { open: (webhookId: string, stored: string) => (calls.push(webhookId), keyring.open(webhookId, stored)) } };
   };
 
-  it("opens a stored value once, and a new value (a rotation) again", () => {
+  it("opens a stored value once (switched off: each time), and a new value (a rotation) again", () => {
     const { calls, opener } = counting();
-    const secrets = new OpenedSecrets(opener);
+    const secrets = new OpenedSecrets(opener, kept ? undefined : 0);
     const webhookId = uuidv7();
     const first = generateWebhookSecret();
     const sealed = keyring.seal(webhookId, first);
     expect(secrets.open(webhookId, sealed)).toBe(first);
     expect(secrets.open(webhookId, sealed)).toBe(first);
-    expect(calls).toHaveLength(1);
+    expect(calls).toHaveLength(kept ? 1 : 2);
     const rotated = generateWebhookSecret();
     expect(secrets.open(webhookId, keyring.seal(webhookId, rotated))).toBe(rotated);
-    expect(calls).toHaveLength(2);
+    expect(calls).toHaveLength(kept ? 2 : 3);
   });
 
-  it("keeps the last `limit` values and never remembers one it could not open", () => {
+  it("keeps the last `limit` values (switched off: none) and never remembers one it could not open", () => {
     const { calls, opener } = counting();
-    const secrets = new OpenedSecrets(opener, 2);
+    const secrets = new OpenedSecrets(opener, kept ? 2 : 0);
     const hooks = [uuidv7(), uuidv7(), uuidv7()];
     const sealed = hooks.map((id) => keyring.seal(id, generateWebhookSecret()));
     hooks.forEach((id, i) => secrets.open(id, sealed[i]!));
     secrets.open(hooks[2]!, sealed[2]!);
-    expect(calls).toHaveLength(3);
+    expect(calls).toHaveLength(kept ? 3 : 4);
     secrets.open(hooks[0]!, sealed[0]!); // the oldest went out
-    expect(calls).toHaveLength(4);
+    expect(calls).toHaveLength(kept ? 4 : 5);
     // Another webhook's value: refused each time, as the keyring refuses it.
     expect(unreadable(() => secrets.open(hooks[1]!, sealed[0]!)).reason).toBe("tampered");
     expect(unreadable(() => secrets.open(hooks[1]!, sealed[0]!)).reason).toBe("tampered");
-    expect(calls).toHaveLength(6);
+    expect(calls).toHaveLength(kept ? 6 : 7);
   });
 });

@@ -108,7 +108,8 @@ function unb64(text: string): Buffer {
  * attempts decrypt it once, not once each. AES-GCM's open was the largest of webhook-delivery's own
  * costs per attempt in a profile (docs/performance.md, D28). A value that cannot be opened
  * is not remembered: each attempt throws (and logs) again. `derive` turns the secret into what is
- * kept (the attempts keep its signing keys), once per opening.
+ * kept (the attempts keep its signing keys), once per opening. A `limit` of 0 keeps none: every open
+ * goes to the keyring (WEBHOOK_KEPT_SECRETS=false turns D28 off so).
  */
 export class OpenedSecrets<T = string> {
   /** By stored value (its hash is the string's, computed once per string), with the webhook it opened for. */
@@ -125,6 +126,7 @@ export class OpenedSecrets<T = string> {
     // Only for the webhook it was opened for: another webhook's value goes to the keyring, which refuses it.
     if (known !== undefined && known.webhookId === webhookId) return known.value;
     const value = this.derive(this.keyring.open(webhookId, stored));
+    if (this.limit === 0) return value;
     // Oldest first out: a Map iterates in insertion order.
     if (known === undefined && this.opened.size >= this.limit) this.opened.delete(this.opened.keys().next().value!);
     this.opened.set(stored, { webhookId, value });

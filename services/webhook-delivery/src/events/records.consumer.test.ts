@@ -58,28 +58,34 @@ const scheduler = {
   run: () => [],
 } as unknown as DeliveryScheduler;
 
-describe("createRecordsConsumer", () => {
-  it("builds no payload and sends no create statement for events no webhook is subscribed to", async () => {
+// Both ways: WEBHOOK_CONSUMER_LOOKUP_FIRST=false sends every batch to createForEvents alone (docs/performance.md D27).
+describe.each([true, false])("createRecordsConsumer (WEBHOOK_CONSUMER_LOOKUP_FIRST=%s)", (lookupFirst) => {
+  it("builds no payload and sends no create statement for events no webhook is subscribed to (switched off: the create statement only)", async () => {
     const a = uuidv7();
     const b = uuidv7();
     const { calls, deliveries } = recordingRepository(new Map());
-    const handle = createRecordsConsumer({ deliveries, scheduler, logger });
+    const handle = createRecordsConsumer({ deliveries, scheduler, logger, lookupFirst });
+    const batch = [busEvent(a, "client.created"), busEvent(b, "client.created"), busEvent(a, "client.created"), busEvent(a, "client.updated")];
 
-    await handle([busEvent(a, "client.created"), busEvent(b, "client.created"), busEvent(a, "client.created"), busEvent(a, "client.updated")]);
+    await handle(batch);
 
     // One lookup per business and type.
-    expect(calls.subscribed).toEqual([
-      [
-        { businessId: a, event: "client.created" },
-        { businessId: b, event: "client.created" },
-        { businessId: a, event: "client.updated" },
-      ],
-    ]);
-    expect(calls.createForEvents).toEqual([]);
+    expect(calls.subscribed).toEqual(
+      lookupFirst
+        ? [
+            [
+              { businessId: a, event: "client.created" },
+              { businessId: b, event: "client.created" },
+              { businessId: a, event: "client.updated" },
+            ],
+          ]
+        : [],
+    );
+    expect(calls.createForEvents.map((events) => events.map((e) => e.eventId))).toEqual(lookupFirst ? [] : [batch.map(({ event }) => event.id)]);
     expect(calls.createForEvent).toEqual([]);
   });
 
-  it("passes on only the subscribed events, a filtered subscriber's index pointing at its own event", async () => {
+  it("passes on only the subscribed events (switched off: all), a filtered subscriber's index pointing at its own event", async () => {
     const a = uuidv7();
     const b = uuidv7();
     const c = uuidv7();
@@ -89,7 +95,7 @@ describe("createRecordsConsumer", () => {
         [c, [{ type: "invoice.created", webhookId: "wc", filter: "totalAmount:gt:100" }]],
       ]),
     );
-    const handle = createRecordsConsumer({ deliveries, scheduler, logger });
+    const handle = createRecordsConsumer({ deliveries, scheduler, logger, lookupFirst });
     const batch = [
       busEvent(b, "client.created"),
       busEvent(a, "client.created"),
@@ -100,35 +106,36 @@ describe("createRecordsConsumer", () => {
     await handle(batch);
 
     expect(calls.createForEvents).toHaveLength(1);
-    expect(calls.createForEvents[0]!.map((e) => e.eventId)).toEqual([batch[1]!.event.id, batch[2]!.event.id, batch[3]!.event.id]);
-    expect(JSON.parse(calls.createForEvents[0]![0]!.payload)).toMatchObject({ event: "client.created", businessId: a });
+    expect(calls.createForEvents[0]!.map((e) => e.eventId)).toEqual(batch.slice(lookupFirst ? 1 : 0).map(({ event }) => event.id));
+    expect(JSON.parse(calls.createForEvents[0]!.find((e) => e.eventId === batch[1]!.event.id)!.payload)).toMatchObject({ event: "client.created", businessId: a });
     // Only the event whose data the filter lets through gets its record.
     expect(calls.createForEvent.map((e) => [e.eventId, e.webhookIds])).toEqual([[batch[3]!.event.id, ["wc"]]]);
   });
 
-  it("looks up first only the businesses it has not found subscribers for, and again once one got nothing", async () => {
+  it("looks up first only the businesses it has not found subscribers for, and again once one got nothing (switched off: never)", async () => {
     const a = uuidv7();
     const b = uuidv7();
     const subscriptions = new Map([[a, [{ type: "client.created", webhookId: "wa" }]]]);
     const { calls, deliveries } = recordingRepository(subscriptions);
-    const handle = createRecordsConsumer({ deliveries, scheduler, logger });
+    const handle = createRecordsConsumer({ deliveries, scheduler, logger, lookupFirst });
+    const lookups = (count: number) => (lookupFirst ? count : 0);
 
     await handle([busEvent(a, "client.created")]);
-    expect(calls.subscribed).toHaveLength(1);
+    expect(calls.subscribed).toHaveLength(lookups(1));
     // a had a subscriber: its next events go straight to the one statement.
     await handle([busEvent(a, "client.created"), busEvent(a, "client.created")]);
-    expect(calls.subscribed).toHaveLength(1);
+    expect(calls.subscribed).toHaveLength(lookups(1));
     expect(calls.createForEvents.map((events) => events.length)).toEqual([1, 2]);
     // A business not seen yet in the batch: looked up first.
     await handle([busEvent(a, "client.created"), busEvent(b, "client.created")]);
-    expect(calls.subscribed).toHaveLength(2);
-    expect(calls.createForEvents.map((events) => events.length)).toEqual([1, 2, 1]);
+    expect(calls.subscribed).toHaveLength(lookups(2));
+    expect(calls.createForEvents.map((events) => events.length)).toEqual([1, 2, lookupFirst ? 1 : 2]);
     // a's webhook is gone: the one statement creates nothing, so a is looked up first next time.
     subscriptions.delete(a);
     await handle([busEvent(a, "client.created")]);
-    expect(calls.createForEvents.map((events) => events.length)).toEqual([1, 2, 1, 1]);
+    expect(calls.createForEvents.map((events) => events.length)).toEqual([1, 2, lookupFirst ? 1 : 2, 1]);
     await handle([busEvent(a, "client.created")]);
-    expect(calls.subscribed).toHaveLength(3);
-    expect(calls.createForEvents).toHaveLength(4);
+    expect(calls.subscribed).toHaveLength(lookups(3));
+    expect(calls.createForEvents).toHaveLength(lookupFirst ? 4 : 5);
   });
 });

@@ -12,6 +12,11 @@ export interface RecordsConsumerDeps {
   scheduler: Pick<DeliveryScheduler, "sendNew">;
   logger: Logger;
   now?: () => Date;
+  /**
+   * WEBHOOK_CONSUMER_LOOKUP_FIRST (docs/performance.md D27): the small lookup first (see below); false
+   * sends every batch straight to createForEvents, whose statement finds the subscribers. On when omitted.
+   */
+  lookupFirst?: boolean;
 }
 
 /**
@@ -34,8 +39,9 @@ export function createRecordsConsumer(deps: RecordsConsumerDeps): BatchEventHand
   const now = deps.now ?? (() => new Date());
   const filters = new WebhookFilters();
   const withSubscribers = new RecentSet(Number.POSITIVE_INFINITY, MAX_REMEMBERED_BUSINESSES);
+  const lookupFirst = deps.lookupFirst ?? true;
   return async (received: readonly BusEvent[]) => {
-    const batch = await withSubscribersOnly(received);
+    const batch = lookupFirst ? await withSubscribersOnly(received) : received;
     if (batch.length === 0) return;
     const at = now();
     const events: NewEvent[] = batch.map(({ event }) => {

@@ -1,4 +1,5 @@
 import { createLogger } from "@crm/logger";
+import { waitFor } from "@crm/testing";
 import type { SecretKeyring } from "../domain/secret-keyring";
 import { createConcurrencyLimiter } from "../outbound/concurrency";
 import type { Dispatcher } from "../outbound/dispatcher";
@@ -115,5 +116,53 @@ describe("DeliveryScheduler's poll of first attempts", () => {
       ["c", 0],
     ]);
     expect(scheduler.leftOutBusinesses).toBe(true);
+  });
+});
+
+// Both ways: WEBHOOK_LEASE_ON_CREATE=false creates first attempts due and claims them apart (docs/performance.md D19).
+describe.each([true, false])("DeliveryScheduler's first attempts of new events (WEBHOOK_LEASE_ON_CREATE=%s)", (leaseOnCreate) => {
+  it("sends each once, leased by the statement that creates them and as it read them (switched off: claimed, then started, by statements of their own)", async () => {
+    const created = claims(3, "b");
+    const asked = { limits: [] as number[], claimDue: [] as Array<string | undefined>, started: [] as string[] };
+    const written: string[] = [];
+    const deliveries = {
+      claimDue: async (options: { limit: number; firstAttemptsOf?: string }) => {
+        asked.claimDue.push(options.firstAttemptsOf);
+        return created.slice(0, options.limit);
+      },
+      startAttempt: async (claim: ClaimedDelivery, leaseUntil: Date) => {
+        asked.started.push(claim.id);
+        return { ...claim, ...claim.read!.send, leaseUntil, read: undefined };
+      },
+      recordAttempts: async (items: ReadonlyArray<{ started: { id: string } }>) => {
+        for (const item of items) written.push(item.started.id);
+        return new Set(items.map((item) => item.started.id));
+      },
+    } as unknown as DeliveryRepository;
+    const dispatcher = { send: async () => ({ ok: true, responseStatus: 200, responseBody: "", durationMs: 1 }) } as unknown as Dispatcher;
+    const keyring = { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring;
+    const scheduler = new DeliveryScheduler({
+      deliveries,
+      executor: new AttemptExecutor({ deliveries, dispatcher, keyring, retryDelaysMs: [1000], leaseMs: 60_000, freshClaims: leaseOnCreate, logger, now: () => CLAIMED_AT }),
+      limiter: createConcurrencyLimiter({ maxInFlight: 50, maxPerKey: 2, maxPerGroup: 20 }),
+      logger,
+      now: () => CLAIMED_AT,
+      maxPending: 100,
+      maxPendingPerBusiness: 40,
+      leaseOnCreate,
+    });
+
+    await scheduler.sendNew(["b"], async (lease) => {
+      const limit = lease.limits.get("b") ?? 0;
+      asked.limits.push(limit);
+      return { claims: created.slice(0, limit), due: new Map(limit < created.length ? [["b", created.length - limit]] : []) };
+    });
+    // Bounded: a first attempt nobody claims would otherwise hang the test.
+    await waitFor(() => written.length === created.length, 5_000, 5);
+
+    expect(asked.limits).toEqual([leaseOnCreate ? 40 : 0]);
+    expect(asked.claimDue).toEqual(leaseOnCreate ? [] : ["b"]);
+    expect(asked.started.sort()).toEqual(leaseOnCreate ? [] : ["b-0", "b-1", "b-2"]);
+    expect(written.sort()).toEqual(["b-0", "b-1", "b-2"]);
   });
 });

@@ -23,6 +23,11 @@ export interface DeliverySchedulerOptions {
   maxPendingPerBusiness?: number;
   /** Claims this process holds at most through first attempts (the retry cycle has its own bound). */
   maxPending?: number;
+  /**
+   * WEBHOOK_LEASE_ON_CREATE (docs/performance.md D19): sendNew's statement leases the first attempts it
+   * creates; false: it leases none, and the backlog's claim takes them. On when omitted.
+   */
+  leaseOnCreate?: boolean;
   logger: Logger;
   now?: () => Date;
 }
@@ -123,7 +128,7 @@ export class DeliveryScheduler {
     const limits = new Map<string, number>();
     for (const businessId of businessIds) {
       if (limits.has(businessId)) continue;
-      const limit = this.stopping ? 0 : this.roomFor(businessId);
+      const limit = this.stopping || this.options.leaseOnCreate === false ? 0 : this.roomFor(businessId);
       limits.set(businessId, limit);
       this.hold(businessId, limit);
     }
@@ -135,6 +140,8 @@ export class DeliveryScheduler {
     } finally {
       for (const [businessId, limit] of limits) this.hold(businessId, -limit);
     }
+    // No room was held, so none given back pumps the backlog: it is pumped here (D19 turned off).
+    if (this.options.leaseOnCreate === false && this.backlog.size > 0) this.pump();
     this.run(created.claims, traceOf);
   }
 
