@@ -57,8 +57,12 @@ function claims(count: number, businessId: string): ClaimedDelivery[] {
   }));
 }
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setImmediate(resolve));
+/** Turns of the event loop until `check` holds; bounded, so a broken scheduler fails the test instead of hanging it. */
+async function until(check: () => boolean, maxTurns = 100_000): Promise<void> {
+  for (let turn = 0; !check(); turn++) {
+    if (turn >= maxTurns) throw new Error(`still false after ${maxTurns} turns of the event loop`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 describe("DeliveryScheduler's room", () => {
