@@ -50,6 +50,25 @@ export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: st
   };
 }
 
+/**
+ * pg's pool.end() resolves before its sockets have closed; dropping the database at that moment
+ * (WITH FORCE) would terminate those backends and surface as an unhandled error in a later test.
+ */
+export async function waitForDisconnects(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = new Client({ connectionString: testInfra.databaseUrl });
+  await admin.connect();
+  try {
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
+      if (rows[0]?.n === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
 /** Drops the named databases of the test server (ones a test had something else create). */
 export async function dropDatabases(names: readonly string[]): Promise<void> {
   const admin = testInfra.databaseUrl;

@@ -4,12 +4,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "pg";
 import request from "supertest";
 import { allPermissions, uuidv7, type Principal } from "@crm/contracts";
 import { openDatabase, type Database } from "@crm/database";
 import { signInternalToken } from "@crm/service-kit";
-import { createTestDatabase, describePostgres, testInfra } from "./databases";
+import { createTestDatabase, describePostgres, testInfra, waitForDisconnects } from "./databases";
 
 export type DatabaseMode = "pglite" | "postgres";
 
@@ -55,25 +54,6 @@ export async function testDatabase(mode: DatabaseMode, prefix = "crm_test"): Pro
       cleanDir();
     },
   };
-}
-
-/**
- * pg's pool.end() resolves before its sockets have closed; dropping the database at that moment
- * (WITH FORCE) would terminate those backends and surface as an unhandled error in a later test.
- */
-async function waitForDisconnects(url: string): Promise<void> {
-  const name = new URL(url).pathname.slice(1);
-  const admin = new Client({ connectionString: testInfra.databaseUrl });
-  await admin.connect();
-  try {
-    for (let i = 0; i < 100; i++) {
-      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
-      if (rows[0]?.n === 0) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  } finally {
-    await admin.end();
-  }
 }
 
 /** A service's schema opened (and migrated) on a test database; `close` closes it and drops the database. */
