@@ -22,15 +22,18 @@ export const describeDistributed: jest.Describe = describeIf(Boolean(testInfra.d
 /** `describe` when PostgreSQL is available. */
 export const describePostgres: jest.Describe = describeIf(Boolean(testInfra.databaseUrl));
 
-/** A fresh, uniquely named database on the test server; dropped by the returned function. */
-export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A fresh, uniquely named database on the test server (a copy of database `template` when given);
+ * dropped by the returned function.
+ */
+export async function createTestDatabase(prefix = "crm_test", template?: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = testInfra.databaseUrl;
   if (!admin) throw new Error("no test PostgreSQL (TEST_DATABASE_URL)");
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const client = new Client({ connectionString: admin });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE "${name}"`);
+    await client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ""}`);
   } finally {
     await client.end();
   }

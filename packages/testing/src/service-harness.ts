@@ -1,7 +1,7 @@
 // The plumbing every service's integration tests share: a database per mode (PGlite in a temp
 // DATA_DIR, or a fresh PostgreSQL database on the test server), principals, and an HTTP caller that
 // carries a signed internal token as the gateway's forwarded requests do.
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
@@ -9,6 +9,7 @@ import { allPermissions, uuidv7, type Principal } from "@crm/contracts";
 import { openDatabase, type Database } from "@crm/database";
 import { signInternalToken } from "@crm/service-kit";
 import { createTestDatabase, describePostgres, testInfra, waitForDisconnects } from "./databases";
+import { pgliteTemplate, postgresTemplate, type SchemaSource } from "./migrated-templates";
 
 export type DatabaseMode = "pglite" | "postgres";
 
@@ -38,11 +39,19 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function testDatabase(mode: DatabaseMode, prefix = "crm_test"): Promise<TestDatabase> {
+/**
+ * A new test database; with `migrated`, a copy of that schema already migrated (made once per jest
+ * run: ./migrated-templates.ts), whose service's own migration run then finds nothing to apply.
+ */
+export async function testDatabase(mode: DatabaseMode, prefix = "crm_test", migrated?: SchemaSource): Promise<TestDatabase> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
   const cleanDir = () => rmSync(dataDir, { recursive: true, force: true });
-  if (mode === "pglite") return { mode, dataDir, env: { DATA_DIR: dataDir }, drop: async () => cleanDir() };
-  const created = await createTestDatabase(prefix);
+  if (mode === "pglite") {
+    const template = migrated && (await pgliteTemplate(migrated));
+    if (template) cpSync(template, path.join(dataDir, "pglite"), { recursive: true });
+    return { mode, dataDir, env: { DATA_DIR: dataDir }, drop: async () => cleanDir() };
+  }
+  const created = await createTestDatabase(prefix, migrated && (await postgresTemplate(migrated)));
   return {
     mode,
     dataDir,
@@ -61,8 +70,8 @@ export async function openTestDatabase(
   mode: DatabaseMode,
   options: { prefix: string; schema: string; migrationsDir: string; poolSize?: number /** PostgreSQL reached through this `host:port` (a FaultProxy). */; databaseVia?: string },
 ): Promise<{ database: Database; testDatabase: TestDatabase; close(): Promise<void> }> {
-  const created = await testDatabase(mode, options.prefix);
   const { schema, migrationsDir, poolSize } = options;
+  const created = await testDatabase(mode, options.prefix, { schema, migrationsDir });
   const database = created.url
     ? await openDatabase({ url: via(created.url, options.databaseVia), dataDir: created.dataDir, schema, migrationsDir, migrate: true, poolSize })
     : await openDatabase({ dataDir: created.dataDir, schema, migrationsDir });
