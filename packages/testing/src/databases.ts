@@ -22,15 +22,18 @@ export const describeDistributed: jest.Describe = describeIf(Boolean(testInfra.d
 /** `describe` when PostgreSQL is available. */
 export const describePostgres: jest.Describe = describeIf(Boolean(testInfra.databaseUrl));
 
-/** A fresh, uniquely named database on the test server; dropped by the returned function. */
-export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A fresh, uniquely named database on the test server (a copy of database `template` when given);
+ * dropped by the returned function.
+ */
+export async function createTestDatabase(prefix = "crm_test", template?: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = testInfra.databaseUrl;
   if (!admin) throw new Error("no test PostgreSQL (TEST_DATABASE_URL)");
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const client = new Client({ connectionString: admin });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE "${name}"`);
+    await client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ""}`);
   } finally {
     await client.end();
   }
@@ -48,6 +51,25 @@ export async function createTestDatabase(prefix = "crm_test"): Promise<{ url: st
       }
     },
   };
+}
+
+/**
+ * pg's pool.end() resolves before its sockets have closed; dropping the database at that moment
+ * (WITH FORCE) would terminate those backends and surface as an unhandled error in a later test.
+ */
+export async function waitForDisconnects(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = new Client({ connectionString: testInfra.databaseUrl });
+  await admin.connect();
+  try {
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
+      if (rows[0]?.n === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await admin.end();
+  }
 }
 
 /** Drops the named databases of the test server (ones a test had something else create). */

@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
 import { startInfra, type StartedInfra } from "./infra";
+import { createFixturesDir, FIXTURES_DIR_VARIABLE } from "./fixtures-run";
 
 declare global {
   // eslint-disable-next-line no-var
@@ -16,6 +18,9 @@ export default async function globalSetup(): Promise<void> {
   if (infra.redisUrl) process.env.TEST_REDIS_URL = infra.redisUrl;
   if (infra.kafkaBrokers) process.env.TEST_KAFKA_BROKERS = infra.kafkaBrokers;
   if (infra.kafkaIsMock) process.env.TEST_KAFKA_IS_MOCK = "1";
+  // Schemas migrated once for the run (./migrated-templates.ts); TEST_MIGRATE_EACH=1 migrates every
+  // test database from scratch instead, to compare.
+  if (process.env.TEST_MIGRATE_EACH !== "1") process.env[FIXTURES_DIR_VARIABLE] = createFixturesDir(os.tmpdir());
   // The product itself must never pick these up implicitly inside tests: each test decides its mode.
   delete process.env.DATABASE_URL;
   delete process.env.REDIS_URL;

@@ -1,15 +1,15 @@
 // The plumbing every service's integration tests share: a database per mode (PGlite in a temp
 // DATA_DIR, or a fresh PostgreSQL database on the test server), principals, and an HTTP caller that
 // carries a signed internal token as the gateway's forwarded requests do.
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "pg";
 import request from "supertest";
 import { allPermissions, uuidv7, type Principal } from "@crm/contracts";
 import { openDatabase, type Database } from "@crm/database";
 import { signInternalToken } from "@crm/service-kit";
-import { createTestDatabase, describePostgres, testInfra } from "./databases";
+import { createTestDatabase, describePostgres, testInfra, waitForDisconnects } from "./databases";
+import { pgliteTemplate, postgresTemplate, type SchemaSource } from "./migrated-templates";
 
 export type DatabaseMode = "pglite" | "postgres";
 
@@ -39,11 +39,19 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function testDatabase(mode: DatabaseMode, prefix = "crm_test"): Promise<TestDatabase> {
+/**
+ * A new test database; with `migrated`, a copy of that schema already migrated (made once per jest
+ * run: ./migrated-templates.ts), whose service's own migration run then finds nothing to apply.
+ */
+export async function testDatabase(mode: DatabaseMode, prefix = "crm_test", migrated?: SchemaSource): Promise<TestDatabase> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
   const cleanDir = () => rmSync(dataDir, { recursive: true, force: true });
-  if (mode === "pglite") return { mode, dataDir, env: { DATA_DIR: dataDir }, drop: async () => cleanDir() };
-  const created = await createTestDatabase(prefix);
+  if (mode === "pglite") {
+    const template = migrated && (await pgliteTemplate(migrated));
+    if (template) cpSync(template, path.join(dataDir, "pglite"), { recursive: true });
+    return { mode, dataDir, env: { DATA_DIR: dataDir }, drop: async () => cleanDir() };
+  }
+  const created = await createTestDatabase(prefix, migrated && (await postgresTemplate(migrated)));
   return {
     mode,
     dataDir,
@@ -57,32 +65,13 @@ export async function testDatabase(mode: DatabaseMode, prefix = "crm_test"): Pro
   };
 }
 
-/**
- * pg's pool.end() resolves before its sockets have closed; dropping the database at that moment
- * (WITH FORCE) would terminate those backends and surface as an unhandled error in a later test.
- */
-async function waitForDisconnects(url: string): Promise<void> {
-  const name = new URL(url).pathname.slice(1);
-  const admin = new Client({ connectionString: testInfra.databaseUrl });
-  await admin.connect();
-  try {
-    for (let i = 0; i < 100; i++) {
-      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
-      if (rows[0]?.n === 0) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  } finally {
-    await admin.end();
-  }
-}
-
 /** A service's schema opened (and migrated) on a test database; `close` closes it and drops the database. */
 export async function openTestDatabase(
   mode: DatabaseMode,
   options: { prefix: string; schema: string; migrationsDir: string; poolSize?: number /** PostgreSQL reached through this `host:port` (a FaultProxy). */; databaseVia?: string },
 ): Promise<{ database: Database; testDatabase: TestDatabase; close(): Promise<void> }> {
-  const created = await testDatabase(mode, options.prefix);
   const { schema, migrationsDir, poolSize } = options;
+  const created = await testDatabase(mode, options.prefix, { schema, migrationsDir });
   const database = created.url
     ? await openDatabase({ url: via(created.url, options.databaseVia), dataDir: created.dataDir, schema, migrationsDir, migrate: true, poolSize })
     : await openDatabase({ dataDir: created.dataDir, schema, migrationsDir });

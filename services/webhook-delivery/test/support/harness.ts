@@ -17,15 +17,16 @@ import {
   waitFor,
 } from "@crm/testing";
 import { loadConfig, start, type StartOptions, type WebhookDeliveryService } from "../../src";
+import { MIGRATIONS_DIR } from "./migrations";
 
 /** Set TEST_LOG_LEVEL=debug to see the service's logs while debugging a test. */
 export const silent = createLogger({ service: "test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
 export { databaseModes, preferredMode, type DatabaseMode, type TestDatabase } from "@crm/testing";
 
-/** A database for one test file: a temp DATA_DIR for PGlite, or a fresh PostgreSQL database. */
+/** A database for one test file, schema "webhooks" migrated: a temp DATA_DIR for PGlite, or a new PostgreSQL database. */
 export function testDatabase(mode: DatabaseMode): Promise<TestDatabase> {
-  return kitTestDatabase(mode, "webhooks_test");
+  return kitTestDatabase(mode, "webhooks_test", { schema: "webhooks", migrationsDir: MIGRATIONS_DIR });
 }
 
 export async function startService(db: TestDatabase, env: Record<string, string> = {}, options: StartOptions = {}): Promise<WebhookDeliveryService> {
