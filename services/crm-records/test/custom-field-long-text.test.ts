@@ -4,6 +4,8 @@
 // holding values), and a list sorted on them or filtered by a range on them answers exactly what the
 // cast statements of list-sql.ts answer (the reference): the same records in the same order, walked
 // page by page with the cursor, ascending and descending, and the same records for every range.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { allPermissions } from "@crm/contracts";
 import type { ComparisonOperator, OrderTerm, WhereNode } from "@crm/query-language";
 import { describeEachMode } from "@crm/testing";
@@ -21,7 +23,14 @@ function randomText(seed: number, length: number, cjkOnly = false): string {
     return state;
   };
   // Latin letters, accented Latin (2 bytes), Greek (2 bytes), CJK (3 bytes): all in the BMP, so one JS character each.
-  const pools: Array<[number, number]> = cjkOnly ? [[0x4e00, 0x9fff]] : [[0x61, 0x7a], [0xc0, 0x17f], [0x3b1, 0x3c9], [0x4e00, 0x9fff]];
+  const pools: Array<[number, number]> = cjkOnly
+    ? [[0x4e00, 0x9fff]]
+    : [
+        [0x61, 0x7a],
+        [0xc0, 0x17f],
+        [0x3b1, 0x3c9],
+        [0x4e00, 0x9fff],
+      ];
   let text = "";
   for (let i = 0; i < length; i++) {
     const [low, high] = pools[next() % pools.length]!;
@@ -80,7 +89,10 @@ function longTextSuite(mode: Mode): void {
     // Records holding values of a key before its definition exists: its creation writes their sort rows.
     const late = [L2, randomText(9, LONG), C3, L2.slice(0, 61_000)];
     for (const [i, value] of late.entries()) {
-      await h.db.sql.query(`UPDATE ${entityDefinitions.client.table} SET "customFields" = "customFields" || $2::jsonb WHERE "id" = $1::uuid`, [ids[i + 2], JSON.stringify({ fLate: value })]);
+      await h.db.sql.query(`UPDATE ${entityDefinitions.client.table} SET "customFields" = "customFields" || $2::jsonb WHERE "id" = $1::uuid`, [
+        ids[i + 2],
+        JSON.stringify({ fLate: value }),
+      ]);
     }
     const defined = await a.post("/client/fields", { key: "fLate", label: "Late", type: "longText" });
     expect([defined.status, defined.body.error]).toEqual([201, undefined]);
@@ -112,7 +124,17 @@ function longTextSuite(mode: Mode): void {
     for (;;) {
       const params = new SqlParams();
       const sort = { key, type: custom.get(key)!, direction };
-      const base = { definition: entityDefinitions.client, businessId: a.businessId, deleted: "exclude", filter: undefined, custom, sort, columns: [`"id"`, `"customFields"`], take, skip } as const;
+      const base = {
+        definition: entityDefinitions.client,
+        businessId: a.businessId,
+        deleted: "exclude",
+        filter: undefined,
+        custom,
+        sort,
+        columns: [`"id"`, `"customFields"`],
+        take,
+        skip,
+      } as const;
       const sql = customSortPageSql(afterKey === undefined ? base : { ...base, afterKey, skip: 0 }, params);
       const { rows } = await h.db.sql.query<{ id: string; customFields: Record<string, unknown> }>(sql, params.values);
       const page = rows.slice(0, take);
@@ -184,6 +206,31 @@ function longTextSuite(mode: Mode): void {
     const expected = (await castOrder("fNotes", "desc")).filter((id) => body.data.some((record) => record.id === id));
     expect(body.data.map((record) => record.id)).toEqual(expected);
     expect(expected.length).toBeGreaterThan(0);
+  });
+
+  it("the migration gives the rows written before it, whole text that compressed into the index, the long form", async () => {
+    const res = await a.post("/client", { firstName: "M", lastName: "Q", customFields: { fNotes: "x".repeat(5000), fTitle: "中".repeat(1000) } }).expect(201);
+    ids.push(res.body.data.id);
+    const where = `WHERE "recordId" = $1::uuid AND "key" IN ('fNotes', 'fTitle')`;
+    // As the writers before WHOLE_TEXT_BYTES wrote them: the whole text, number 0.
+    await h.db.sql.query(
+      `UPDATE "records"."CustomFieldSortValue" SET "number" = 0, "text" = CASE "key" WHEN 'fNotes' THEN repeat('x', 5000) ELSE repeat('中', 1000) END ${where}`,
+      [res.body.data.id],
+    );
+    const migration = readFileSync(join(__dirname, "../prisma/migrations/20261129121500_custom_field_long_sort_text/migration.sql"), "utf8");
+    await h.db.sql.query(migration.replace(/^SET LOCAL.*$/m, ""));
+    const { rows: after } = await h.db.sql.query<{ number: string; text: string }>(
+      `SELECT "number"::text AS "number", "text" FROM "records"."CustomFieldSortValue" ${where} ORDER BY "key"`,
+      [res.body.data.id],
+    );
+    expect(after).toEqual([
+      { number: "1", text: "" },
+      { number: "1", text: "" },
+    ]);
+    for (const direction of ["asc", "desc"] as const) {
+      expect(await walk("fNotes", direction, 2)).toEqual(await castOrder("fNotes", direction));
+      expect(await walk("fTitle", direction, 2)).toEqual(await castOrder("fTitle", direction));
+    }
   });
 }
 

@@ -67,7 +67,15 @@ function rowCondition(type: CustomFieldType, operator: ComparisonOperator, value
  * sort values; `cast` writes the cast comparison on the unqualified `"customFields"`, which decides for
  * the values too long for the index (LONG_TEXT, custom-field-sort.ts): few, each read from its record.
  */
-export function sortValueRange(params: SqlParams, scope: SortValuesScope, key: string, type: CustomFieldType, operator: ComparisonOperator, value: unknown, cast: () => string): string {
+export function sortValueRange(
+  params: SqlParams,
+  scope: SortValuesScope,
+  key: string,
+  type: CustomFieldType,
+  operator: ComparisonOperator,
+  value: unknown,
+  cast: () => string,
+): string {
   const condition = rowCondition(type, operator, value);
   if (condition === false) return "(FALSE)";
   const rows = [`v."businessId" = ${scope.business}::uuid`, `v."entity" = ${scope.entity}`, `v."key" = ${params.add(key)}`, `v."absent" = false`];
