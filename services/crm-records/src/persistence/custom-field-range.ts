@@ -13,12 +13,13 @@
 import type { ComparisonOperator } from "@crm/query-language";
 import type { CustomFieldType } from "@crm/contracts";
 import type { SqlParams } from "./list-sql";
-import { SORT_TABLE } from "./custom-field-sort";
+import { LONG_TEXT, SORT_TABLE } from "./custom-field-sort";
 
-/** Where a statement's sort value conditions find the list's business and entity: their placeholders. */
+/** Where a statement's sort value conditions find the list's business and entity (their placeholders) and its records' table. */
 export interface SortValuesScope {
   business: string;
   entity: string;
+  table: string;
 }
 
 const OPERATORS = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
@@ -61,15 +62,30 @@ function rowCondition(type: CustomFieldType, operator: ComparisonOperator, value
   }
 }
 
-/** `key operator value` on the records of the list's table (written as its unqualified `"id"`), from the sort values. */
-export function sortValueRange(params: SqlParams, scope: SortValuesScope, key: string, type: CustomFieldType, operator: ComparisonOperator, value: unknown): string {
+/**
+ * `key operator value` on the records of the list's table (written as its unqualified `"id"`), from the
+ * sort values; `cast` writes the cast comparison on the unqualified `"customFields"`, which decides for
+ * the values too long for the index (LONG_TEXT, custom-field-sort.ts): few, each read from its record.
+ */
+export function sortValueRange(
+  params: SqlParams,
+  scope: SortValuesScope,
+  key: string,
+  type: CustomFieldType,
+  operator: ComparisonOperator,
+  value: unknown,
+  cast: () => string,
+): string {
   const condition = rowCondition(type, operator, value);
   if (condition === false) return "(FALSE)";
   const rows = [`v."businessId" = ${scope.business}::uuid`, `v."entity" = ${scope.entity}`, `v."key" = ${params.add(key)}`, `v."absent" = false`];
-  if (condition !== true) {
-    // Text types hold number 0, so the text comparison is a range of the index after (absent, number).
-    if (condition.column === `"text"`) rows.push(`v."number" = 0`);
-    rows.push(`v.${condition.column} ${OPERATORS[condition.operator]} ${params.add(condition.bound)}${condition.cast}`);
+  if (condition === true || condition.column === `"number"`) {
+    if (condition !== true) rows.push(`v."number" ${OPERATORS[condition.operator]} ${params.add(condition.bound)}${condition.cast}`);
+    return `("id" IN (SELECT v."recordId" FROM ${SORT_TABLE} AS v WHERE ${rows.join(" AND ")}))`;
   }
-  return `("id" IN (SELECT v."recordId" FROM ${SORT_TABLE} AS v WHERE ${rows.join(" AND ")}))`;
+  // Text held whole has number 0, so its comparison is a range of the index after (absent, number).
+  const whole = [...rows, `v."number" = 0`, `v."text" ${OPERATORS[condition.operator]} ${params.add(condition.bound)}${condition.cast}`];
+  const long = [...rows, `v."number" = ${LONG_TEXT}`, cast()];
+  return `("id" IN (SELECT v."recordId" FROM ${SORT_TABLE} AS v WHERE ${whole.join(" AND ")}
+    UNION ALL SELECT v."recordId" FROM ${SORT_TABLE} AS v JOIN ${scope.table} AS x ON x."id" = v."recordId" WHERE ${long.join(" AND ")}))`;
 }

@@ -15,20 +15,38 @@ import type { PrismaClient, Tx } from "./prisma";
 export const SORT_TABLE = `"records"."CustomFieldSortValue"`;
 const DEFINITIONS = `"records"."CustomFieldDefinition"`;
 /** The types sorted by `number`; every other sortable type is sorted by its text. */
-const NUMERIC_TYPES = `('number', 'integer', 'boolean')`;
+const NUMBER_SORTED: readonly CustomFieldType[] = ["number", "integer", "boolean"];
+const NUMERIC_TYPES = `(${NUMBER_SORTED.map((type) => `'${type}'`).join(", ")})`;
 /** The one type without sort rows: a set of options has no order. */
 const UNSORTED_TYPE: CustomFieldType = "multiSelect";
 
 /**
+ * The longest text a row holds, in bytes: a btree entry must fit about 2,700 bytes, and a longText of
+ * 65,536 characters (or a text of 1,000 CJK ones) that does not compress would not. Those rows hold
+ * `LONG_TEXT` in `number` and '' in `text`, and their order is read from the record's own value
+ * (custom-sort-list.ts, custom-field-range.ts): no prefix of a text is sure to compare like the text
+ * in every collation, so none is stored as if it did.
+ */
+export const WHOLE_TEXT_BYTES = 2000;
+/** `number` of a text-sorted value longer than WHOLE_TEXT_BYTES (a value held whole has 0). */
+export const LONG_TEXT = 1;
+
+/**
  * absent, number, text of the value of definition `d` in the jsonb `customFields`: a number as
- * numeric, a boolean as 0 or 1 (false before true), anything else as its stored text; 0 and ''
- * where the column does not apply, so no column is NULL.
+ * numeric, a boolean as 0 or 1 (false before true), anything else as its stored text, or LONG_TEXT
+ * and '' past WHOLE_TEXT_BYTES; 0 and '' where the column does not apply, so no column is NULL.
  */
 function sortColumnsSql(customFields: string): string {
   const value = `(${customFields} ->> d."key")`;
+  const long = `octet_length(${value}) > ${WHOLE_TEXT_BYTES}`;
   return `${value} IS NULL,
-    CASE WHEN ${value} IS NULL THEN 0 WHEN d."type" = 'boolean' THEN (${value})::boolean::int WHEN d."type" IN ${NUMERIC_TYPES} THEN (${value})::numeric ELSE 0 END,
-    CASE WHEN ${value} IS NULL OR d."type" IN ${NUMERIC_TYPES} THEN '' ELSE ${value} END`;
+    CASE WHEN ${value} IS NULL THEN 0 WHEN d."type" = 'boolean' THEN (${value})::boolean::int WHEN d."type" IN ${NUMERIC_TYPES} THEN (${value})::numeric WHEN ${long} THEN ${LONG_TEXT} ELSE 0 END,
+    CASE WHEN ${value} IS NULL OR d."type" IN ${NUMERIC_TYPES} OR ${long} THEN '' ELSE ${value} END`;
+}
+
+/** Whether a type's values are sorted by `text` (and may be LONG_TEXT), not by `number`. */
+export function sortedByText(type: CustomFieldType): boolean {
+  return !NUMBER_SORTED.includes(type);
 }
 
 const COLUMNS = `"businessId", "entity", "key", "recordId", "absent", "number", "text"`;

@@ -116,9 +116,11 @@ export function customLeaf(params: SqlParams, key: string, type: CustomFieldType
       return `(${textOf(key)} ILIKE ${params.add(`${escapeLike(String(node.value))}%`)})`;
     case "endsWith":
       return `(${textOf(key)} ILIKE ${params.add(`%${escapeLike(String(node.value))}`)})`;
-    default:
-      if (sortValues) return sortValueRange(params, sortValues, key, type, node.operator, node.value);
-      return `(${rangeExpression(key, type)} ${RANGES[node.operator]} ${params.add(node.value)}${rangeCast(type)})`;
+    default: {
+      const operator = node.operator;
+      const cast = () => `(${rangeExpression(key, type)} ${RANGES[operator]} ${params.add(node.value)}${rangeCast(type)})`;
+      return sortValues ? sortValueRange(params, sortValues, key, type, operator, node.value, cast) : cast();
+    }
   }
 }
 

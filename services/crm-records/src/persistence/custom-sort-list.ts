@@ -12,7 +12,7 @@ import type { EntityDefinition } from "../entities";
 import type { DeletedMode } from "../domain/deleted-mode";
 import { customFieldKey, type CustomFieldTypes } from "../domain/custom-field-query";
 import { listWhereSql, type SqlParams } from "./list-sql";
-import { SORT_TABLE } from "./custom-field-sort";
+import { LONG_TEXT, SORT_TABLE, sortedByText } from "./custom-field-sort";
 
 /** The custom field a list is sorted on, when its sort values can answer it. */
 export interface CustomSort {
@@ -57,19 +57,49 @@ export function customSortPageSql(page: CustomSortPage, params: SqlParams, extra
   const { definition, sort } = page;
   // The record's conditions inside a subquery: their column names are the record table's alone.
   const recordWhere = listWhereSql(definition, params, page.businessId, page.deleted, page.filter, undefined, page.custom, page.customRanges);
-  const conditions = [`s."businessId" = ${params.add(page.businessId)}::uuid`, `s."entity" = ${params.add(definition.entity)}`, `s."key" = ${params.add(sort.key)}`];
-  if (page.afterKey !== undefined) {
-    const [absent, number, text] = sortColumnsOf(sort.type, page.afterKey[0] ?? null);
-    const key = `(${params.add(absent)}::boolean, ${params.add(number)}::numeric, ${params.add(text)}::text, ${params.add(page.afterKey[1])}::uuid)`;
-    // One row comparison: no column is NULL, so it is one range of the sort index.
-    conditions.push(`(${SORT_COLUMNS.join(", ")}) ${sort.direction === "asc" ? ">" : "<"} ${key}`);
-  }
+  const business = params.add(page.businessId);
+  const entity = params.add(definition.entity);
+  const key = params.add(sort.key);
+  const scope = [`s."businessId" = ${business}::uuid`, `s."entity" = ${entity}`, `s."key" = ${key}`];
+  const after = page.afterKey === undefined ? undefined : cursorOf(page, params);
+  const comparison = sort.direction === "asc" ? ">" : "<";
+  // One row comparison: no column is NULL, so it is one range of the sort index.
+  const conditions = after === undefined ? scope : [...scope, `(${SORT_COLUMNS.join(", ")}) ${comparison} (${after.absent}, ${after.number}, ${after.text}, ${after.id})`];
   const direction = sort.direction === "asc" ? "ASC" : "DESC";
   const selected = page.columns.map((column) => `r.${column}`).join(", ");
-  return `SELECT ${selected}${extraColumns} FROM ${SORT_TABLE} AS s
-JOIN (SELECT ${page.columns.join(", ")} FROM ${definition.table} WHERE ${recordWhere}) AS r ON r."id" = s."recordId"
+  const records = `(SELECT ${page.columns.join(", ")} FROM ${definition.table} WHERE ${recordWhere}) AS r ON r."id" = s."recordId"`;
+  const indexOrder = `ORDER BY ${SORT_COLUMNS.map((column) => `${column} ${direction}`).join(", ")}`;
+  if (!sortedByText(sort.type)) {
+    return `SELECT ${selected}${extraColumns} FROM ${SORT_TABLE} AS s
+JOIN ${records}
 WHERE ${conditions.join(" AND ")}
-ORDER BY ${SORT_COLUMNS.map((column) => `${column} ${direction}`).join(", ")} LIMIT ${page.take + 1} OFFSET ${page.skip}`;
+${indexOrder} LIMIT ${page.take + 1} OFFSET ${page.skip}`;
+  }
+  // Text: the values held whole, in index order, merged with the values too long for the index
+  // (LONG_TEXT, custom-field-sort.ts), sorted by the record's own value; the merge orders both by the
+  // value itself, as list-sql.ts does, so the order is its own in any collation. The long values are
+  // few where the index matters: each page sorts those after the cursor.
+  const reach = page.take + 1 + page.skip;
+  const longConditions = [...scope, `s."absent" = false`, `s."number" = ${LONG_TEXT}`];
+  if (after !== undefined) longConditions.push(`(false, r."sortText", r."id") ${comparison} (${after.absent}, ${after.text}, ${after.id})`);
+  const longRecords = `(SELECT ${page.columns.join(", ")}, "customFields" ->> ${key} AS "sortText" FROM ${definition.table} WHERE ${recordWhere}) AS r ON r."id" = s."recordId"`;
+  return `SELECT ${page.columns.map((column) => `u.${column}`).join(", ")}${extraColumns} FROM (
+(SELECT ${selected}, s."absent" AS "sortAbsent", s."text" AS "sortText", s."recordId" AS "sortId" FROM ${SORT_TABLE} AS s
+JOIN ${records}
+WHERE ${conditions.join(" AND ")} AND s."number" <> ${LONG_TEXT}
+${indexOrder} LIMIT ${reach} OFFSET 0)
+UNION ALL
+(SELECT ${selected}, false, r."sortText", r."id" FROM ${SORT_TABLE} AS s
+JOIN ${longRecords}
+WHERE ${longConditions.join(" AND ")}
+ORDER BY r."sortText" ${direction}, r."id" ${direction} LIMIT ${reach})
+) AS u ORDER BY u."sortAbsent" ${direction}, u."sortText" ${direction}, u."sortId" ${direction} LIMIT ${page.take + 1} OFFSET ${page.skip}`;
+}
+
+/** The cursor's key as placeholders of the sort row's columns. */
+function cursorOf(page: CustomSortPage, params: SqlParams): { absent: string; number: string; text: string; id: string } {
+  const [absent, number, text] = sortColumnsOf(page.sort.type, page.afterKey![0] ?? null);
+  return { absent: `${params.add(absent)}::boolean`, number: `${params.add(number)}::numeric`, text: `${params.add(text)}::text`, id: `${params.add(page.afterKey![1])}::uuid` };
 }
 
 /** A cursor value as the sort row holds it (custom-field-sort.ts, sortColumnsSql): absent, number, text. */

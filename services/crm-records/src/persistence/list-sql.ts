@@ -59,7 +59,7 @@ export function listWhereSql(
   const trash = trashSql(deleted);
   if (trash) parts.push(trash);
   // The entity is one of the fixed entity names, never the client's text.
-  const sortValues = customRanges ? { business, entity: `'${definition.entity}'` } : undefined;
+  const sortValues = customRanges ? { business, entity: `'${definition.entity}'`, table: definition.table } : undefined;
   const scope: Scope = { definition, params, custom, sortValues };
   if (where) parts.push(compile(scope, where, false));
   if (after) parts.push(keysetSql(scope, after.orderBy, after.key));

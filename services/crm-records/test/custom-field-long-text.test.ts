@@ -1,0 +1,237 @@
+// Text values too long for a btree entry (custom-field-sort.ts): a longText of 65,536 characters that
+// do not repeat, a text of 1,000 CJK characters (3 bytes each), neither compressible. Every write that
+// keeps sort rows takes them (create, PATCH, batch create, a definition created over records already
+// holding values), and a list sorted on them or filtered by a range on them answers exactly what the
+// cast statements of list-sql.ts answer (the reference): the same records in the same order, walked
+// page by page with the cursor, ascending and descending, and the same records for every range.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { allPermissions } from "@crm/contracts";
+import type { ComparisonOperator, OrderTerm, WhereNode } from "@crm/query-language";
+import { describeEachMode } from "@crm/testing";
+import { entityDefinitions } from "../src/entities";
+import type { CustomFieldTypes } from "../src/domain/custom-field-query";
+import { customSortPageSql } from "../src/persistence/custom-sort-list";
+import { listWhereSql, orderBySql, SqlParams } from "../src/persistence/list-sql";
+import { type Caller, type Mode, sharedHarness } from "./harness";
+
+/** A seeded generator: the same values every run. */
+function randomText(seed: number, length: number, cjkOnly = false): string {
+  let state = seed;
+  const next = () => {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    return state;
+  };
+  // Latin letters, accented Latin (2 bytes), Greek (2 bytes), CJK (3 bytes): all in the BMP, so one JS character each.
+  const pools: Array<[number, number]> = cjkOnly
+    ? [[0x4e00, 0x9fff]]
+    : [
+        [0x61, 0x7a],
+        [0xc0, 0x17f],
+        [0x3b1, 0x3c9],
+        [0x4e00, 0x9fff],
+      ];
+  let text = "";
+  for (let i = 0; i < length; i++) {
+    const [low, high] = pools[next() % pools.length]!;
+    text += String.fromCharCode(low + (next() % (high - low + 1)));
+  }
+  return text;
+}
+
+const LONG = 65_536;
+const L1 = randomText(1, LONG);
+/** Shares L1's first 60,000 characters: only its end tells them apart. */
+const L2 = L1.slice(0, 60_000) + randomText(2, LONG - 60_000);
+const L3 = randomText(3, LONG);
+const C1 = randomText(4, 1000, true);
+const C2 = C1.slice(0, 900) + randomText(5, 100, true);
+const C3 = randomText(6, 1000, true);
+const KEYS = ["fNotes", "fTitle", "fLate"] as const;
+
+function longTextSuite(mode: Mode): void {
+  jest.setTimeout(180_000);
+  const h = sharedHarness(mode);
+  let a: Caller;
+  const ids: string[] = [];
+  const custom: CustomFieldTypes = new Map([
+    ["fNotes", "longText"],
+    ["fTitle", "text"],
+    ["fLate", "longText"],
+  ]);
+
+  beforeAll(async () => {
+    a = h.caller({ permissions: allPermissions });
+    await a.post("/client/fields", { key: "fNotes", label: "Notes", type: "longText" }).expect(201);
+    await a.post("/client/fields", { key: "fTitle", label: "Title", type: "text" }).expect(201);
+    const create = async (customFields: object) => {
+      const res = await a.post("/client", { firstName: `R${ids.length}`, lastName: "Q", customFields });
+      expect([ids.length, res.status, res.body.error]).toEqual([ids.length, 201, undefined]);
+      ids.push(res.body.data.id);
+    };
+    await create({ fNotes: L1, fTitle: C1 });
+    await create({ fNotes: L2, fTitle: C2 });
+    await create({ fNotes: L1.slice(0, 300), fTitle: "short" });
+    await create({ fNotes: L1.slice(0, 3000), fTitle: C1.slice(0, 999) });
+    await create({});
+    await create({ fNotes: "a", fTitle: C1 });
+    await create({ fNotes: "b" });
+    const patched = await a.patch(`/client/${ids[6]}`, { customFields: { fNotes: L3, fTitle: C3 } });
+    expect([patched.status, patched.body.error]).toEqual([200, undefined]);
+    const batch = await a.post("/client/batch", {
+      items: [
+        { firstName: "B0", lastName: "Q", customFields: { fNotes: L1, fTitle: C2 } },
+        { firstName: "B1", lastName: "Q", customFields: { fNotes: randomText(7, LONG), fTitle: randomText(8, 1000, true) } },
+      ],
+    });
+    expect([batch.status, batch.body.error]).toEqual([201, undefined]);
+    ids.push(...(batch.body.data as Array<{ id: string }>).map((record) => record.id));
+    // Records holding values of a key before its definition exists: its creation writes their sort rows.
+    const late = [L2, randomText(9, LONG), C3, L2.slice(0, 61_000)];
+    for (const [i, value] of late.entries()) {
+      await h.db.sql.query(`UPDATE ${entityDefinitions.client.table} SET "customFields" = "customFields" || $2::jsonb WHERE "id" = $1::uuid`, [
+        ids[i + 2],
+        JSON.stringify({ fLate: value }),
+      ]);
+    }
+    const defined = await a.post("/client/fields", { key: "fLate", label: "Late", type: "longText" });
+    expect([defined.status, defined.body.error]).toEqual([201, undefined]);
+    // One in the trash: no list of live records shows it.
+    await a.delete(`/client/${ids[3]}`).expect(200);
+  });
+
+  /** The reference: list-sql.ts's cast sort of the live records. */
+  async function castOrder(key: string, direction: "asc" | "desc"): Promise<string[]> {
+    const orderBy: OrderTerm[] = [
+      { field: `customFields.${key}`, direction },
+      { field: "id", direction },
+    ];
+    const sql = `SELECT "id" FROM ${entityDefinitions.client.table} WHERE "businessId" = $1::uuid AND "deletedAt" IS NULL ORDER BY ${orderBySql(orderBy, custom)}`;
+    const { rows } = await h.db.sql.query<{ id: string }>(sql, [a.businessId]);
+    return rows.map((row) => row.id);
+  }
+
+  const page = async (query: Record<string, string>) => {
+    const res = await a.get(`/client?${new URLSearchParams({ include: "-contacts", fields: "id", ...query })}`);
+    expect([query, res.status, res.body.error]).toEqual([query, 200, undefined]);
+    return res.body as { data: Array<{ id: string }>; meta: { nextCursor: string | null } };
+  };
+
+  /** A walk of the sorted page statement (custom-sort-list.ts), `take` at a time, each page after the last record's key, as a cursor resumes. */
+  async function walk(key: string, direction: "asc" | "desc", take: number, skip = 0): Promise<string[]> {
+    const walked: string[] = [];
+    let afterKey: unknown[] | undefined;
+    for (;;) {
+      const params = new SqlParams();
+      const sort = { key, type: custom.get(key)!, direction };
+      const base = {
+        definition: entityDefinitions.client,
+        businessId: a.businessId,
+        deleted: "exclude",
+        filter: undefined,
+        custom,
+        sort,
+        columns: [`"id"`, `"customFields"`],
+        take,
+        skip,
+      } as const;
+      const sql = customSortPageSql(afterKey === undefined ? base : { ...base, afterKey, skip: 0 }, params);
+      const { rows } = await h.db.sql.query<{ id: string; customFields: Record<string, unknown> }>(sql, params.values);
+      const page = rows.slice(0, take);
+      walked.push(...page.map((row) => row.id));
+      if (rows.length <= take) return walked;
+      const last = page[page.length - 1]!;
+      afterKey = [last.customFields[key] ?? null, last.id];
+    }
+  }
+
+  it.each(KEYS.flatMap((key) => (["asc", "desc"] as const).map((direction) => [key, direction] as const)))(
+    "orderBy=customFields.%s:%s lists and walks every record once, in the cast sort's order",
+    async (key, direction) => {
+      const expected = await castOrder(key, direction);
+      expect(expected).toHaveLength(ids.length - 1);
+      const orderBy = `customFields.${key}:${direction}`;
+      expect((await page({ orderBy, perPage: "100" })).data.map((record) => record.id)).toEqual(expected);
+      for (const take of [1, 2, 3, 100]) expect([take, await walk(key, direction, take)]).toEqual([take, expected]);
+      expect(await walk(key, direction, 3, 2)).toEqual(expected.slice(2));
+      expect((await page({ orderBy, perPage: "4", page: "2" })).data.map((record) => record.id)).toEqual(expected.slice(4, 8));
+    },
+  );
+
+  it("walks a sort on a text of 1,000 CJK characters through the API's cursor", async () => {
+    for (const direction of ["asc", "desc"] as const) {
+      const walked: string[] = [];
+      let body = await page({ orderBy: `customFields.fTitle:${direction}`, perPage: "2" });
+      walked.push(...body.data.map((record) => record.id));
+      while (body.meta.nextCursor) {
+        body = await page({ cursor: body.meta.nextCursor, perPage: "2" });
+        walked.push(...body.data.map((record) => record.id));
+      }
+      expect([direction, walked]).toEqual([direction, await castOrder("fTitle", direction)]);
+    }
+  });
+
+  // Not this fix's: a cursor holds the last record's value, and one of a 65,536-character value is
+  // larger than a request's header may be (431), whichever statement sorts the page.
+  it.failing("walks a sort on a longText of 65,536 characters through the API's cursor", async () => {
+    const body = await page({ orderBy: "customFields.fNotes:desc", where: "customFields.fNotes:gt:b", perPage: "1" });
+    expect((await a.get(`/client?${new URLSearchParams({ cursor: body.meta.nextCursor!, perPage: "1" })}`)).status).toBe(200);
+  });
+
+  it.each(KEYS)("every range on %s selects what the cast comparison selects", async (key) => {
+    const bounds = [L1, L1.slice(0, 3000), L1.slice(0, 300), L2, L2.slice(0, 61_000), `${L1.slice(0, 2000)}\uffff`, "a", "", C1, C1.slice(0, 999), C2, C3];
+    const operators: ComparisonOperator[] = ["gt", "gte", "lt", "lte"];
+    let matched = 0;
+    for (const [b, bound] of bounds.entries()) {
+      for (const operator of operators) {
+        const condition: WhereNode = { kind: "condition", field: `customFields.${key}`, operator, value: bound };
+        for (const filter of [condition, { kind: "not", condition } as WhereNode]) {
+          const selected = async (customRanges: boolean) => {
+            const params = new SqlParams();
+            const where = listWhereSql(entityDefinitions.client, params, a.businessId, "include", filter, undefined, custom, customRanges);
+            const { rows } = await h.db.sql.query<{ id: string }>(`SELECT "id" FROM ${entityDefinitions.client.table} WHERE ${where} ORDER BY "id"`, params.values);
+            return rows.map((row) => row.id);
+          };
+          const cast = await selected(false);
+          expect([b, operator, filter.kind, await selected(true)]).toEqual([b, operator, filter.kind, cast]);
+          matched += cast.length;
+        }
+      }
+    }
+    expect(matched).toBeGreaterThan(0);
+  });
+
+  it("through the API: a range and a sort on a long key together", async () => {
+    const body = await page({ orderBy: "customFields.fNotes:desc", where: "customFields.fNotes:gt:b", perPage: "100" });
+    const expected = (await castOrder("fNotes", "desc")).filter((id) => body.data.some((record) => record.id === id));
+    expect(body.data.map((record) => record.id)).toEqual(expected);
+    expect(expected.length).toBeGreaterThan(0);
+  });
+
+  it("the migration gives the rows written before it, whole text that compressed into the index, the long form", async () => {
+    const res = await a.post("/client", { firstName: "M", lastName: "Q", customFields: { fNotes: "x".repeat(5000), fTitle: "中".repeat(1000) } }).expect(201);
+    ids.push(res.body.data.id);
+    const where = `WHERE "recordId" = $1::uuid AND "key" IN ('fNotes', 'fTitle')`;
+    // As the writers before WHOLE_TEXT_BYTES wrote them: the whole text, number 0.
+    await h.db.sql.query(
+      `UPDATE "records"."CustomFieldSortValue" SET "number" = 0, "text" = CASE "key" WHEN 'fNotes' THEN repeat('x', 5000) ELSE repeat('中', 1000) END ${where}`,
+      [res.body.data.id],
+    );
+    const migration = readFileSync(join(__dirname, "../prisma/migrations/20261129121500_custom_field_long_sort_text/migration.sql"), "utf8");
+    await h.db.sql.query(migration.replace(/^SET LOCAL.*$/m, ""));
+    const { rows: after } = await h.db.sql.query<{ number: string; text: string }>(
+      `SELECT "number"::text AS "number", "text" FROM "records"."CustomFieldSortValue" ${where} ORDER BY "key"`,
+      [res.body.data.id],
+    );
+    expect(after).toEqual([
+      { number: "1", text: "" },
+      { number: "1", text: "" },
+    ]);
+    for (const direction of ["asc", "desc"] as const) {
+      expect(await walk("fNotes", direction, 2)).toEqual(await castOrder("fNotes", direction));
+      expect(await walk("fTitle", direction, 2)).toEqual(await castOrder("fTitle", direction));
+    }
+  });
+}
+
+describeEachMode("custom field values too long for a btree entry on %s", (mode) => longTextSuite(mode));
