@@ -189,13 +189,19 @@ function pnpmCommand(args: string[], env: NodeJS.ProcessEnv): { command: string;
 /**
  * A package's script as `pnpm run` runs it: `sh -c` in the package's folder, its and the workspace's
  * node_modules/.bin first on PATH. The script is read from the package's package.json, its one declaration.
+ * `root`: another workspace's folder (a previous release's).
  */
-export function packageScript(packageDir: string, script: string, env: NodeJS.ProcessEnv): { command: string; args: string[]; options: { cwd: string; env: NodeJS.ProcessEnv } } {
-  const cwd = path.resolve(ROOT, packageDir);
+export function packageScript(
+  packageDir: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  root = ROOT,
+): { command: string; args: string[]; options: { cwd: string; env: NodeJS.ProcessEnv } } {
+  const cwd = path.resolve(root, packageDir);
   const { scripts } = JSON.parse(readFileSync(path.join(cwd, "package.json"), "utf8")) as { scripts?: Record<string, string> };
   const text = scripts?.[script];
   if (!text) throw new Error(`${packageDir}/package.json has no "${script}" script`);
-  const bins = [path.join(cwd, "node_modules/.bin"), path.join(ROOT, "node_modules/.bin")];
+  const bins = [path.join(cwd, "node_modules/.bin"), path.join(root, "node_modules/.bin")];
   return { command: "sh", args: ["-c", text], options: { cwd, env: { ...env, PATH: [...bins, env.PATH].join(path.delimiter) } } };
 }
 

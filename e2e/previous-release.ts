@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { pnpm, ROOT, run } from "./harness";
+import { packageScript, pnpm, ROOT, run } from "./harness";
 
 export const SERVICE_NAMES = ["identity", "crm-records", "webhook-delivery", "gateway"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -106,10 +106,17 @@ export async function buildOf(commit: string, services: readonly ServiceName[]):
       { cwd: dir, env },
     );
   if (installed.status !== 0) throw new Error(`installing ${commit} failed:\n${installed.stdout}\n${installed.stderr}`);
-  // The postinstall's two steps, for the needed services only: their Prisma clients, then the build.
-  const [pnpmCommand, generateArgs] = pnpm(["-r", "--if-present", ...services.flatMap((service) => ["--filter", `@crm/${service}`]), "run", "db:generate"]);
-  const generated = await run(pnpmCommand, generateArgs, { cwd: dir, env });
-  if (generated.status !== 0) throw new Error(`generating ${commit}'s Prisma clients failed:\n${generated.stdout}\n${generated.stderr}`);
+  // The postinstall's two steps, for the needed services only: their Prisma clients (each package's
+  // db:generate script, run as pnpm runs it, without a pnpm start-up per call), then the build.
+  await Promise.all(
+    services.map(async (service) => {
+      const manifest = JSON.parse(readFileSync(path.join(dir, "services", service, "package.json"), "utf8")) as { scripts?: Record<string, string> };
+      if (!manifest.scripts?.["db:generate"]) return;
+      const generate = packageScript(`services/${service}`, "db:generate", env, dir);
+      const generated = await run(generate.command, generate.args, generate.options);
+      if (generated.status !== 0) throw new Error(`generating ${service}'s Prisma client of ${commit} failed:\n${generated.stdout}\n${generated.stderr}`);
+    }),
+  );
   const built = await run(process.execPath, ["scripts/build.mjs"], { cwd: dir, env });
   if (built.status !== 0) throw new Error(`building ${commit} failed:\n${built.stdout}\n${built.stderr}`);
   writeFileSync(done, `${new Date().toISOString()}\n`);
