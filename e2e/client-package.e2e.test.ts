@@ -81,10 +81,20 @@ describe("@crm/client, packed and installed outside the workspace", () => {
     const tarballs = path.join(project, "tarballs");
     mkdirSync(tarballs);
     const fetchDir = installedPackage("openapi-fetch", CLIENT);
-    const packed = [await pack(CLIENT, tarballs), await packInstalled(fetchDir, tarballs), await packInstalled(installedPackage("openapi-typescript-helpers", fetchDir), tarballs)];
-    writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "crm-client-user", version: "1.0.0", private: true }));
-    await run("npm", ["install", ...NPM_OFFLINE, ...packed], { cwd: project });
-    product = await startEmbedded();
+    // The product starts while the packages are packed (side by side) and installed; kept for afterAll whatever their outcome.
+    const starting = startEmbedded();
+    starting.catch(() => undefined); // awaited below: an early failure is not an unhandled one
+    try {
+      const packed = await Promise.all([
+        pack(CLIENT, tarballs),
+        packInstalled(fetchDir, tarballs),
+        packInstalled(installedPackage("openapi-typescript-helpers", fetchDir), tarballs),
+      ]);
+      writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "crm-client-user", version: "1.0.0", private: true }));
+      await run("npm", ["install", ...NPM_OFFLINE, ...packed], { cwd: project });
+    } finally {
+      product = await starting;
+    }
   });
   afterAll(async () => {
     await product?.stop();

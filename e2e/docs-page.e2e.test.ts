@@ -16,11 +16,17 @@ describeWithBrowser("GET /api/v1/docs in headless Chromium", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    product = await startEmbedded();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    // The product starts while the browser does; kept for afterAll whatever the browser's outcome.
+    const starting = startEmbedded();
+    starting.catch(() => undefined); // awaited below: an early failure is not an unhandled one
+    try {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      });
+    } finally {
+      product = await starting;
+    }
   });
   afterAll(async () => {
     await browser?.close();

@@ -98,7 +98,8 @@ export async function waitReady(baseUrl: string, children: ChildProcess[], logs:
         return res?.status === 200;
       },
       timeoutMs,
-      250,
+      // A refused connection or a /readyz answer costs little: each start or restart is seen ready within 50 ms.
+      50,
     );
   } catch (err) {
     throw new Error(`product did not become ready: ${String(err)}\n${logs()}`);
@@ -189,13 +190,19 @@ function pnpmCommand(args: string[], env: NodeJS.ProcessEnv): { command: string;
 /**
  * A package's script as `pnpm run` runs it: `sh -c` in the package's folder, its and the workspace's
  * node_modules/.bin first on PATH. The script is read from the package's package.json, its one declaration.
+ * `root`: another workspace's folder (a previous release's).
  */
-export function packageScript(packageDir: string, script: string, env: NodeJS.ProcessEnv): { command: string; args: string[]; options: { cwd: string; env: NodeJS.ProcessEnv } } {
-  const cwd = path.resolve(ROOT, packageDir);
+export function packageScript(
+  packageDir: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  root = ROOT,
+): { command: string; args: string[]; options: { cwd: string; env: NodeJS.ProcessEnv } } {
+  const cwd = path.resolve(root, packageDir);
   const { scripts } = JSON.parse(readFileSync(path.join(cwd, "package.json"), "utf8")) as { scripts?: Record<string, string> };
   const text = scripts?.[script];
   if (!text) throw new Error(`${packageDir}/package.json has no "${script}" script`);
-  const bins = [path.join(cwd, "node_modules/.bin"), path.join(ROOT, "node_modules/.bin")];
+  const bins = [path.join(cwd, "node_modules/.bin"), path.join(root, "node_modules/.bin")];
   return { command: "sh", args: ["-c", text], options: { cwd, env: { ...env, PATH: [...bins, env.PATH].join(path.delimiter) } } };
 }
 
@@ -224,76 +231,98 @@ export async function startDistributed(extra: Record<string, string> = {}, optio
   };
   const sink: string[] = [];
   const logs = () => sink.join("");
-  const children: ChildProcess[] = [];
+  // Every process in start order (each service's replicas, then the gateways): stopped in reverse, so
+  // no request reaches a stopping service through a gateway; restarted in this order.
+  const started: Array<ChildProcess | undefined> = [];
   const processes: RestartableProcess[] = [];
-  /** Spawns a process, kept restartable with the same environment (and command, unless another build is named). */
-  const launch = (command: [string, string[]], env: NodeJS.ProcessEnv, label: string, url: string): void => {
-    let child = spawnLogged(command, env, sink, label);
-    children.push(child);
+  const children = () => started.filter((child): child is ChildProcess => child !== undefined);
+  /**
+   * A process's place in that order, taken before it starts; the returned function starts it with `env`, and
+   * it stays restartable with the same environment (and command, unless another build is named).
+   */
+  const reserve = (command: [string, string[]], label: string, url: string): ((env: NodeJS.ProcessEnv) => void) => {
+    const index = started.push(undefined) - 1;
+    let env: NodeJS.ProcessEnv = {};
     processes.push({
       label,
       url,
       restart: async (serviceDir) => {
-        await stopChild(child);
+        await stopChild(started[index]!);
         if (serviceDir !== undefined) command = serviceCommand(serviceDir);
-        const next = spawnLogged(command, env, sink, label);
-        children[children.indexOf(child)] = next;
-        child = next;
-        await waitReady(url, children, logs);
+        started[index] = spawnLogged(command, env, sink, label);
+        await waitReady(url, children(), logs);
       },
     });
+    return (given) => {
+      env = given;
+      started[index] = spawnLogged(command, env, sink, label);
+    };
   };
   const databases: Array<{ drop: () => Promise<void> }> = [];
-  const urls: Record<string, string> = {};
   const services = {} as RunningDistributed["services"];
+  const stopAll = async () => {
+    for (const child of children().reverse()) await stopChild(child);
+  };
   try {
+    // Every address is chosen first, so each process starts as soon as what it needs is there.
+    const plans = [];
     for (const service of SERVICES) {
-      const db = await createTestDatabase(`crm_e2e_${service.schema}`);
-      databases.push(db);
-      // The deploy command users run before starting a release (or its script without pnpm: deployWithPnpm).
-      const deployCommand = options.deployWithPnpm
-        ? pnpmCommand(["--filter", `@crm/${service.name}`, "db:deploy"], baseEnv({ DATABASE_URL: db.url }))
-        : packageScript(service.dir, "db:deploy", baseEnv({ DATABASE_URL: db.url }));
-      // Not spawnSync: a fault proxy in this process must keep passing the started services' bytes.
-      const deploy = await run(deployCommand.command, deployCommand.args, deployCommand.options);
-      if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed (${deploy.error ?? `exit code ${deploy.status}`}):\n${deploy.stdout}\n${deploy.stderr}`);
-      const serviceDatabaseUrl = new URL(db.url);
-      if (options.databaseVia) serviceDatabaseUrl.host = options.databaseVia;
-      const replicaUrls: string[] = [];
+      const replicas = [];
       for (let replica = 0; replica < (options.replicas ?? 1); replica++) {
-        const port = await freePort();
-        const url = `http://127.0.0.1:${port}`;
-        replicaUrls.push(url);
-        const env = baseEnv({ ...shared, DATABASE_URL: serviceDatabaseUrl.toString(), PORT: String(port), HOST: "127.0.0.1" });
-        launch(serviceCommand(service.dir), env, replica === 0 ? service.name : `${service.name}-${replica + 1}`, url);
+        const url = `http://127.0.0.1:${await freePort()}`;
+        replicas.push({ url, start: reserve(serviceCommand(service.dir), replica === 0 ? service.name : `${service.name}-${replica + 1}`, url) });
       }
-      urls[service.urlVar] = replicaUrls.join(",");
-      services[service.name] = { url: replicaUrls[0]!, databaseUrl: db.url };
+      plans.push({ service, replicas });
     }
+    const urls = Object.fromEntries(plans.map(({ service, replicas }) => [service.urlVar, replicas.map((r) => r.url).join(",")]));
     const gateway = async (label: string, serviceDir = "services/gateway"): Promise<string> => {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      launch(serviceCommand(serviceDir), baseEnv({ ...shared, ...urls, PORT: String(port), HOST: "127.0.0.1" }), label, url);
-      await waitReady(url, children, logs);
+      const url = `http://127.0.0.1:${await freePort()}`;
+      reserve(serviceCommand(serviceDir), label, url)(baseEnv({ ...shared, ...urls, PORT: new URL(url).port, HOST: "127.0.0.1" }));
       return url;
     };
+    // The gateway starts beside the services: its /readyz answers 200 once each of them answers.
     const baseUrl = await gateway("gateway");
+    // Each service's database made and migrated, then its replicas started, the services side by side;
+    // all settled before a failure is thrown, so none starts after the clean-up.
+    const settled = await Promise.allSettled(
+      plans.map(async ({ service, replicas }) => {
+        const db = await createTestDatabase(`crm_e2e_${service.schema}`);
+        databases.push(db);
+        // The deploy command users run before starting a release (or its script without pnpm: deployWithPnpm).
+        const deployCommand = options.deployWithPnpm
+          ? pnpmCommand(["--filter", `@crm/${service.name}`, "db:deploy"], baseEnv({ DATABASE_URL: db.url }))
+          : packageScript(service.dir, "db:deploy", baseEnv({ DATABASE_URL: db.url }));
+        // Not spawnSync: a fault proxy in this process must keep passing the started services' bytes.
+        const deploy = await run(deployCommand.command, deployCommand.args, deployCommand.options);
+        if (deploy.status !== 0) throw new Error(`db:deploy ${service.name} failed (${deploy.error ?? `exit code ${deploy.status}`}):\n${deploy.stdout}\n${deploy.stderr}`);
+        const serviceDatabaseUrl = new URL(db.url);
+        if (options.databaseVia) serviceDatabaseUrl.host = options.databaseVia;
+        for (const { url, start } of replicas) start(baseEnv({ ...shared, DATABASE_URL: serviceDatabaseUrl.toString(), PORT: new URL(url).port, HOST: "127.0.0.1" }));
+        services[service.name] = { url: replicas[0]!.url, databaseUrl: db.url };
+      }),
+    );
+    for (const outcome of settled) if (outcome.status === "rejected") throw outcome.reason;
+    await waitReady(baseUrl, children(), logs);
     return {
       baseUrl,
       logs,
       services,
       internalTokenSecret: shared.INTERNAL_TOKEN_SECRET,
       processes,
-      startGateway: (serviceDir) => gateway(`gateway-${children.length}`, serviceDir),
+      startGateway: async (serviceDir) => {
+        const url = await gateway(`gateway-${started.length}`, serviceDir);
+        await waitReady(url, children(), logs);
+        return url;
+      },
       stop: async () => {
-        for (const child of children.reverse()) await stopChild(child);
+        await stopAll();
         for (const db of databases) await db.drop();
         stopPrivateKafka();
         rmSync(shared.DATA_DIR, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    for (const child of children.reverse()) await stopChild(child);
+    await stopAll();
     for (const db of databases) await db.drop().catch(() => undefined);
     stopPrivateKafka();
     throw err;

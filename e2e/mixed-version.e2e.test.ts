@@ -8,7 +8,7 @@
 import { describeDistributed } from "@crm/testing";
 import { startDistributed, type RunningDistributed } from "./harness";
 import { runMixedVersionFlow } from "./mixed-version.flow";
-import { buildOf, previousVersions, SERVICE_NAMES, type ServiceName } from "./previous-release";
+import { buildOf, previousVersions, SERVICE_NAMES, type ServiceName, servicesByCommit } from "./previous-release";
 
 const versions = previousVersions();
 const describeMixed: jest.Describe = versions ? describeDistributed : describe.skip;
@@ -19,10 +19,10 @@ describeMixed("mixed versions: one service of the previous release beside the cu
   let product: RunningDistributed;
   const folders = new Map<string, string>();
   beforeAll(async () => {
-    // The product and the previous builds (each distinct commit once) are made side by side.
-    const commits = [...new Set(SERVICE_NAMES.map((service) => versions![service].commit))];
+    // The product and the previous builds (each distinct commit once, with the services taken from it) are made side by side.
+    const builds = [...servicesByCommit(versions!)].map(async ([commit, services]) => folders.set(commit, await buildOf(commit, services)));
     // Four flows sign up and in from one address: with the builds cached they ran faster than 50 a minute (429).
-    const [started] = await Promise.all([startDistributed({ RATE_LIMIT_MAX: "100000" }), ...commits.map(async (commit) => folders.set(commit, await buildOf(commit)))]);
+    const [started] = await Promise.all([startDistributed({ RATE_LIMIT_MAX: "100000" }), ...builds]);
     product = started as RunningDistributed;
   }, 900_000);
   afterAll(async () => {

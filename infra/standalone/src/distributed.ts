@@ -4,8 +4,9 @@
 // three databases when missing, applies their migrations with db:deploy's runner, generates the
 // shared secrets once under DATA_DIR, prints every URL, and on Ctrl-C (or SIGTERM) stops the gateway
 // first, then the services, then the mock cluster. docker-compose.yml is the same topology in containers.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { promisify } from "node:util";
 import { env, loadOrCreateSecret, parseEnv, z } from "@crm/config";
 import { ensureDatabase } from "@crm/database";
 import { hasKcat, startKafkaMock, stopKafkaMock } from "@crm/kafka-mock";
@@ -69,6 +70,8 @@ async function waitReady(url: string, children: ChildProcess[], timeoutMs = 120_
   }
   throw new Error(`${url} was not ready within ${timeoutMs / 1000} s`);
 }
+
+const runFile = promisify(execFile);
 
 /** SIGTERM, then SIGKILL after the grace period; resolves when the process has exited. */
 async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
@@ -147,32 +150,31 @@ async function main(): Promise<void> {
       return child;
     };
 
-    const urls: Record<string, string> = {};
+    const urls = Object.fromEntries(SERVICES.map((service) => [service.urlVar, `http://127.0.0.1:${config[service.portVar]}`]));
     const databases: Record<string, string> = {};
-    for (const service of SERVICES) {
-      const name = `${config.DATABASE_PREFIX}_${service.schema}`;
-      const { url, created } = await ensureDatabase(config.DATABASE_ADMIN_URL, name);
-      databases[service.name] = `${name}${created ? " (created)" : ""}`;
-      // db:deploy's runner, as a release runs it before starting the service.
-      const deploy = spawnSync(
-        process.execPath,
-        [path.join(ROOT, "packages/database/dist/cli/deploy.js"), service.schema, path.join(ROOT, "services", service.name, "prisma/migrations")],
-        {
+    // The services need one another only once they serve: each one's database is made and migrated,
+    // and the service started, beside the others'. All settle before a failure stops what did start.
+    const started = await Promise.allSettled(
+      SERVICES.map(async (service) => {
+        const name = `${config.DATABASE_PREFIX}_${service.schema}`;
+        const { url, created } = await ensureDatabase(config.DATABASE_ADMIN_URL, name);
+        databases[service.name] = `${name}${created ? " (created)" : ""}`;
+        // db:deploy's runner, as a release runs it before starting the service.
+        await runFile(process.execPath, [path.join(ROOT, "packages/database/dist/cli/deploy.js"), service.schema, path.join(ROOT, "services", service.name, "prisma/migrations")], {
           env: { ...process.env, DATABASE_URL: url },
-          encoding: "utf8",
-        },
-      );
-      if (deploy.status !== 0) throw new Error(`migrations of ${service.name} failed:\n${deploy.stdout}${deploy.stderr}`);
-      const port = config[service.portVar];
-      urls[service.urlVar] = `http://127.0.0.1:${port}`;
-      launch(service.name, { ...shared, DATABASE_URL: url, PORT: String(port), HOST: "127.0.0.1" });
-    }
-    for (const service of SERVICES) await waitReady(urls[service.urlVar]!, children);
+        }).catch((err: { stdout?: string; stderr?: string }) => {
+          throw new Error(`migrations of ${service.name} failed:\n${err.stdout ?? ""}${err.stderr ?? String(err)}`);
+        });
+        launch(service.name, { ...shared, DATABASE_URL: url, PORT: String(config[service.portVar]), HOST: "127.0.0.1" });
+      }),
+    );
+    for (const outcome of started) if (outcome.status === "rejected") throw outcome.reason;
     // Launched last, so stopped first (stops run in reverse): no new request reaches a flushing service.
+    // It starts while the services do; every process is ready before the URLs are printed.
     launch("gateway", { ...shared, ...urls, PORT: String(config.PORT), HOST: config.HOST });
     const shown = config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST;
     const gatewayUrl = `http://${shown}:${config.PORT}`;
-    await waitReady(gatewayUrl, children);
+    await Promise.all([...SERVICES.map((service) => waitReady(urls[service.urlVar]!, children)), waitReady(gatewayUrl, children)]);
 
     say("");
     say(`CRM platform API (distributed) listening on ${gatewayUrl}/api/v1${config.HOST === "0.0.0.0" ? " (bound to every interface)" : ""}`);
