@@ -29,17 +29,31 @@ function schedulerWithHeldOutcomes(bounds: { maxPending: number; maxPendingPerBu
       return new Set(items.map((item) => item.started.id));
     },
   } as unknown as DeliveryRepository;
+  return { scheduler: schedulerOver(deliveries, bounds), written, release: () => release() };
+}
+
+/** A scheduler and its executor over fake `deliveries`, on the stopped clock; every send answers 200 at once. */
+function schedulerOver(deliveries: DeliveryRepository, options: { maxPending: number; maxPendingPerBusiness: number; leaseOnCreate?: boolean }): DeliveryScheduler {
   const dispatcher = { send: async () => ({ ok: true, responseStatus: 200, responseBody: "", durationMs: 1 }) } as unknown as Dispatcher;
   const keyring = { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring;
-  const scheduler = new DeliveryScheduler({
+  const freshClaims = options.leaseOnCreate;
+  return new DeliveryScheduler({
     deliveries,
-    executor: new AttemptExecutor({ deliveries, dispatcher, keyring, retryDelaysMs: [1000], leaseMs: 60_000, logger, now: () => CLAIMED_AT }),
+    executor: new AttemptExecutor({
+      deliveries,
+      dispatcher,
+      keyring,
+      retryDelaysMs: [1000],
+      leaseMs: 60_000,
+      ...(freshClaims === undefined ? {} : { freshClaims }),
+      logger,
+      now: () => CLAIMED_AT,
+    }),
     limiter: createConcurrencyLimiter({ maxInFlight: 50, maxPerKey: 2, maxPerGroup: 20 }),
     logger,
     now: () => CLAIMED_AT,
-    ...bounds,
+    ...options,
   });
-  return { scheduler, written, release: () => release() };
 }
 
 function claims(count: number, businessId: string): ClaimedDelivery[] {
@@ -143,18 +157,7 @@ describe.each([true, false])("DeliveryScheduler's first attempts of new events (
         return new Set(items.map((item) => item.started.id));
       },
     } as unknown as DeliveryRepository;
-    const dispatcher = { send: async () => ({ ok: true, responseStatus: 200, responseBody: "", durationMs: 1 }) } as unknown as Dispatcher;
-    const keyring = { open: (_id: string, stored: string) => stored } as unknown as SecretKeyring;
-    const scheduler = new DeliveryScheduler({
-      deliveries,
-      executor: new AttemptExecutor({ deliveries, dispatcher, keyring, retryDelaysMs: [1000], leaseMs: 60_000, freshClaims: leaseOnCreate, logger, now: () => CLAIMED_AT }),
-      limiter: createConcurrencyLimiter({ maxInFlight: 50, maxPerKey: 2, maxPerGroup: 20 }),
-      logger,
-      now: () => CLAIMED_AT,
-      maxPending: 100,
-      maxPendingPerBusiness: 40,
-      leaseOnCreate,
-    });
+    const scheduler = schedulerOver(deliveries, { maxPending: 100, maxPendingPerBusiness: 40, leaseOnCreate });
 
     await scheduler.sendNew(["b"], async (lease) => {
       const limit = lease.limits.get("b") ?? 0;
