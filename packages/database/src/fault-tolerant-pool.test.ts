@@ -110,6 +110,22 @@ describePostgres("FaultTolerantPool on PostgreSQL", () => {
     }
   });
 
+  it("a connection lost while its transaction waits between statements does not throw out of the pool; its next statement is DependencyUnavailableError", async () => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const lost = new Promise((resolve) => client.once("end", resolve));
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [applicationName]);
+      // pg emits "error" on a checked-out connection that has nothing in flight: with no listener, an
+      // EventEmitter throws it, and the process would exit (the test would fail with "Unhandled error").
+      await lost;
+      await expect(client.query("SELECT 1")).rejects.toBeInstanceOf(DependencyUnavailableError);
+    } finally {
+      client.release();
+    }
+    expect((await pool.query("SELECT 2 AS n")).rows).toEqual([{ n: 2 }]);
+  });
+
   /**
    * Opens a transaction on the admin connection that locks row 1 of a fresh table, starts `statement`
    * (which locks row 2, then waits for row 1), and once it waits, locks row 2: a deadlock, which the

@@ -94,6 +94,13 @@ class FaultReportingClient extends pg.Client {
     const settings = { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...config };
     super(settings);
     this.settings = settings;
+    // pg emits "error" when the connection is lost while the client is checked out (a transaction
+    // between statements, or the FIN read in the same tick as the error of the statement in flight),
+    // and pg-pool listens only while the client is idle: unheard, the EventEmitter throws and the
+    // process exits. Nothing is lost by listening here: statements in flight have already failed,
+    // later ones fail as not queryable (a connection fault, so DependencyUnavailableError), and the
+    // pool drops a client that is not queryable when it is released.
+    this.on("error", () => undefined);
   }
 
   /** A failure to connect is marked: the statement the pool took this connection for was never sent. */
