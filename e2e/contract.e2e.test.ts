@@ -170,7 +170,8 @@ describe("records through the gateway", () => {
 describe("webhooks through the gateway", () => {
   it("creates, tests, disables and signs deliveries of subscribed events only", async () => {
     const a = await owner();
-    const receiver = await startReceiver(200);
+    // The witness: see the disabled webhook's check below.
+    const [receiver, witness] = await Promise.all([startReceiver(200), startReceiver(200)]);
     try {
       const hook = await a.call("POST", "/api/v1/webhook", { url: receiver.url, events: ["product.created", "product.deleted"] });
       expect(hook.status).toBe(201);
@@ -189,16 +190,20 @@ describe("webhooks through the gateway", () => {
       expect(verifyInterfaceSignature(hook.body.data.secret, got.rawBody, got.headers["x-service-signature"] as string)).toBe(true);
       expect(JSON.parse(got.rawBody).data.id).toBe(product.id);
 
+      // A second, active webhook on the same event is the witness that the deletion was handled:
+      // deliveries for every webhook an event reaches are made together, so once the witness has its
+      // delivery, the disabled webhook would have had one too.
+      expect((await a.call("POST", "/api/v1/webhook", { url: witness.url, events: ["product.deleted"] })).status).toBe(201);
       const off = await a.call("DELETE", `/api/v1/webhook/${hook.body.data.id}`);
       expect([off.status, off.body.data.isActive]).toEqual([200, false]);
       await a.call("DELETE", `/api/v1/product/${product.id}`);
-      await new Promise((r) => setTimeout(r, 500));
+      await waitFor(() => witness.received.find((r) => r.headers["x-service-event"] === "product.deleted"), 20_000);
       expect(receiver.received.map((r) => r.headers["x-service-event"])).toEqual(["product.created"]);
       const log = await a.call("GET", `/api/v1/webhook/${hook.body.data.id}/deliveries`);
       expect(log.body.meta.total).toBe(2);
       expect(log.body.data.map((d: { event: string }) => d.event)).toEqual(["product.created", "webhook.test"]);
     } finally {
-      await receiver.close();
+      await Promise.all([receiver.close(), witness.close()]);
     }
   });
 });

@@ -158,6 +158,7 @@ describe("Autovacuum on PGlite", () => {
 });
 
 describe("Autovacuum on PGlite's thread", () => {
+  const MAINTENANCE_INTERVAL_MS = 50;
   let dir: string;
 
   beforeAll(async () => {
@@ -168,7 +169,7 @@ describe("Autovacuum on PGlite's thread", () => {
 
   it("vacuums a table updated past its threshold with nothing but use, and closes mid-pass losing no write", async () => {
     const own = path.join(dir, "thread");
-    const db = await PgliteThread.open(own, { maintenanceIntervalMs: 50 });
+    const db = await PgliteThread.open(own, { maintenanceIntervalMs: MAINTENANCE_INTERVAL_MS });
     const dead = async (on: PgliteThread) =>
       (
         await on.query<{ dead: number; vacuumed: boolean }>(
@@ -192,7 +193,8 @@ describe("Autovacuum on PGlite's thread", () => {
       await tx.query(`INSERT INTO w VALUES ($1)`, [-1]);
       await released;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Three check intervals: the thread's timer is the only clock a pass starts by.
+    await new Promise((resolve) => setTimeout(resolve, 3 * MAINTENANCE_INTERVAL_MS));
     const writes = Array.from({ length: 200 }, (_, i) => db.query(`INSERT INTO w VALUES ($1)`, [i]));
     const closing = db.close();
     release();
