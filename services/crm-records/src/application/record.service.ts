@@ -10,7 +10,7 @@ import type { SqlRunner } from "@crm/database";
 import { querySpecOf, type EntityDefinition } from "../entities";
 import { totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
-import { CursorCodec } from "../domain/list-cursor";
+import { CursorCodec, HeldValue, holdLongValues } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
@@ -190,17 +190,19 @@ export class RecordService {
     const types = customFieldTypes(rules);
     orderBy.forEach((term, i) => {
       const key = customFieldKey(term.field);
-      if (key !== undefined && !isCustomSortValue(types.get(key)!, state.key[i])) {
+      // A held value stands for a text (list-cursor.ts).
+      if (key !== undefined && !isCustomSortValue(types.get(key)!, state.key[i] instanceof HeldValue ? "" : state.key[i])) {
         throw errors.invalidQuery(undefined, { cause: `cursor: its key for ${term.field} is not of the field's type` });
       }
     });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
     const { relations, selection } = this.readPlan(definition, query, reader, custom);
+    const afterKey = await this.heldValuesRead(definition, businessId, orderBy, state.key);
     const { rows } = await this.reads.list(
       definition,
       businessId,
-      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key, custom: types },
+      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey, custom: types },
       relations,
       false,
     );
@@ -208,6 +210,28 @@ export class RecordService {
       data: this.views(definition, rows, pagination.perPage, selection, custom.shaper),
       meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
     };
+  }
+
+  /**
+   * The cursor's key with its held values (list-cursor.ts) read back from the record its id names, in
+   * the business, in the trash or not: one statement, for those cursors only. The record purged, or its
+   * value changed since, leaves nowhere exact to continue from: 410000, as a change-feed cursor whose
+   * events are gone (extensions §E6); the client starts the walk again.
+   */
+  private async heldValuesRead(definition: EntityDefinition, businessId: string, orderBy: readonly OrderTerm[], key: readonly unknown[]): Promise<unknown[]> {
+    if (!key.some((value) => value instanceof HeldValue)) return [...key];
+    const id = key[orderBy.findIndex((term) => term.field === "id")];
+    const row = typeof id === "string" ? await this.reads.sortRow(definition, businessId, id) : null;
+    return key.map((value, i) => {
+      if (!(value instanceof HeldValue)) return value;
+      const current = row === null ? undefined : cursorValue(sortValueOf(row, orderBy[i]!.field));
+      if (!value.holds(current)) {
+        throw errors.cursorExpired(undefined, {
+          cause: `cursor: record ${String(id)} ${row === null ? "no longer exists" : `no longer holds the ${orderBy[i]!.field} it was after`}`,
+        });
+      }
+      return current;
+    });
   }
 
   private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined, custom: CustomFieldsShaper): RecordView[] {
@@ -231,7 +255,10 @@ export class RecordService {
       where: query.where,
       orderBy: query.orderBy,
       deleted: query.deleted,
-      key: orderBy.map((term) => cursorValue(sortValueOf(last, term.field))),
+      key: holdLongValues(
+        orderBy.map((term) => cursorValue(sortValueOf(last, term.field))),
+        orderBy.findIndex((term) => term.field === "id"),
+      ),
     });
   }
 
