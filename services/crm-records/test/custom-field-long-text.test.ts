@@ -4,6 +4,7 @@
 // holding values), and a list sorted on them or filtered by a range on them answers exactly what the
 // cast statements of list-sql.ts answer (the reference): the same records in the same order, walked
 // page by page with the cursor, ascending and descending, and the same records for every range.
+import { createCipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { allPermissions } from "@crm/contracts";
@@ -13,7 +14,7 @@ import { entityDefinitions } from "../src/entities";
 import type { CustomFieldTypes } from "../src/domain/custom-field-query";
 import { customSortPageSql } from "../src/persistence/custom-sort-list";
 import { listWhereSql, orderBySql, SqlParams } from "../src/persistence/list-sql";
-import { type Caller, type Mode, sharedHarness } from "./harness";
+import { type Caller, type Mode, SECRET, sharedHarness } from "./harness";
 
 /** A seeded generator: the same values every run. */
 function randomText(seed: number, length: number, cjkOnly = false): string {
@@ -48,6 +49,18 @@ const C1 = randomText(4, 1000, true);
 const C2 = C1.slice(0, 900) + randomText(5, 100, true);
 const C3 = randomText(6, 1000, true);
 const KEYS = ["fNotes", "fTitle", "fLate"] as const;
+
+/**
+ * A list cursor sealed as the product wrote every one before issue 39 (list-cursor.ts, version 2): the
+ * whole key inline, whatever its length. A rolling deploy hands these to the new replicas.
+ */
+function sealedAsBefore(businessId: string, payload: { o?: string; w?: string; k: unknown[] }): string {
+  const key = Buffer.from(hkdfSync("sha256", SECRET, Buffer.alloc(0), "crm-records list cursor v2 (AES-256-GCM)", 32));
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, nonce);
+  cipher.setAAD(Buffer.from(`2\u0000${businessId}\u0000client`, "utf8"));
+  return Buffer.concat([Buffer.of(2), nonce, cipher.update(JSON.stringify(payload), "utf8"), cipher.final(), cipher.getAuthTag()]).toString("base64url");
+}
 
 function longTextSuite(mode: Mode): void {
   jest.setTimeout(180_000);
@@ -208,6 +221,60 @@ function longTextSuite(mode: Mode): void {
       expect(filtered.walked).toEqual(selected.data.map((record) => record.id));
     },
   );
+
+  it("still reads a cursor written before held values, its key whole: short, and long enough to be held now", async () => {
+    for (const [key, direction, at] of [
+      ["fNotes", "asc", 5],
+      ["fTitle", "asc", 0],
+      ["fTitle", "desc", 0],
+    ] as const) {
+      const value = (await a.get(`/client/${ids[at]}`).expect(200)).body.data.customFields[key] as string;
+      const cursor = sealedAsBefore(a.businessId, { o: `customFields.${key}:${direction}`, k: [value, ids[at]] });
+      const expected = await castOrder(key, direction);
+      const body = await page({ cursor, perPage: "100" });
+      expect([key, direction, body.data.map((record) => record.id)]).toEqual([key, direction, expected.slice(expected.indexOf(ids[at]!) + 1)]);
+    }
+  });
+
+  it("continues after a held value while its record is in the trash; its record purged or the value changed → 410000; another business's → 400019", async () => {
+    const b = h.caller({ permissions: allPermissions });
+    await b.post("/client/fields", { key: "fBody", label: "Body", type: "longText" }).expect(201);
+    const values = [L1, L2, L3, randomText(10, LONG)];
+    const own: string[] = [];
+    for (const [i, fBody] of values.entries()) own.push((await b.post("/client", { firstName: `S${i}`, lastName: "Q", customFields: { fBody } }).expect(201)).body.data.id);
+    const list = async (query: Record<string, string>) => b.get(`/client?${new URLSearchParams({ include: "-contacts", fields: "id", perPage: "1", ...query })}`);
+    const order: string[] = [];
+    const cursors: string[] = [];
+    for (let res = await list({ orderBy: "customFields.fBody:asc" }); ; res = await list({ cursor: cursors[cursors.length - 1]! })) {
+      expect([res.status, res.body.error]).toEqual([200, undefined]);
+      order.push(res.body.data[0].id);
+      if (res.body.meta.nextCursor === null) break;
+      cursors.push(res.body.meta.nextCursor);
+    }
+    expect([...order].sort()).toEqual([...own].sort());
+    const after = async (i: number) => {
+      const res = await list({ cursor: cursors[i]!, perPage: "100" });
+      return [res.status, res.status === 200 ? res.body.data.map((record: { id: string }) => record.id) : res.body];
+    };
+    const expired = [410, { success: false, error: { code: 410000, message: "Cursor expired" } }];
+
+    // In the trash, the record still holds its value: the walk goes on exactly.
+    await b.delete(`/client/${order[0]}`).expect(200);
+    expect(await after(0)).toEqual([200, order.slice(1)]);
+    // Its value changed: there is nowhere exact to continue from. Changed back: the cursor works again.
+    const original = values[own.indexOf(order[1]!)]!;
+    await b.patch(`/client/${order[1]}`, { customFields: { fBody: `${original.slice(0, -1)}!` } }).expect(200);
+    expect(await after(1)).toEqual(expired);
+    await b.patch(`/client/${order[1]}`, { customFields: { fBody: original } }).expect(200);
+    expect(await after(1)).toEqual([200, order.slice(2)]);
+    // Purged for good: gone.
+    await b.delete(`/client/${order[2]}`).expect(200);
+    await b.delete(`/client/${order[2]}?permanent=true`).expect(200);
+    expect(await after(2)).toEqual(expired);
+    // The record a cursor names is read in the cursor's business only, and only the cursor's business may send it.
+    const res = await a.get(`/client?${new URLSearchParams({ cursor: cursors[1]!, perPage: "100" })}`);
+    expect([res.status, res.body.error?.code]).toEqual([400, 400019]);
+  });
 
   it.each(KEYS)("every range on %s selects what the cast comparison selects", async (key) => {
     const bounds = [L1, L1.slice(0, 3000), L1.slice(0, 300), L2, L2.slice(0, 61_000), `${L1.slice(0, 2000)}\uffff`, "a", "", C1, C1.slice(0, 999), C2, C3];
