@@ -66,7 +66,7 @@ describe("CursorCodec", () => {
     }
   });
 
-  it("held values are another business's only with that business's cursor (400019)", () => {
+  it("a cursor with held values is bound to its business and entity like any other (400019)", () => {
     const cursor = codec.encode(state([HeldValue.of("x".repeat(2_000)), ID]));
     expect(() => codec.decode(cursor, "0193a000-0000-7000-8000-000000000002", "client")).toThrow(expect.objectContaining({ code: 400019 }));
     expect(() => codec.decode(cursor, BUSINESS, "product")).toThrow(expect.objectContaining({ code: 400019 }));
