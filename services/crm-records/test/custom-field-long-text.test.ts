@@ -13,6 +13,7 @@ import { describeEachMode } from "@crm/testing";
 import { entityDefinitions } from "../src/entities";
 import type { CustomFieldTypes } from "../src/domain/custom-field-query";
 import { customSortPageSql } from "../src/persistence/custom-sort-list";
+import { LIST_CURSOR_VALUE_RETENTION_MS, listCursorValueRetentionRule } from "../src/persistence/list-cursor-values";
 import { listWhereSql, orderBySql, SqlParams } from "../src/persistence/list-sql";
 import { type Caller, type Mode, SECRET, sharedHarness } from "./harness";
 
@@ -236,44 +237,61 @@ function longTextSuite(mode: Mode): void {
     }
   });
 
-  it("continues after a held value while its record is in the trash; its record purged or the value changed → 410000; another business's → 400019", async () => {
+  it("continues after a held value exactly whatever became of its record (edited, trashed, purged); retention removed it → 410000; another business's → 400019", async () => {
     const b = h.caller({ permissions: allPermissions });
     await b.post("/client/fields", { key: "fBody", label: "Body", type: "longText" }).expect(201);
-    const values = [L1, L2, L3, randomText(10, LONG)];
+    const values = [L1, L2, L3, randomText(10, LONG), randomText(11, LONG)];
     const own: string[] = [];
     for (const [i, fBody] of values.entries()) own.push((await b.post("/client", { firstName: `S${i}`, lastName: "Q", customFields: { fBody } }).expect(201)).body.data.id);
     const list = async (query: Record<string, string>) => b.get(`/client?${new URLSearchParams({ include: "-contacts", fields: "id", perPage: "1", ...query })}`);
-    const order: string[] = [];
-    const cursors: string[] = [];
-    for (let res = await list({ orderBy: "customFields.fBody:asc" }); ; res = await list({ cursor: cursors[cursors.length - 1]! })) {
-      expect([res.status, res.body.error]).toEqual([200, undefined]);
-      order.push(res.body.data[0].id);
-      if (res.body.meta.nextCursor === null) break;
-      cursors.push(res.body.meta.nextCursor);
-    }
+    /** The walk one record a page: its order, and cursors[i], the cursor after order[i]. */
+    const walkOnce = async () => {
+      const order: string[] = [];
+      const cursors: string[] = [];
+      for (let res = await list({ orderBy: "customFields.fBody:asc" }); ; res = await list({ cursor: cursors[cursors.length - 1]! })) {
+        expect([res.status, res.body.error]).toEqual([200, undefined]);
+        order.push(res.body.data[0].id);
+        if (res.body.meta.nextCursor === null) return { order, cursors };
+        cursors.push(res.body.meta.nextCursor);
+      }
+    };
+    const { order, cursors } = await walkOnce();
     expect([...order].sort()).toEqual([...own].sort());
-    const after = async (i: number) => {
-      const res = await list({ cursor: cursors[i]!, perPage: "100" });
+    const bodyOf = (id: string) => values[own.indexOf(id)]!;
+    const after = async (cursor: string) => {
+      const res = await list({ cursor, perPage: "100" });
       return [res.status, res.status === 200 ? res.body.data.map((record: { id: string }) => record.id) : res.body];
     };
-    const expired = [410, { success: false, error: { code: 410000, message: "Cursor expired" } }];
 
-    // In the trash, the record still holds its value: the walk goes on exactly.
+    // In the trash: the walk goes on after it.
     await b.delete(`/client/${order[0]}`).expect(200);
-    expect(await after(0)).toEqual([200, order.slice(1)]);
-    // Its value changed: there is nowhere exact to continue from. Changed back: the cursor works again.
-    const original = values[own.indexOf(order[1]!)]!;
-    await b.patch(`/client/${order[1]}`, { customFields: { fBody: `${original.slice(0, -1)}!` } }).expect(200);
-    expect(await after(1)).toEqual(expired);
-    await b.patch(`/client/${order[1]}`, { customFields: { fBody: original } }).expect(200);
-    expect(await after(1)).toEqual([200, order.slice(2)]);
-    // Purged for good: gone.
-    await b.delete(`/client/${order[2]}`).expect(200);
-    await b.delete(`/client/${order[2]}?permanent=true`).expect(200);
-    expect(await after(2)).toEqual(expired);
-    // The record a cursor names is read in the cursor's business only, and only the cursor's business may send it.
+    expect(await after(cursors[0]!)).toEqual([200, order.slice(1)]);
+    // Its value changed to one before the old (the trashed record's): the walk goes on after the old
+    // value, without the record it already visited.
+    await b.patch(`/client/${order[1]}`, { customFields: { fBody: bodyOf(order[0]!) } }).expect(200);
+    expect(await after(cursors[1]!)).toEqual([200, order.slice(2)]);
+    // Its value changed to one after the old (the last record's, a tie broken by id): it comes again, as
+    // a record updated meanwhile may (extensions §E2.1); every other record after the old value once.
+    await b.patch(`/client/${order[2]}`, { customFields: { fBody: bodyOf(order[4]!) } }).expect(200);
+    expect(await after(cursors[2]!)).toEqual([200, [order[3], ...[order[2], order[4]].sort()]]);
+    // Purged for good: the walk goes on after the value it had.
+    await b.delete(`/client/${order[3]}`).expect(200);
+    await b.delete(`/client/${order[3]}?permanent=true`).expect(200);
+    expect(await after(cursors[3]!)).toEqual([200, [order[2], order[4]].sort()]);
+
+    // Only the cursor's business may send it, and its value is read in that business only.
     const res = await a.get(`/client?${new URLSearchParams({ cursor: cursors[1]!, perPage: "100" })}`);
     expect([res.status, res.body.error?.code]).toEqual([400, 400019]);
+
+    // Retention keeps a value LIST_CURSOR_VALUE_RETENTION_MS after the last cursor made with it, then the cursor has nothing to continue after.
+    const rule = listCursorValueRetentionRule(h.prisma);
+    await rule.deleteBatch(10_000, new Date(Date.now() + LIST_CURSOR_VALUE_RETENTION_MS - 10 * 60_000));
+    expect(await after(cursors[3]!)).toEqual([200, [order[2], order[4]].sort()]);
+    await rule.deleteBatch(10_000, new Date(Date.now() + LIST_CURSOR_VALUE_RETENTION_MS + 60_000));
+    expect(await after(cursors[3]!)).toEqual([410, { success: false, error: { code: 410000, message: "Cursor expired" } }]);
+    // A walk begun again keeps its values again.
+    const again = await walkOnce();
+    expect(await after(again.cursors[0]!)).toEqual([200, again.order.slice(1)]);
   });
 
   it.each(KEYS)("every range on %s selects what the cast comparison selects", async (key) => {

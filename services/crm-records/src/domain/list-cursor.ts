@@ -13,9 +13,11 @@
 // A cursor travels in a request line, which Node refuses past 16 KB (431, outside the error envelope):
 // a sort value may be a longText of 65,536 characters, or a note of 10,000 CJK ones (issue 39). So the
 // key's long text values do not ride in it: holdLongValues replaces them with a HeldValue, the digest
-// of the value, and the next page reads the value from the key's own record (its id), which must still
-// hold it. Such cursors have a version of their own, so a replica that predates them refuses them
-// (400019) rather than misreads them; every other cursor is written as before, and read as before.
+// of the value, which the product keeps per business and digest when it makes the cursor
+// (persistence/list-cursor-values.ts); the next page reads the value back by digest, never from the
+// record, which may have been edited or purged since. Such cursors have a version of their own, so a
+// replica that predates them refuses them (400019) rather than misreads them; every other cursor is
+// written as before, and read as before.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 import { type DeletedMode, deletedModes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
@@ -48,8 +50,8 @@ export interface CursorState {
 }
 
 /**
- * A text sort value too long for the cursor, named by its digest: the next page reads the value from
- * the record the key's id names, and only if that record still holds this very value (holds).
+ * A text sort value too long for the cursor, named by its digest: the next page reads the value kept
+ * under it (list-cursor-values.ts), and uses it only if it is this very value (holds).
  */
 export class HeldValue {
   constructor(readonly digest: string) {}
@@ -70,8 +72,8 @@ function digestOf(value: string): string {
 
 /**
  * The key as a cursor carries it: text values, longest first, held (HeldValue) until the others take at
- * most INLINE_KEY_BYTES; the value at `idIndex`, the record's id that names where held values are read
- * back, is never held. Most keys come back unchanged.
+ * most INLINE_KEY_BYTES; the value at `idIndex`, the record's id, the keyset's last tie-breaker, is
+ * never held. Most keys come back unchanged.
  */
 export function holdLongValues(key: readonly unknown[], idIndex: number): unknown[] {
   const sizes = key.map((value, i) => (typeof value === "string" && i !== idIndex ? encodedBytes(value) : 0));

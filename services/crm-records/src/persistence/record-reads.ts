@@ -201,16 +201,6 @@ export class RecordReads {
     });
   }
 
-  /**
-   * One record's columns and custom values, in the business, in the trash or not, or null: where a
-   * cursor's held values are read back (list-cursor.ts). Only the business's own record is read.
-   */
-  async sortRow(definition: EntityDefinition, businessId: string, id: string): Promise<Row | null> {
-    const columns = [...Object.keys(definition.columns), CUSTOM_FIELDS_PROPERTY].map((name) => `"${name}"`);
-    const rows = await this.options.run(`SELECT ${columns.join(", ")} FROM ${definition.table} WHERE "businessId" = $1::uuid AND "id" = $2::uuid`, [businessId, id]);
-    return rows[0] ?? null;
-  }
-
   /** One record of the business that `deleted` reads, with its line items and `relations`, or null. */
   async one(definition: EntityDefinition, businessId: string, id: string, relations: readonly string[], deleted: DeletedMode = "exclude"): Promise<Row | null> {
     const include = this.includeArgs(definition, relations, businessId);
