@@ -74,7 +74,7 @@ const listQuery = (relations: RecordContract["relations"]) =>
       "meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same " +
         "and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); " +
         "a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. " +
-        "A cursor after a text sort value too long to carry names its record instead: that record purged, or its value changed, before the next page: 410000 (start the walk again).",
+        "A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again).",
     ),
     deleted: deletedParam(false),
   });
