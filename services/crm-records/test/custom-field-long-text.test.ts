@@ -292,6 +292,11 @@ function longTextSuite(mode: Mode): void {
     // A walk begun again keeps its values again.
     const again = await walkOnce();
     expect(await after(again.cursors[0]!)).toEqual([200, again.order.slice(1)]);
+    // A value kept long ago is kept anew by the next cursor made with it: that cursor has the retention in full.
+    await h.prisma.$executeRawUnsafe(`UPDATE "records"."ListCursorValue" SET "storedAt" = now() - interval '6 days' WHERE "businessId" = $1::uuid`, b.businessId);
+    const renewed = await walkOnce();
+    await rule.deleteBatch(10_000, new Date(Date.now() + LIST_CURSOR_VALUE_RETENTION_MS - 10 * 60_000));
+    expect(await after(renewed.cursors[0]!)).toEqual([200, renewed.order.slice(1)]);
   });
 
   it.each(KEYS)("every range on %s selects what the cast comparison selects", async (key) => {
