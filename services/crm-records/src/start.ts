@@ -11,6 +11,7 @@ import { createApp } from "./app";
 import { recordDevicesOf, type RecordsConfig } from "./config";
 import { createPrismaClient } from "./persistence/prisma";
 import { idempotentCreateRetentionRule } from "./persistence/idempotent-create";
+import { listCursorValueRetentionRule } from "./persistence/list-cursor-values";
 import { outboxRetentionRule } from "./persistence/outbox-retention";
 import { trashRetentionRule } from "./persistence/trash-retention";
 import { entityDefinitions } from "./entities";
@@ -89,6 +90,7 @@ export async function start(config: Readonly<RecordsConfig>): Promise<RecordsSer
         rules: [
           outboxRetentionRule(prisma, config.EVENTS_RETENTION_DAYS * 86_400_000),
           idempotentCreateRetentionRule(prisma),
+          listCursorValueRetentionRule(prisma),
           trashRetentionRule(prisma, entityDefinitions, config.TRASH_RETENTION_DAYS * 86_400_000),
           auditRetentionRule({ db: prisma, schema: "records", retentionDays: config.AUDIT_RETENTION_DAYS }),
         ],

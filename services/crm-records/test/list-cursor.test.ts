@@ -154,6 +154,26 @@ function suite(mode: Mode, config: NodeJS.ProcessEnv = {}) {
     expect(await next(again)).toEqual(await next(cursor));
   });
 
+  it("walks a sort on notes of 10,000 CJK characters with cursors of a few KB (issue 39), in the offset pages' order", async () => {
+    const walker = h.caller();
+    const cjk = (seed: number, length: number) => Array.from({ length }, (_, i) => String.fromCharCode(0x4e00 + ((seed * 7_919 + i * 104_729) % 20_000))).join("");
+    const long = cjk(1, 10_000);
+    // Two share their first 9,000 characters; one long in ASCII; short ones; none.
+    for (const notes of [long, long.slice(0, 9_000) + cjk(2, 1_000), "n".repeat(10_000), cjk(3, 10_000), "short", cjk(4, 200), null, null]) {
+      await createClient(walker, { firstName: "N", lastName: "Notes", notes });
+    }
+    for (const direction of ["asc", "desc"]) {
+      const expected = ids([(await walker.get(`/client?perPage=100&orderBy=notes:${direction}`).expect(200)).body]);
+      expect(expected).toHaveLength(8);
+      for (const perPage of [1, 2]) {
+        const pages = await walk(walker, "client", `orderBy=notes:${direction}`, perPage);
+        expect([direction, perPage, ids(pages)]).toEqual([direction, perPage, expected]);
+        const cursors = pages.flatMap((page) => (page.meta.nextCursor === null ? [] : [page.meta.nextCursor]));
+        expect(Math.max(...cursors.map((cursor) => cursor.length))).toBeLessThanOrEqual(2_000);
+      }
+    }
+  });
+
   it("visits every record that exists throughout the walk exactly once while others are created, updated and deleted", async () => {
     const walker = h.caller();
     const seeded: Array<{ id: string; lastName: string }> = [];

@@ -37,8 +37,8 @@ describe("start", () => {
         body: JSON.stringify({ firstName: "Start", lastName: "Up" }),
       });
       expect(created.status).toBe(201);
-      // Retention runs on its own; a run now finds nothing old enough (EVENTS_RETENTION_DAYS, TRASH_RETENTION_DAYS: 30 days; claimed Idempotency-Keys, 24 h; AUDIT_RETENTION_DAYS, 365 days).
-      expect(await service.retention.runNow()).toEqual({ "outbox events": 0, "idempotent creates": 0, "trashed records": 0, "audit entries": 0 });
+      // Retention runs on its own; a run now finds nothing old enough (EVENTS_RETENTION_DAYS, TRASH_RETENTION_DAYS: 30 days; claimed Idempotency-Keys, 24 h; list cursor values, 7 days; AUDIT_RETENTION_DAYS, 365 days).
+      expect(await service.retention.runNow()).toEqual({ "outbox events": 0, "idempotent creates": 0, "list cursor values": 0, "trashed records": 0, "audit entries": 0 });
     } finally {
       // No consumer listens on the in-process bus here: the flush fails softly and the event stays pending.
       await service.stop();

@@ -5013,7 +5013,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -5058,6 +5058,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5891,7 +5900,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -5936,6 +5945,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6769,7 +6787,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -6814,6 +6832,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7647,7 +7674,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -7692,6 +7719,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8525,7 +8561,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -8570,6 +8606,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9403,7 +9448,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -9448,6 +9493,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10281,7 +10335,7 @@ export interface operations {
                 include?: string;
                 /** @description Comma-separated fields to answer with (extensions §E8), plus id always: the record's own fields, customFields.<key> for an active custom field, and relation.field for a relation the answer includes (its records keep their id too). At most 100 names and 2,000 characters; an empty list, an unknown name or a relation not included: 400019. A relation needs {resource}.read (401014). The ETag is the whole record's, whatever fields selects. */
                 fields?: string;
-                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. */
+                /** @description meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again). */
                 cursor?: string;
                 /** @description Which records to list: exclude (the default) live ones, only the trash, include both; works with every other parameter. A cursor continues in the mode it was made in (a different deleted beside it: 400001). Any other value: 400001. */
                 deleted?: "exclude" | "include" | "only";
@@ -10326,6 +10380,15 @@ export interface operations {
             };
             /** @description 403000 Forbidden resource; 403001 IP address not allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 410000 Cursor expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

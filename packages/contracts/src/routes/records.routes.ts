@@ -73,7 +73,8 @@ const listQuery = (relations: RecordContract["relations"]) =>
       "cursor",
       "meta.nextCursor of an earlier page: the next page of the same query (its where and orderBy ride in the cursor), by keyset, so every page costs the same " +
         "and a walk visits each record that exists throughout it exactly once. Beside it only perPage, include and fields may be sent (page, where or orderBy: 400001); " +
-        "a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}.",
+        "a cursor this API did not make, or made for another business or entity: 400019. In cursor mode meta is {perPage, nextCursor}. " +
+        "A cursor after a text sort value too long to carry (over 1,000 bytes) names it, and the product keeps it 7 days after the last cursor made with it: such a cursor sent later: 410000 (start the walk again).",
     ),
     deleted: deletedParam(false),
   });
@@ -158,7 +159,7 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       path: `/${entity}`,
       permission: permission(resource, "read"),
       query: RECORD_LIST_PARAMETERS,
-      errors: [400001, 400011, 400019],
+      errors: [400001, 400011, 400019, 410000],
       docs: () => ({
         tags,
         summary: `List ${name}s of the caller's business (permission ${resource}.read)`,

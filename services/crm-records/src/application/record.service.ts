@@ -10,7 +10,7 @@ import type { SqlRunner } from "@crm/database";
 import { querySpecOf, type EntityDefinition } from "../entities";
 import { totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
-import { CursorCodec } from "../domain/list-cursor";
+import { CursorCodec, HeldValue, holdLongValues } from "../domain/list-cursor";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
@@ -19,7 +19,8 @@ import { type FieldSelection, parseFieldSelection, selectFields } from "../domai
 import { type Input, itemRows, scalarData } from "../domain/record-input";
 import { buildEnvelope } from "../persistence/outbox.writer";
 import type { PrismaClient, Tx } from "../persistence/prisma";
-import { type ReadDevices, RecordReads, statementRunner } from "../persistence/record-reads";
+import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
+import { keepCursorValues, keptCursorValues } from "../persistence/list-cursor-values";
 import type { CreateClaim } from "../persistence/idempotent-create";
 import { inTransaction, lockedRecord, updateRow } from "../persistence/record-writes";
 import { syncSortValues } from "../persistence/custom-field-sort";
@@ -83,6 +84,8 @@ export class RecordService {
   private readonly specs = new Map<RecordEntity, QuerySpec>();
   private readonly audit: AuditWriter;
   private readonly keptDefinitions: boolean;
+  /** The driver's statements, for the long sort values list cursors name (list-cursor-values.ts). */
+  private readonly run: RunStatement;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.audit = options.audit ?? new AuditWriter("records");
@@ -90,6 +93,7 @@ export class RecordService {
     const devices: RecordDevices = { listSql: true, countSlots: true, customRanges: true, oneStatementCreates: true, keptDefinitions: true, ...options.devices };
     this.keptDefinitions = devices.keptDefinitions;
     const run = statementRunner(options.sql);
+    this.run = run;
     this.reads = new RecordReads({
       prisma: options.prisma,
       definitions: options.definitions,
@@ -155,7 +159,7 @@ export class RecordService {
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined, deleted };
     return {
       data: this.views(definition, rows, parsed.take, selection, shaping.shaper),
-      meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
+      meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: await this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
     };
   }
 
@@ -190,49 +194,77 @@ export class RecordService {
     const types = customFieldTypes(rules);
     orderBy.forEach((term, i) => {
       const key = customFieldKey(term.field);
-      if (key !== undefined && !isCustomSortValue(types.get(key)!, state.key[i])) {
+      // A held value stands for a text (list-cursor.ts).
+      if (key !== undefined && !isCustomSortValue(types.get(key)!, state.key[i] instanceof HeldValue ? "" : state.key[i])) {
         throw errors.invalidQuery(undefined, { cause: `cursor: its key for ${term.field} is not of the field's type` });
       }
     });
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
     const { relations, selection } = this.readPlan(definition, query, reader, custom);
+    const afterKey = await this.heldValuesRead(businessId, state.key);
     const { rows } = await this.reads.list(
       definition,
       businessId,
-      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey: state.key, custom: types },
+      { deleted: state.deleted, filter, orderBy, take: pagination.perPage, skip: 0, afterKey, custom: types },
       relations,
       false,
     );
     return {
       data: this.views(definition, rows, pagination.perPage, selection, custom.shaper),
-      meta: { perPage: pagination.perPage, nextCursor: this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
+      meta: { perPage: pagination.perPage, nextCursor: await this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
     };
+  }
+
+  /**
+   * The cursor's key with its held values (list-cursor.ts) read back from what the product kept when it
+   * made the cursor (list-cursor-values.ts), never from the record: edited, trashed or purged since, the
+   * walk still continues after the value it was after, in the order it had (extensions §E2.1). One
+   * statement, for those cursors only. A value retention removed leaves nothing to continue after:
+   * 410000, as a change-feed cursor whose events are gone (extensions §E6); the client starts again.
+   */
+  private async heldValuesRead(businessId: string, key: readonly unknown[]): Promise<unknown[]> {
+    const held = key.filter((value): value is HeldValue => value instanceof HeldValue);
+    if (held.length === 0) return [...key];
+    const kept = await keptCursorValues(
+      this.run,
+      businessId,
+      held.map((value) => value.digest),
+    );
+    return key.map((value) => {
+      if (!(value instanceof HeldValue)) return value;
+      const text = kept.get(value.digest);
+      if (!value.holds(text)) throw errors.cursorExpired(undefined, { cause: "cursor: the sort value it was after is no longer kept (list cursor retention)" });
+      return text;
+    });
   }
 
   private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined, custom: CustomFieldsShaper): RecordView[] {
     return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom)), selection));
   }
 
-  /** A cursor after the last row of the page, or null when the extra row says nothing follows. */
-  private nextCursor(
+  /**
+   * A cursor after the last row of the page, or null when the extra row says nothing follows. Sort values
+   * too long to carry (holdLongValues) are kept first, so the cursor never names a value not kept.
+   */
+  private async nextCursor(
     definition: EntityDefinition,
     businessId: string,
     query: { where: string | undefined; orderBy: string | undefined; deleted: DeletedMode },
     orderBy: readonly OrderTerm[],
     rows: readonly Row[],
     take: number,
-  ): string | null {
+  ): Promise<string | null> {
     if (rows.length <= take) return null;
     const last = rows[take - 1]!;
-    return this.cursors.encode({
-      businessId,
-      entity: definition.entity,
-      where: query.where,
-      orderBy: query.orderBy,
-      deleted: query.deleted,
-      key: orderBy.map((term) => cursorValue(sortValueOf(last, term.field))),
-    });
+    const values = orderBy.map((term) => cursorValue(sortValueOf(last, term.field)));
+    const key = holdLongValues(
+      values,
+      orderBy.findIndex((term) => term.field === "id"),
+    );
+    const held = new Map(key.flatMap((value, i) => (value instanceof HeldValue ? [[value.digest, values[i] as string] as const] : [])));
+    await keepCursorValues(this.run, businessId, held);
+    return this.cursors.encode({ businessId, entity: definition.entity, where: query.where, orderBy: query.orderBy, deleted: query.deleted, key });
   }
 
   /**

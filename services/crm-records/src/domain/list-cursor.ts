@@ -9,11 +9,29 @@
 // base64url( version (1 byte) | nonce (12 bytes, random) | ciphertext of the JSON state | tag (16 bytes) ).
 // A random 96-bit nonce per cursor keeps a nonce reused under one key improbable for the first 2^32
 // cursors of a secret (NIST SP 800-38D); rotating INTERNAL_TOKEN_SECRET starts a new key.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+//
+// A cursor travels in a request line, which Node refuses past 16 KB (431, outside the error envelope):
+// a sort value may be a longText of 65,536 characters, or a note of 10,000 CJK ones (issue 39). So the
+// key's long text values do not ride in it: holdLongValues replaces them with a HeldValue, the digest
+// of the value, which the product keeps per business and digest when it makes the cursor
+// (persistence/list-cursor-values.ts); the next page reads the value back by digest, never from the
+// record, which may have been edited or purged since. Such cursors have a version of their own, so a
+// replica that predates them refuses them (400019) rather than misreads them; every other cursor is
+// written as before, and read as before.
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 import { type DeletedMode, deletedModes, type RecordEntity } from "@crm/contracts";
 import { errors } from "@crm/errors";
 
+/** Every value inline (the format since issue 35). */
 const VERSION = 2;
+/** Some values held (HeldValue), written as {"h": digest} in the key. */
+const VERSION_WITH_HELD_VALUES = 3;
+/**
+ * The most bytes (JSON, UTF-8) the key's text values may take in a cursor; the longest ones are held
+ * until the rest fit. Every type but text is at most a few dozen bytes, and the where and orderBy it
+ * carries were already in the first page's request line, so a cursor stays a few KB.
+ */
+export const INLINE_KEY_BYTES = 1_000;
 /** Separates this use of the secret from every other (the internal tokens are signed with it too). */
 const KEY_CONTEXT = "crm-records list cursor v2 (AES-256-GCM)";
 const NONCE_BYTES = 12;
@@ -27,8 +45,52 @@ export interface CursorState {
   orderBy: string | undefined;
   /** Which records the list reads (extensions §E5); a walk stays in the mode it started in. */
   deleted: DeletedMode;
-  /** The values of the (parsed) orderBy fields on the last record of the page, id last. */
+  /** The values of the (parsed) orderBy fields on the last record of the page (long ones as HeldValue). */
   key: unknown[];
+}
+
+/**
+ * A text sort value too long for the cursor, named by its digest: the next page reads the value kept
+ * under it (list-cursor-values.ts), and uses it only if it is this very value (holds).
+ */
+export class HeldValue {
+  constructor(readonly digest: string) {}
+
+  static of(value: string): HeldValue {
+    return new HeldValue(digestOf(value));
+  }
+
+  holds(value: unknown): value is string {
+    return typeof value === "string" && digestOf(value) === this.digest;
+  }
+}
+
+/** 128 bits of SHA-256: which value a cursor continued after, never the value (it is inside the ciphertext anyway). */
+function digestOf(value: string): string {
+  return createHash("sha256").update(value, "utf8").digest().subarray(0, 16).toString("base64url");
+}
+
+/**
+ * The key as a cursor carries it: text values, longest first, held (HeldValue) until the others take at
+ * most INLINE_KEY_BYTES; the value at `idIndex`, the record's id, the keyset's last tie-breaker, is
+ * never held. Most keys come back unchanged.
+ */
+export function holdLongValues(key: readonly unknown[], idIndex: number): unknown[] {
+  const sizes = key.map((value, i) => (typeof value === "string" && i !== idIndex ? encodedBytes(value) : 0));
+  let inline = sizes.reduce((sum, size) => sum + size, 0);
+  if (inline <= INLINE_KEY_BYTES) return [...key];
+  const held = new Set<number>();
+  for (const i of sizes.map((_, i) => i).sort((x, y) => sizes[y]! - sizes[x]!)) {
+    if (inline <= INLINE_KEY_BYTES || sizes[i] === 0) break;
+    held.add(i);
+    inline -= sizes[i]!;
+  }
+  return key.map((value, i) => (held.has(i) ? HeldValue.of(value as string) : value));
+}
+
+/** A text's bytes in the cursor's JSON; any text longer than the budget in characters is over it without being encoded. */
+function encodedBytes(value: string): number {
+  return value.length > INLINE_KEY_BYTES ? value.length : Buffer.byteLength(JSON.stringify(value), "utf8");
 }
 
 /** What the ciphertext holds; the business and entity are the associated data, not repeated inside. */
@@ -63,8 +125,8 @@ function invalidCursor(reason: string) {
 }
 
 /** What a cursor is bound to without carrying it: its version, business and entity. */
-function associatedData(businessId: string, entity: RecordEntity): Buffer {
-  return Buffer.from(`${VERSION}\u0000${businessId}\u0000${entity}`, "utf8");
+function associatedData(version: number, businessId: string, entity: RecordEntity): Buffer {
+  return Buffer.from(`${version}\u0000${businessId}\u0000${entity}`, "utf8");
 }
 
 export class CursorCodec {
@@ -75,14 +137,16 @@ export class CursorCodec {
   }
 
   encode(state: CursorState): string {
-    const payload: Payload = { k: state.key };
+    const holds = state.key.some((value) => value instanceof HeldValue);
+    const version = holds ? VERSION_WITH_HELD_VALUES : VERSION;
+    const payload: Payload = { k: holds ? state.key.map((value) => (value instanceof HeldValue ? { h: value.digest } : value)) : state.key };
     if (state.where !== undefined) payload.w = state.where;
     if (state.orderBy !== undefined) payload.o = state.orderBy;
     if (state.deleted !== "exclude") payload.d = state.deleted;
     const nonce = nextNonce();
     const cipher = createCipheriv("aes-256-gcm", this.key, nonce);
-    cipher.setAAD(associatedData(state.businessId, state.entity));
-    const sealed = Buffer.concat([Buffer.of(VERSION), nonce, cipher.update(JSON.stringify(payload), "utf8"), cipher.final(), cipher.getAuthTag()]);
+    cipher.setAAD(associatedData(version, state.businessId, state.entity));
+    const sealed = Buffer.concat([Buffer.of(version), nonce, cipher.update(JSON.stringify(payload), "utf8"), cipher.final(), cipher.getAuthTag()]);
     return sealed.toString("base64url");
   }
 
@@ -92,11 +156,12 @@ export class CursorCodec {
     const sealed = Buffer.from(cursor, "base64url");
     // Node's decoder skips characters outside the alphabet: only the exact text this service wrote counts.
     if (sealed.length < 1 + NONCE_BYTES + TAG_BYTES || sealed.toString("base64url") !== cursor) throw invalidCursor("malformed");
-    if (sealed[0] !== VERSION) throw invalidCursor("unknown version");
+    const version = sealed[0]!;
+    if (version !== VERSION && version !== VERSION_WITH_HELD_VALUES) throw invalidCursor("unknown version");
     let payload: Payload;
     try {
       const decipher = createDecipheriv("aes-256-gcm", this.key, sealed.subarray(1, 1 + NONCE_BYTES));
-      decipher.setAAD(associatedData(businessId, entity));
+      decipher.setAAD(associatedData(version, businessId, entity));
       decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
       const plain = Buffer.concat([decipher.update(sealed.subarray(1 + NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
       payload = JSON.parse(plain.toString("utf8")) as Payload;
@@ -107,6 +172,15 @@ export class CursorCodec {
     if (!Array.isArray(payload.k)) throw invalidCursor("no key");
     const deleted = payload.d ?? "exclude";
     if (!(deletedModes as readonly string[]).includes(deleted)) throw invalidCursor("unknown deleted mode");
-    return { businessId, entity, where: payload.w, orderBy: payload.o, deleted, key: payload.k };
+    const key = version === VERSION ? payload.k : payload.k.map(heldValueOf);
+    return { businessId, entity, where: payload.w, orderBy: payload.o, deleted, key };
   }
+}
+
+/** A key value of a VERSION_WITH_HELD_VALUES cursor: {"h": digest} is a HeldValue, anything else itself. */
+function heldValueOf(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const digest = (value as { h?: unknown }).h;
+  if (typeof digest !== "string") throw invalidCursor("a key value that is neither a value nor a held one");
+  return new HeldValue(digest);
 }
