@@ -30,6 +30,7 @@ import { startBenchProduct } from "./bench-product";
 import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
 import { signUp, type Caller, type Way } from "./records-caller";
+import { CF20_FIELDS, defineClientFields } from "./records-custom-fields";
 import { preparePeerTables, seededLastName, seedClients } from "./records-seed";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
@@ -80,25 +81,18 @@ interface Scenario {
   body?: string;
 }
 
-/**
- * Twenty custom fields of every sortable type and a multiSelect (extensions E4), and a value for each:
- * the `create-cf20` row's business defines them, its creates send them all.
- */
-const CF20_FIELDS: Array<{ definition: Record<string, unknown>; value: unknown }> = Array.from({ length: 20 }, (_, i) => {
-  const kinds = [
-    { type: "text", value: `value ${i}` },
-    { type: "number", value: 1234.5 + i },
-    { type: "integer", value: 42 + i },
-    { type: "boolean", value: i % 2 === 0 },
-    { type: "date", value: "2024-05-17" },
-    { type: "dateTime", value: "2024-05-17T10:20:30.000Z" },
-    { type: "select", value: "b", options: ["a", "b", "c"] },
-    { type: "multiSelect", value: ["a", "c"], options: ["a", "b", "c"] },
-  ];
-  const { type, value, options } = kinds[i % kinds.length] as { type: string; value: unknown; options?: string[] };
-  return { definition: { key: `f${i}`, label: `Field ${i}`, type, ...(options ? { options } : {}) }, value };
-});
 const NEW_CLIENT_CF20 = JSON.stringify({ ...JSON.parse(NEW_CLIENT), customFields: Object.fromEntries(CF20_FIELDS.map((f) => [f.definition["key"], f.value])) });
+
+/**
+ * The page after page `page` of the list `query` (its where and orderBy, or nothing), by cursor: the path
+ * of the request that reads it, with the cursor the offset page answered (read through the gateway).
+ */
+async function cursorPathAfter(baseUrl: string, caller: Caller, query: string, page: number): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/v1/client?${query ? `${query}&` : ""}perPage=20&include=-contacts&page=${page}`, { headers: caller.headers.gateway });
+  const body = (await res.json()) as { meta: { nextCursor: string | null } };
+  if (!body.meta.nextCursor) throw new Error(`no cursor after page ${page} of ${query}`);
+  return `/api/v1/client?perPage=20&include=-contacts&cursor=${encodeURIComponent(body.meta.nextCursor)}`;
+}
 
 function fmt(r: LoadResult | undefined): string {
   if (!r) return "".padEnd(34);
@@ -180,10 +174,11 @@ async function main(): Promise<void> {
     // The same create with twenty custom field values, in a business that defines them (issue 39: >= 0.8x `create`).
     if (wanted("create-cf20")) {
       const caller = await signUp(product.baseUrl, "custom-field-writes", product.internalTokenSecret);
-      for (const { definition } of CF20_FIELDS) {
-        const res = await fetch(`${product.baseUrl}/api/v1/client/fields`, { method: "POST", headers: caller.headers.gateway, body: JSON.stringify(definition) });
-        if (res.status !== 201) throw new Error(`custom field definition: ${res.status} ${await res.text()}`);
-      }
+      await defineClientFields(
+        product.baseUrl,
+        caller,
+        CF20_FIELDS.map((f) => f.definition),
+      );
       const path = "/api/v1/client";
       scenarios.push({ key: "create-cf20", label: "POST, 20 custom", method: "POST", path, caller, ways: WAYS.filter((w) => w !== "peer"), body: NEW_CLIENT_CF20 });
     }
@@ -192,12 +187,7 @@ async function main(): Promise<void> {
     // reads and discards the rows before it), the cursor page the same at any depth.
     if (deepPage >= 2 && callers.has(deepSize)) {
       const caller = callers.get(deepSize)!;
-      const cursorAfter = async (page: number) => {
-        const res = await fetch(`${product.baseUrl}/api/v1/client?perPage=20&include=-contacts&page=${page}`, { headers: caller.headers.gateway });
-        const body = (await res.json()) as { meta: { nextCursor: string | null } };
-        if (!body.meta.nextCursor) throw new Error(`no cursor after page ${page}`);
-        return `/api/v1/client?perPage=20&include=-contacts&cursor=${encodeURIComponent(body.meta.nextCursor)}`;
-      };
+      const cursorAfter = (page: number) => cursorPathAfter(product.baseUrl, caller, "", page);
       const n = deepPage.toLocaleString("en-US");
       const deep = (key: string, label: string, p: string): Scenario => ({ key, label, method: "GET", path: p, caller, ways: WAYS.filter((w) => w !== "peer"), deep: true });
       scenarios.push(deep("offset-page-1", "offset page 1", `/api/v1/client?perPage=20&include=-contacts&page=1`));
