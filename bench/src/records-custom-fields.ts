@@ -1,6 +1,9 @@
 // The custom fields of the records benchmark (extensions §E4, issue 39): the twenty definitions a
-// business of the `create-cf20` and `cf` rows defines, and how they are defined (the public API).
-import type { Caller } from "./records-caller";
+// business of the `create-cf20` and `cf` rows defines, how they are defined (the public API), and the
+// seeded businesses of the `cf` rows.
+import type { Client } from "pg";
+import { signUp, type Caller } from "./records-caller";
+import { seedClients } from "./records-seed";
 
 export type Definition = Record<string, unknown> & { key: string; type: string };
 
@@ -29,4 +32,25 @@ export async function defineClientFields(baseUrl: string, caller: Caller, defini
     const res = await fetch(`${baseUrl}/api/v1/client/fields`, { method: "POST", headers: caller.headers.gateway, body: JSON.stringify(definition) });
     if (res.status !== 201) throw new Error(`custom field definition ${definition.key}: ${res.status} ${await res.text()}`);
   }
+}
+
+/** Text field `code`: each seeded client holds its last name in it too, so a query on it answers what the same one on `lastName` does. */
+export const CODE_FIELD: Definition = { key: "code", label: "Code", type: "text" };
+/** The first boolean of the twenty: each seeded client holds its `isActive` in it, so a filter on it selects what `isActive` does. */
+export const ACTIVE_FIELD: Definition = CF20_FIELDS.find((f) => f.definition.type === "boolean")!.definition;
+
+/**
+ * A business of `size` clients defining CODE_FIELD and the twenty (issue 39: "20 custom fields defined"),
+ * every client holding a value of each. The clients are seeded first, then the fields defined through the
+ * API, so the product writes every record's sort values itself (each definition does, D35), then
+ * statistics as autovacuum would gather them: without, the planner guesses and may read every sort value
+ * of the key (the primary key's range) instead of the sort index's range.
+ */
+export async function seedCustomFieldBusiness(db: Client, baseUrl: string, internalTokenSecret: string, name: string, size: number): Promise<Caller> {
+  const caller = await signUp(baseUrl, name, internalTokenSecret);
+  const constant = Object.fromEntries(CF20_FIELDS.map((f) => [f.definition.key, f.value]));
+  await seedClients(db, caller.businessId, size, { constant, lastNameKey: CODE_FIELD.key, isActiveKey: ACTIVE_FIELD.key });
+  await defineClientFields(baseUrl, caller, [CODE_FIELD, ...CF20_FIELDS.map((f) => f.definition)]);
+  await db.query(`ANALYZE "records"."Client", "records"."CustomFieldSortValue"`);
+  return caller;
 }

@@ -30,7 +30,7 @@ import { startBenchProduct } from "./bench-product";
 import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
 import { signUp, type Caller, type Way } from "./records-caller";
-import { CF20_FIELDS, defineClientFields } from "./records-custom-fields";
+import { ACTIVE_FIELD, CF20_FIELDS, defineClientFields, seedCustomFieldBusiness } from "./records-custom-fields";
 import { preparePeerTables, seededLastName, seedClients } from "./records-seed";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
@@ -59,6 +59,10 @@ const SELECTED = process.env.BENCH_SCENARIOS?.split(",")
 /** Whether a row (or `hop`, `deep`) was asked for: every row when BENCH_SCENARIOS is unset. */
 const wanted = (key: string, group?: string) => !SELECTED || SELECTED.some((k) => key.startsWith(k) || k === group);
 
+/** The custom-field rows with a built-in twin: `cf-builtin-<kind>` against `cf-custom-<kind>`. */
+const CF_KINDS = ["eq", "sort", "range", "both"];
+/** The smaller business of issue 39's size goal: a custom-field list there against the same at the largest size. */
+const CF_SMALL_SIZE = 1000;
 const FILTERED = "/api/v1/client?where=isActive:bool(true)&orderBy=lastName:asc&perPage=20&include=-contacts";
 const DEFAULT = "/api/v1/client?perPage=20&include=-contacts";
 const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
@@ -197,40 +201,53 @@ async function main(): Promise<void> {
     }
 
     const hop = scenarios.find((s) => s.key === hopKey && wanted("hop"));
-    // Custom fields (extensions E4) in a business of the largest size of its own, whose clients hold their
-    // last name as custom field `code` too: the same filter and the same sort on the built-in field and on it.
+    // Custom fields (extensions E4) in a business of the largest size of its own defining twenty-one fields,
+    // whose clients hold their last name as custom field `code` and their isActive as ACTIVE_FIELD too:
+    // the same filter and the same sort on the built-in fields and on those.
     if (cfWanted) {
-      const caller = await signUp(product.baseUrl, "custom-fields", product.internalTokenSecret);
-      const defined = await fetch(`${product.baseUrl}/api/v1/client/fields`, {
-        method: "POST",
-        headers: caller.headers.gateway,
-        body: JSON.stringify({ key: "code", label: "Code", type: "text" }),
-      });
-      if (defined.status !== 201) throw new Error(`custom field definition: ${defined.status} ${await defined.text()}`);
       const t0 = Date.now();
-      await seedClients(db, caller.businessId, deepSize, true);
-      // Bulk rows, then statistics as autovacuum would gather them: without, the planner guesses and may read
-      // every sort value of the key (the primary key's range) instead of the sort index's range.
-      await db.query(`ANALYZE "records"."Client", "records"."CustomFieldSortValue"`);
-      console.log(`seeded ${deepSize.toLocaleString("en-US")} clients with a custom field in ${Date.now() - t0} ms`);
+      const caller = await seedCustomFieldBusiness(db, product.baseUrl, product.internalTokenSecret, "custom-fields", deepSize);
+      // The same at 1,000 clients, for issue 39's size goal: the same list must cost nearly the same per page.
+      const small = deepSize > CF_SMALL_SIZE ? await seedCustomFieldBusiness(db, product.baseUrl, product.internalTokenSecret, "custom-fields-small", CF_SMALL_SIZE) : undefined;
+      const sizes = [deepSize, ...(small ? [CF_SMALL_SIZE] : [])].map((size) => size.toLocaleString("en-US")).join(" and ");
+      console.log(`seeded ${sizes} clients with ${CF20_FIELDS.length + 1} custom fields, defined after, in ${Date.now() - t0} ms`);
       const name = encodeURIComponent(seededLastName(Math.floor(deepSize / 2)));
-      const cf = (key: string, label: string, query: string): Scenario => ({
+      const cf = (key: string, label: string, path: string, owner = caller): Scenario => ({
         key,
         label,
         method: "GET",
-        path: `/api/v1/client?${query}&perPage=20&include=-contacts`,
-        caller,
+        path,
+        caller: owner,
         ways: WAYS.filter((w) => w !== "peer"),
         custom: true,
       });
-      scenarios.push(cf("cf-builtin-eq", "eq lastName", `where=lastName:${name}`));
-      scenarios.push(cf("cf-custom-eq", "eq customFields", `where=customFields.code:${name}`));
-      scenarios.push(cf("cf-builtin-sort", "sort lastName", "orderBy=lastName:asc"));
-      scenarios.push(cf("cf-custom-sort", "sort customFields", "orderBy=customFields.code:asc"));
+      const list = (query: string) => `/api/v1/client?${query}&perPage=20&include=-contacts`;
+      scenarios.push(cf("cf-builtin-eq", "eq lastName", list(`where=lastName:${name}`)));
+      scenarios.push(cf("cf-custom-eq", "eq customFields", list(`where=customFields.code:${name}`)));
+      scenarios.push(cf("cf-builtin-sort", "sort lastName", list("orderBy=lastName:asc")));
+      scenarios.push(cf("cf-custom-sort", "sort customFields", list("orderBy=customFields.code:asc")));
       // A selective range: the last names after it are ~0.08% of the business (79 of 100,000).
       const after = encodeURIComponent("Wilson-99");
-      scenarios.push(cf("cf-builtin-range", "range lastName", `where=lastName:gt:${after}`));
-      scenarios.push(cf("cf-custom-range", "range customFields", `where=customFields.code:gt:${after}`));
+      scenarios.push(cf("cf-builtin-range", "range lastName", list(`where=lastName:gt:${after}`)));
+      scenarios.push(cf("cf-custom-range", "range customFields", list(`where=customFields.code:gt:${after}`)));
+      // Filtered and sorted (issue 39): 80% of the business, the first page in order, with its total.
+      const customBoth = `where=customFields.${ACTIVE_FIELD.key}:bool(true)&orderBy=customFields.code:asc`;
+      scenarios.push(cf("cf-builtin-both", "where+sort built-in", list("where=isActive:bool(true)&orderBy=lastName:asc")));
+      scenarios.push(cf("cf-custom-both", "where+sort custom", list(customBoth)));
+      if (small) {
+        // Issue 39's size goal: that custom list per page at 1,000 clients against the largest size. Offset
+        // paging answers the total, which counts every matching record: page 1 (the 100,000 one is
+        // cf-custom-both). Cursor paging counts nothing: a page halfway through either business.
+        const halfway = (size: number) => Math.floor((size * 0.8) / 20 / 2);
+        const n = (size: number) => size.toLocaleString("en-US");
+        scenarios.push(cf(`cf-size-offset-${CF_SMALL_SIZE}`, `cf offset, ${n(CF_SMALL_SIZE)}`, list(customBoth), small));
+        for (const [size, owner] of [
+          [CF_SMALL_SIZE, small],
+          [deepSize, caller],
+        ] as const) {
+          scenarios.push(cf(`cf-size-cursor-${size}`, `cf cursor, ${n(size)}`, await cursorPathAfter(product.baseUrl, owner, customBoth, halfway(size)), owner));
+        }
+      }
     }
 
     for (let i = scenarios.length - 1; i >= 0; i--) {
@@ -255,7 +272,7 @@ async function main(): Promise<void> {
       if (s.custom) customAnswers.set(s.key, bodies[0]!);
     }
     // A custom-field row answers exactly what its built-in twin does, or their costs say nothing.
-    for (const kind of ["eq", "sort", "range"]) {
+    for (const kind of CF_KINDS) {
       const [builtIn, custom] = [customAnswers.get(`cf-builtin-${kind}`), customAnswers.get(`cf-custom-${kind}`)];
       if (builtIn !== undefined && custom !== undefined && builtIn !== custom) throw new Error(`cf ${kind}: customFields.code and lastName answer differently`);
     }
@@ -508,12 +525,22 @@ async function main(): Promise<void> {
       const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
       goals.push(["default list cost, 100,000 vs 1,000 clients <= 2", cost.toFixed(2), cost <= 2]);
     }
-    for (const kind of ["eq", "sort", "range"]) {
+    for (const kind of CF_KINDS) {
       if (!results.has(`cf-custom-${kind}/gateway`) || !results.has(`cf-builtin-${kind}/gateway`)) continue;
       const cost = rps(`cf-builtin-${kind}/gateway`) / rps(`cf-custom-${kind}/gateway`);
       const direct = rps(`cf-builtin-${kind}/direct`) / rps(`cf-custom-${kind}/direct`);
       goals.push([`custom field ${kind} cost / lastName's <= 2 (E4)`, `${cost.toFixed(2)} (direct ${direct.toFixed(2)})`, cost <= 2]);
     }
+    // Issue 39's size goal: the same custom-field list per page at the largest size against 1,000 clients.
+    const sizeGoal = (name: string, small: string, large: string, max: number) => {
+      if (!results.has(`${small}/gateway`) || !results.has(`${large}/gateway`)) return;
+      const cost = rps(`${small}/gateway`) / rps(`${large}/gateway`);
+      const direct = rps(`${small}/direct`) / rps(`${large}/direct`);
+      goals.push([name, `${cost.toFixed(2)} (direct ${direct.toFixed(2)})`, cost <= max]);
+    };
+    const largest = Math.max(...SIZES).toLocaleString("en-US");
+    sizeGoal(`custom list, cursor page, ${largest} vs 1,000 <= 1.1 (39)`, `cf-size-cursor-${CF_SMALL_SIZE}`, `cf-size-cursor-${Math.max(...SIZES)}`, 1.1);
+    sizeGoal(`custom list, page 1 + total, ${largest} vs 1,000 <= 2 (39)`, `cf-size-offset-${CF_SMALL_SIZE}`, "cf-custom-both", 2);
     if (results.has("create/gateway")) {
       const w = rps("create/gateway") / rps("create/peer");
       goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
