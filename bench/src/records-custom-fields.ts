@@ -41,16 +41,15 @@ export const ACTIVE_FIELD: Definition = CF20_FIELDS.find((f) => f.definition.typ
 
 /**
  * A business of `size` clients defining CODE_FIELD and the twenty (issue 39: "20 custom fields defined"),
- * every client holding a value of each. The clients are seeded first, then the fields defined through the
- * API, so the product writes every record's sort values itself (each definition does, D35), then
- * statistics as autovacuum would gather them: without, the planner guesses and may read every sort value
- * of the key (the primary key's range) instead of the sort index's range.
+ * every client holding a value of each, then statistics as autovacuum would gather them: without, the
+ * planner guesses and may read every sort value of the key (the primary key's range) instead of the sort
+ * index's range.
  */
 export async function seedCustomFieldBusiness(db: Client, baseUrl: string, internalTokenSecret: string, name: string, size: number): Promise<Caller> {
   const caller = await signUp(baseUrl, name, internalTokenSecret);
+  await defineClientFields(baseUrl, caller, [CODE_FIELD, ...CF20_FIELDS.map((f) => f.definition)]);
   const constant = Object.fromEntries(CF20_FIELDS.map((f) => [f.definition.key, f.value]));
   await seedClients(db, caller.businessId, size, { constant, lastNameKey: CODE_FIELD.key, isActiveKey: ACTIVE_FIELD.key });
-  await defineClientFields(baseUrl, caller, [CODE_FIELD, ...CF20_FIELDS.map((f) => f.definition)]);
   await db.query(`ANALYZE "records"."Client", "records"."CustomFieldSortValue"`);
   return caller;
 }

@@ -19,14 +19,30 @@ export function seededLastName(i: number): string {
 /**
  * Custom field values (extensions §E4) each seeded client holds: `constant` ones, the same on every
  * client, and its own last name and `isActive` under two keys, so a query on those custom fields selects
- * and orders exactly what the same one on `lastName` and `isActive` does. Only the record's values: the
- * business defines the fields afterwards, and each definition writes every record's sort value (D35).
+ * and orders exactly what the same one on `lastName` and `isActive` does. The business must define them first.
  */
 export interface SeededCustomValues {
   constant: Record<string, unknown>;
   lastNameKey: string;
   isActiveKey: string;
 }
+
+/**
+ * The sort values a create writes (crm-records' custom-field-sort.ts, D35): a row per record and sortable
+ * definition of the business (every type but multiSelect), absent/number/text: a number as numeric, a
+ * boolean as 0 or 1, anything else as its text ('' and 0 where a column does not apply). Defining a field
+ * on a business that already holds the records would write the same rows, but at 100,000 clients one
+ * definition outlasted the gateway's 30 s time-out. The seed's values are short: no LONG_TEXT rows.
+ */
+const SORT_VALUES_OF_RECORDS = `
+  INSERT INTO "records"."CustomFieldSortValue" ("businessId", "entity", "key", "recordId", "absent", "number", "text")
+  SELECT r."businessId", 'client', d."key", r."id", v."value" IS NULL,
+    CASE WHEN v."value" IS NULL THEN 0 WHEN d."type" = 'boolean' THEN v."value"::boolean::int WHEN d."type" IN ('number', 'integer') THEN v."value"::numeric ELSE 0 END,
+    CASE WHEN v."value" IS NULL OR d."type" IN ('number', 'integer', 'boolean') THEN '' ELSE v."value" END
+  FROM "records"."Client" AS r
+  JOIN "records"."CustomFieldDefinition" AS d ON d."businessId" = r."businessId" AND d."entity" = 'client' AND d."type" <> 'multiSelect'
+  CROSS JOIN LATERAL (SELECT r."customFields" ->> d."key") AS v ("value")
+  WHERE r."businessId" = $1::uuid AND r."id" = ANY($2::uuid[])`;
 
 /** Inserts `count` clients of `businessId`, created one second apart ending now; 80% active, as in issue 9. */
 export async function seedClients(db: Client, businessId: string, count: number, custom?: SeededCustomValues): Promise<void> {
@@ -61,6 +77,7 @@ export async function seedClients(db: Client, businessId: string, count: number,
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::timestamptz[]) AS u(id, f, l, e, p, c, a, t)`,
       [businessId, ids, first, last, emails, phones, companies, active, created, JSON.stringify(custom?.constant ?? {}), custom?.lastNameKey ?? null, custom?.isActiveKey ?? null],
     );
+    if (custom) await db.query(SORT_VALUES_OF_RECORDS, [businessId, ids]);
   }
   // The count every create keeps in its transaction (records.RecordCount), as if each had been a POST.
   await db.query(

@@ -210,7 +210,7 @@ async function main(): Promise<void> {
       // The same at 1,000 clients, for issue 39's size goal: the same list must cost nearly the same per page.
       const small = deepSize > CF_SMALL_SIZE ? await seedCustomFieldBusiness(db, product.baseUrl, product.internalTokenSecret, "custom-fields-small", CF_SMALL_SIZE) : undefined;
       const sizes = [deepSize, ...(small ? [CF_SMALL_SIZE] : [])].map((size) => size.toLocaleString("en-US")).join(" and ");
-      console.log(`seeded ${sizes} clients with ${CF20_FIELDS.length + 1} custom fields, defined after, in ${Date.now() - t0} ms`);
+      console.log(`seeded ${sizes} clients with ${CF20_FIELDS.length + 1} custom fields in ${Date.now() - t0} ms`);
       const name = encodeURIComponent(seededLastName(Math.floor(deepSize / 2)));
       const cf = (key: string, label: string, path: string, owner = caller): Scenario => ({
         key,
