@@ -13,8 +13,9 @@
 // BENCH_FIRST_PREROLL_S=5 (the same before the first round's runs)
 // BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 // BENCH_SCENARIOS=<keys> (only the rows whose key starts with one of these, e.g. `create` or
-// `default-1000,hop`; `create` also selects `create-cf20`, a create with twenty custom field values; `hop` is the paced half-rate run, `deep` the four deep-page rows, `cf` the six
-// custom-field rows; only the sizes those rows need are seeded), so one row can be measured and profiled alone.
+// `default-1000,hop`; `create` also selects `create-cf20`, a create with twenty custom field values; `hop` is the paced half-rate run, `deep` the four deep-page rows, `cf` the
+// custom-field rows: eq, sort, range and filter + sort against the built-in twin, and issue 39's size goal,
+// that custom list at 1,000 clients against the largest size by cursor and by page 1 with its total; only the sizes those rows need are seeded), so one row can be measured and profiled alone.
 // Besides req/s it prints each process's CPU per request (user + system from /proc), which a busy
 // machine disturbs far less than throughput.
 // BENCH_GATEWAY_B=<folder named gateway holding another build's dist/main.js> starts a second gateway
@@ -536,7 +537,9 @@ async function main(): Promise<void> {
       if (!results.has(`${small}/gateway`) || !results.has(`${large}/gateway`)) return;
       const cost = rps(`${small}/gateway`) / rps(`${large}/gateway`);
       const direct = rps(`${small}/direct`) / rps(`${large}/direct`);
-      goals.push([name, `${cost.toFixed(2)} (direct ${direct.toFixed(2)})`, cost <= max]);
+      // No request of the larger one answered within a run: its cost has no figure, only a bound.
+      const figure = (r: number) => (Number.isFinite(r) ? r.toFixed(2) : `> ${(rps(`${small}/gateway`) * DURATION_S).toFixed(0)} (none answered in ${DURATION_S} s)`);
+      goals.push([name, `${figure(cost)} (direct ${figure(direct)})`, cost <= max]);
     };
     const largest = Math.max(...SIZES).toLocaleString("en-US");
     sizeGoal(`custom list, cursor page, ${largest} vs 1,000 <= 1.1 (39)`, `cf-size-cursor-${CF_SMALL_SIZE}`, `cf-size-cursor-${Math.max(...SIZES)}`, 1.1);
