@@ -17,11 +17,35 @@ export function seededLastName(i: number): string {
 }
 
 /**
- * Inserts `count` clients of `businessId`, created one second apart ending now; 80% active, as in issue 9.
- * `customCode`: each also holds its last name as custom field `code` (extensions §E4; the business must
- * define it), so a query on `customFields.code` selects and orders exactly what the same one on `lastName` does.
+ * Custom field values (extensions §E4) each seeded client holds: `constant` ones, the same on every
+ * client, and its own last name and `isActive` under two keys, so a query on those custom fields selects
+ * and orders exactly what the same one on `lastName` and `isActive` does. The business must define them first.
  */
-export async function seedClients(db: Client, businessId: string, count: number, customCode = false): Promise<void> {
+export interface SeededCustomValues {
+  constant: Record<string, unknown>;
+  lastNameKey: string;
+  isActiveKey: string;
+}
+
+/**
+ * The sort values a create writes (crm-records' custom-field-sort.ts, D35): a row per record and sortable
+ * definition of the business (every type but multiSelect), absent/number/text: a number as numeric, a
+ * boolean as 0 or 1, anything else as its text ('' and 0 where a column does not apply). Defining a field
+ * on a business that already holds the records would write the same rows, but at 100,000 clients one
+ * definition outlasted the gateway's 30 s time-out. The seed's values are short: no LONG_TEXT rows.
+ */
+const SORT_VALUES_OF_RECORDS = `
+  INSERT INTO "records"."CustomFieldSortValue" ("businessId", "entity", "key", "recordId", "absent", "number", "text")
+  SELECT r."businessId", 'client', d."key", r."id", v."value" IS NULL,
+    CASE WHEN v."value" IS NULL THEN 0 WHEN d."type" = 'boolean' THEN v."value"::boolean::int WHEN d."type" IN ('number', 'integer') THEN v."value"::numeric ELSE 0 END,
+    CASE WHEN v."value" IS NULL OR d."type" IN ('number', 'integer', 'boolean') THEN '' ELSE v."value" END
+  FROM "records"."Client" AS r
+  JOIN "records"."CustomFieldDefinition" AS d ON d."businessId" = r."businessId" AND d."entity" = 'client' AND d."type" <> 'multiSelect'
+  CROSS JOIN LATERAL (SELECT r."customFields" ->> d."key") AS v ("value")
+  WHERE r."businessId" = $1::uuid AND r."id" = ANY($2::uuid[])`;
+
+/** Inserts `count` clients of `businessId`, created one second apart ending now; 80% active, as in issue 9. */
+export async function seedClients(db: Client, businessId: string, count: number, custom?: SeededCustomValues): Promise<void> {
   const batch = 5000;
   const end = Date.now() - 60_000;
   for (let start = 0; start < count; start += batch) {
@@ -48,18 +72,12 @@ export async function seedClients(db: Client, businessId: string, count: number,
     }
     await db.query(
       `INSERT INTO "records"."Client" ("id","businessId","firstName","lastName","email","phone","companyName","notes","isActive","createdAt","updatedAt","customFields")
-       SELECT u.id, $1::uuid, u.f, u.l, u.e, u.p, u.c, NULL, u.a, u.t, u.t, CASE WHEN $10::boolean THEN jsonb_build_object('code', u.l) ELSE '{}'::jsonb END
+       SELECT u.id, $1::uuid, u.f, u.l, u.e, u.p, u.c, NULL, u.a, u.t, u.t,
+         CASE WHEN $11::text IS NULL THEN $10::jsonb ELSE $10::jsonb || jsonb_build_object($11::text, u.l, $12::text, u.a) END
        FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::timestamptz[]) AS u(id, f, l, e, p, c, a, t)`,
-      [businessId, ids, first, last, emails, phones, companies, active, created, customCode],
+      [businessId, ids, first, last, emails, phones, companies, active, created, JSON.stringify(custom?.constant ?? {}), custom?.lastNameKey ?? null, custom?.isActiveKey ?? null],
     );
-    // And the sort value each create writes for `code` (crm-records' custom-field-sort.ts): its text.
-    if (customCode) {
-      await db.query(
-        `INSERT INTO "records"."CustomFieldSortValue" ("businessId", "entity", "key", "recordId", "absent", "number", "text")
-         SELECT $1::uuid, 'client', 'code', u.id, false, 0, u.l FROM unnest($2::uuid[], $3::text[]) AS u(id, l)`,
-        [businessId, ids, last],
-      );
-    }
+    if (custom) await db.query(SORT_VALUES_OF_RECORDS, [businessId, ids]);
   }
   // The count every create keeps in its transaction (records.RecordCount), as if each had been a POST.
   await db.query(

@@ -13,8 +13,9 @@
 // BENCH_FIRST_PREROLL_S=5 (the same before the first round's runs)
 // BENCH_CPU_PROF=<dir> (every product process writes a .cpuprofile there)
 // BENCH_SCENARIOS=<keys> (only the rows whose key starts with one of these, e.g. `create` or
-// `default-1000,hop`; `create` also selects `create-cf20`, a create with twenty custom field values; `hop` is the paced half-rate run, `deep` the four deep-page rows, `cf` the six
-// custom-field rows; only the sizes those rows need are seeded), so one row can be measured and profiled alone.
+// `default-1000,hop`; `create` also selects `create-cf20`, a create with twenty custom field values; `hop` is the paced half-rate run, `deep` the four deep-page rows, `cf` the
+// custom-field rows: eq, sort, range and filter + sort against the built-in twin, and issue 39's size goal,
+// that custom list at 1,000 clients against the largest size by cursor and by page 1 with its total; only the sizes those rows need are seeded), so one row can be measured and profiled alone.
 // Besides req/s it prints each process's CPU per request (user + system from /proc), which a busy
 // machine disturbs far less than throughput.
 // BENCH_GATEWAY_B=<folder named gateway holding another build's dist/main.js> starts a second gateway
@@ -30,6 +31,7 @@ import { startBenchProduct } from "./bench-product";
 import { cpuMs, median, pidListeningOn, runLoad, runPaced, type LoadResult, runMain } from "./load";
 import { spawnPeer } from "./peer-process";
 import { signUp, type Caller, type Way } from "./records-caller";
+import { ACTIVE_FIELD, CF20_FIELDS, defineClientFields, seedCustomFieldBusiness } from "./records-custom-fields";
 import { preparePeerTables, seededLastName, seedClients } from "./records-seed";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1000,10000,100000").split(",").map(Number);
@@ -58,6 +60,10 @@ const SELECTED = process.env.BENCH_SCENARIOS?.split(",")
 /** Whether a row (or `hop`, `deep`) was asked for: every row when BENCH_SCENARIOS is unset. */
 const wanted = (key: string, group?: string) => !SELECTED || SELECTED.some((k) => key.startsWith(k) || k === group);
 
+/** The custom-field rows with a built-in twin: `cf-builtin-<kind>` against `cf-custom-<kind>`. */
+const CF_KINDS = ["eq", "sort", "range", "both"];
+/** The smaller business of issue 39's size goal: a custom-field list there against the same at the largest size. */
+const CF_SMALL_SIZE = 1000;
 const FILTERED = "/api/v1/client?where=isActive:bool(true)&orderBy=lastName:asc&perPage=20&include=-contacts";
 const DEFAULT = "/api/v1/client?perPage=20&include=-contacts";
 const NEW_CLIENT = JSON.stringify({ firstName: "Grace", lastName: "Hopper", email: "grace@example.test", companyName: "Navy" });
@@ -80,25 +86,18 @@ interface Scenario {
   body?: string;
 }
 
-/**
- * Twenty custom fields of every sortable type and a multiSelect (extensions E4), and a value for each:
- * the `create-cf20` row's business defines them, its creates send them all.
- */
-const CF20_FIELDS: Array<{ definition: Record<string, unknown>; value: unknown }> = Array.from({ length: 20 }, (_, i) => {
-  const kinds = [
-    { type: "text", value: `value ${i}` },
-    { type: "number", value: 1234.5 + i },
-    { type: "integer", value: 42 + i },
-    { type: "boolean", value: i % 2 === 0 },
-    { type: "date", value: "2024-05-17" },
-    { type: "dateTime", value: "2024-05-17T10:20:30.000Z" },
-    { type: "select", value: "b", options: ["a", "b", "c"] },
-    { type: "multiSelect", value: ["a", "c"], options: ["a", "b", "c"] },
-  ];
-  const { type, value, options } = kinds[i % kinds.length] as { type: string; value: unknown; options?: string[] };
-  return { definition: { key: `f${i}`, label: `Field ${i}`, type, ...(options ? { options } : {}) }, value };
-});
 const NEW_CLIENT_CF20 = JSON.stringify({ ...JSON.parse(NEW_CLIENT), customFields: Object.fromEntries(CF20_FIELDS.map((f) => [f.definition["key"], f.value])) });
+
+/**
+ * The page after page `page` of the list `query` (its where and orderBy, or nothing), by cursor: the path
+ * of the request that reads it, with the cursor the offset page answered (read through the gateway).
+ */
+async function cursorPathAfter(baseUrl: string, caller: Caller, query: string, page: number): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/v1/client?${query ? `${query}&` : ""}perPage=20&include=-contacts&page=${page}`, { headers: caller.headers.gateway });
+  const body = (await res.json()) as { meta: { nextCursor: string | null } };
+  if (!body.meta.nextCursor) throw new Error(`no cursor after page ${page} of ${query}`);
+  return `/api/v1/client?perPage=20&include=-contacts&cursor=${encodeURIComponent(body.meta.nextCursor)}`;
+}
 
 function fmt(r: LoadResult | undefined): string {
   if (!r) return "".padEnd(34);
@@ -180,10 +179,11 @@ async function main(): Promise<void> {
     // The same create with twenty custom field values, in a business that defines them (issue 39: >= 0.8x `create`).
     if (wanted("create-cf20")) {
       const caller = await signUp(product.baseUrl, "custom-field-writes", product.internalTokenSecret);
-      for (const { definition } of CF20_FIELDS) {
-        const res = await fetch(`${product.baseUrl}/api/v1/client/fields`, { method: "POST", headers: caller.headers.gateway, body: JSON.stringify(definition) });
-        if (res.status !== 201) throw new Error(`custom field definition: ${res.status} ${await res.text()}`);
-      }
+      await defineClientFields(
+        product.baseUrl,
+        caller,
+        CF20_FIELDS.map((f) => f.definition),
+      );
       const path = "/api/v1/client";
       scenarios.push({ key: "create-cf20", label: "POST, 20 custom", method: "POST", path, caller, ways: WAYS.filter((w) => w !== "peer"), body: NEW_CLIENT_CF20 });
     }
@@ -192,12 +192,7 @@ async function main(): Promise<void> {
     // reads and discards the rows before it), the cursor page the same at any depth.
     if (deepPage >= 2 && callers.has(deepSize)) {
       const caller = callers.get(deepSize)!;
-      const cursorAfter = async (page: number) => {
-        const res = await fetch(`${product.baseUrl}/api/v1/client?perPage=20&include=-contacts&page=${page}`, { headers: caller.headers.gateway });
-        const body = (await res.json()) as { meta: { nextCursor: string | null } };
-        if (!body.meta.nextCursor) throw new Error(`no cursor after page ${page}`);
-        return `/api/v1/client?perPage=20&include=-contacts&cursor=${encodeURIComponent(body.meta.nextCursor)}`;
-      };
+      const cursorAfter = (page: number) => cursorPathAfter(product.baseUrl, caller, "", page);
       const n = deepPage.toLocaleString("en-US");
       const deep = (key: string, label: string, p: string): Scenario => ({ key, label, method: "GET", path: p, caller, ways: WAYS.filter((w) => w !== "peer"), deep: true });
       scenarios.push(deep("offset-page-1", "offset page 1", `/api/v1/client?perPage=20&include=-contacts&page=1`));
@@ -207,40 +202,53 @@ async function main(): Promise<void> {
     }
 
     const hop = scenarios.find((s) => s.key === hopKey && wanted("hop"));
-    // Custom fields (extensions E4) in a business of the largest size of its own, whose clients hold their
-    // last name as custom field `code` too: the same filter and the same sort on the built-in field and on it.
+    // Custom fields (extensions E4) in a business of the largest size of its own defining twenty-one fields,
+    // whose clients hold their last name as custom field `code` and their isActive as ACTIVE_FIELD too:
+    // the same filter and the same sort on the built-in fields and on those.
     if (cfWanted) {
-      const caller = await signUp(product.baseUrl, "custom-fields", product.internalTokenSecret);
-      const defined = await fetch(`${product.baseUrl}/api/v1/client/fields`, {
-        method: "POST",
-        headers: caller.headers.gateway,
-        body: JSON.stringify({ key: "code", label: "Code", type: "text" }),
-      });
-      if (defined.status !== 201) throw new Error(`custom field definition: ${defined.status} ${await defined.text()}`);
       const t0 = Date.now();
-      await seedClients(db, caller.businessId, deepSize, true);
-      // Bulk rows, then statistics as autovacuum would gather them: without, the planner guesses and may read
-      // every sort value of the key (the primary key's range) instead of the sort index's range.
-      await db.query(`ANALYZE "records"."Client", "records"."CustomFieldSortValue"`);
-      console.log(`seeded ${deepSize.toLocaleString("en-US")} clients with a custom field in ${Date.now() - t0} ms`);
+      const caller = await seedCustomFieldBusiness(db, product.baseUrl, product.internalTokenSecret, "custom-fields", deepSize);
+      // The same at 1,000 clients, for issue 39's size goal: the same list must cost nearly the same per page.
+      const small = deepSize > CF_SMALL_SIZE ? await seedCustomFieldBusiness(db, product.baseUrl, product.internalTokenSecret, "custom-fields-small", CF_SMALL_SIZE) : undefined;
+      const sizes = [deepSize, ...(small ? [CF_SMALL_SIZE] : [])].map((size) => size.toLocaleString("en-US")).join(" and ");
+      console.log(`seeded ${sizes} clients with ${CF20_FIELDS.length + 1} custom fields in ${Date.now() - t0} ms`);
       const name = encodeURIComponent(seededLastName(Math.floor(deepSize / 2)));
-      const cf = (key: string, label: string, query: string): Scenario => ({
+      const cf = (key: string, label: string, path: string, owner = caller): Scenario => ({
         key,
         label,
         method: "GET",
-        path: `/api/v1/client?${query}&perPage=20&include=-contacts`,
-        caller,
+        path,
+        caller: owner,
         ways: WAYS.filter((w) => w !== "peer"),
         custom: true,
       });
-      scenarios.push(cf("cf-builtin-eq", "eq lastName", `where=lastName:${name}`));
-      scenarios.push(cf("cf-custom-eq", "eq customFields", `where=customFields.code:${name}`));
-      scenarios.push(cf("cf-builtin-sort", "sort lastName", "orderBy=lastName:asc"));
-      scenarios.push(cf("cf-custom-sort", "sort customFields", "orderBy=customFields.code:asc"));
+      const list = (query: string) => `/api/v1/client?${query}&perPage=20&include=-contacts`;
+      scenarios.push(cf("cf-builtin-eq", "eq lastName", list(`where=lastName:${name}`)));
+      scenarios.push(cf("cf-custom-eq", "eq customFields", list(`where=customFields.code:${name}`)));
+      scenarios.push(cf("cf-builtin-sort", "sort lastName", list("orderBy=lastName:asc")));
+      scenarios.push(cf("cf-custom-sort", "sort customFields", list("orderBy=customFields.code:asc")));
       // A selective range: the last names after it are ~0.08% of the business (79 of 100,000).
       const after = encodeURIComponent("Wilson-99");
-      scenarios.push(cf("cf-builtin-range", "range lastName", `where=lastName:gt:${after}`));
-      scenarios.push(cf("cf-custom-range", "range customFields", `where=customFields.code:gt:${after}`));
+      scenarios.push(cf("cf-builtin-range", "range lastName", list(`where=lastName:gt:${after}`)));
+      scenarios.push(cf("cf-custom-range", "range customFields", list(`where=customFields.code:gt:${after}`)));
+      // Filtered and sorted (issue 39): 80% of the business, the first page in order, with its total.
+      const customBoth = `where=customFields.${ACTIVE_FIELD.key}:bool(true)&orderBy=customFields.code:asc`;
+      scenarios.push(cf("cf-builtin-both", "where+sort built-in", list("where=isActive:bool(true)&orderBy=lastName:asc")));
+      scenarios.push(cf("cf-custom-both", "where+sort custom", list(customBoth)));
+      if (small) {
+        // Issue 39's size goal: that custom list per page at 1,000 clients against the largest size. Offset
+        // paging answers the total, which counts every matching record: page 1 (the 100,000 one is
+        // cf-custom-both). Cursor paging counts nothing: a page halfway through either business.
+        const halfway = (size: number) => Math.floor((size * 0.8) / 20 / 2);
+        const n = (size: number) => size.toLocaleString("en-US");
+        scenarios.push(cf(`cf-size-offset-${CF_SMALL_SIZE}`, `cf offset, ${n(CF_SMALL_SIZE)}`, list(customBoth), small));
+        for (const [size, owner] of [
+          [CF_SMALL_SIZE, small],
+          [deepSize, caller],
+        ] as const) {
+          scenarios.push(cf(`cf-size-cursor-${size}`, `cf cursor, ${n(size)}`, await cursorPathAfter(product.baseUrl, owner, customBoth, halfway(size)), owner));
+        }
+      }
     }
 
     for (let i = scenarios.length - 1; i >= 0; i--) {
@@ -265,7 +273,7 @@ async function main(): Promise<void> {
       if (s.custom) customAnswers.set(s.key, bodies[0]!);
     }
     // A custom-field row answers exactly what its built-in twin does, or their costs say nothing.
-    for (const kind of ["eq", "sort", "range"]) {
+    for (const kind of CF_KINDS) {
       const [builtIn, custom] = [customAnswers.get(`cf-builtin-${kind}`), customAnswers.get(`cf-custom-${kind}`)];
       if (builtIn !== undefined && custom !== undefined && builtIn !== custom) throw new Error(`cf ${kind}: customFields.code and lastName answer differently`);
     }
@@ -518,12 +526,26 @@ async function main(): Promise<void> {
       const cost = rps("default-1000/gateway") / rps("default-100000/gateway");
       goals.push(["default list cost, 100,000 vs 1,000 clients <= 2", cost.toFixed(2), cost <= 2]);
     }
-    for (const kind of ["eq", "sort", "range"]) {
+    for (const kind of CF_KINDS) {
       if (!results.has(`cf-custom-${kind}/gateway`) || !results.has(`cf-builtin-${kind}/gateway`)) continue;
       const cost = rps(`cf-builtin-${kind}/gateway`) / rps(`cf-custom-${kind}/gateway`);
       const direct = rps(`cf-builtin-${kind}/direct`) / rps(`cf-custom-${kind}/direct`);
       goals.push([`custom field ${kind} cost / lastName's <= 2 (E4)`, `${cost.toFixed(2)} (direct ${direct.toFixed(2)})`, cost <= 2]);
     }
+    // Issue 39's size goal: the same custom-field list per page at the largest size against 1,000 clients.
+    const sizeGoal = (name: string, small: string, large: string, max: number) => {
+      if (!results.has(`${small}/gateway`) || !results.has(`${large}/gateway`)) return;
+      // No request of the larger one answered within a run: the cost has no figure, only a bound.
+      const cost = (way: Way) => {
+        const r = rps(`${small}/${way}`) / rps(`${large}/${way}`);
+        return { r, figure: Number.isFinite(r) ? r.toFixed(2) : `> ${(rps(`${small}/${way}`) * DURATION_S).toFixed(0)} (none answered in ${DURATION_S} s)` };
+      };
+      const [gateway, direct] = [cost("gateway"), cost("direct")];
+      goals.push([name, `${gateway.figure} (direct ${direct.figure})`, gateway.r <= max]);
+    };
+    const largest = Math.max(...SIZES).toLocaleString("en-US");
+    sizeGoal(`custom list, cursor page, ${largest} vs 1,000 <= 1.1 (39)`, `cf-size-cursor-${CF_SMALL_SIZE}`, `cf-size-cursor-${Math.max(...SIZES)}`, 1.1);
+    sizeGoal(`custom list, page 1 + total, ${largest} vs 1,000 <= 2 (39)`, `cf-size-offset-${CF_SMALL_SIZE}`, "cf-custom-both", 2);
     if (results.has("create/gateway")) {
       const w = rps("create/gateway") / rps("create/peer");
       goals.push(["POST /client: gateway / peer >= 0.5", w.toFixed(2), w >= 0.5]);
