@@ -76,18 +76,16 @@ export function insertSortValuesSql(businessId: string, entity: string, records:
  * Sets the rows of stored records from their `customFields` as they are now: `$1` the business,
  * `$2` the entity, `$3` the records' ids, or NULL for all of them; `$4` one definition's key, or NULL
  * for every one. `missingOnly` adds only the rows that do not exist yet and leaves the others as they are.
+ * It lets ON CONFLICT find them (a primary-key probe per record), never a NOT EXISTS: right after a
+ * definition wrote a row per record the table's statistics know none of them, and the planner answered
+ * that anti-join with an index range scan per record (O(records²): 465 s at 100,000 clients, 1.1 s so).
  */
 export function syncSortValuesSql(definition: EntityDefinition, missingOnly = false): string {
   const onConflict = missingOnly ? `DO NOTHING` : `DO UPDATE SET "absent" = EXCLUDED."absent", "number" = EXCLUDED."number", "text" = EXCLUDED."text"`;
   return `INSERT INTO ${SORT_TABLE} (${COLUMNS})
   SELECT r."businessId", $2, d."key", r."id", ${sortColumnsSql(`r."customFields"`)}
   FROM ${definition.table} AS r JOIN ${definitionsJoin("$1", "$2")} AND ($4::text IS NULL OR d."key" = $4::text)
-  WHERE r."businessId" = $1::uuid AND ($3::uuid[] IS NULL OR r."id" = ANY($3::uuid[]))${
-    missingOnly
-      ? `
-    AND NOT EXISTS (SELECT 1 FROM ${SORT_TABLE} AS s WHERE s."businessId" = $1::uuid AND s."entity" = $2 AND s."recordId" = r."id" AND s."key" = d."key")`
-      : ""
-  }
+  WHERE r."businessId" = $1::uuid AND ($3::uuid[] IS NULL OR r."id" = ANY($3::uuid[]))
   ON CONFLICT ("businessId", "entity", "recordId", "key") ${onConflict}`;
 }
 
