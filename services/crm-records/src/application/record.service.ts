@@ -5,12 +5,13 @@
 import { type AuditContext, AuditWriter } from "@crm/audit";
 import { CUSTOM_FIELDS_PROPERTY, DEFAULT_INCLUDE_MAX_PER_RELATION, isUuid, type EventEnvelope, type RecordEntity, type RecordItemInput, type RecordListMeta } from "@crm/contracts";
 import { errors, type ErrorDetail } from "@crm/errors";
-import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type OrderTerm, type QuerySpec } from "@crm/query-language";
+import { paginationMeta, parseInclude, parseListQuery, parseOrderBy, parseWhere, readPagination, type QuerySpec } from "@crm/query-language";
 import type { SqlRunner } from "@crm/database";
 import { querySpecOf, type EntityDefinition } from "../entities";
 import { totalAmount } from "../domain/money";
 import { serializeRecord, type RecordView, type Row } from "../domain/record.serializer";
-import { CursorCodec, HeldValue, holdLongValues } from "../domain/list-cursor";
+import { HeldValue } from "../domain/list-cursor";
+import { ListCursors } from "./list-cursors";
 import { ifMatchHolds, recordEtag } from "../domain/record-etag";
 import { previousAttributes } from "../domain/previous-attributes";
 import { capIncludedRelations } from "../domain/included-relations";
@@ -19,20 +20,19 @@ import { type FieldSelection, parseFieldSelection, selectFields } from "../domai
 import { type Input, itemRows, scalarData } from "../domain/record-input";
 import { buildEnvelope } from "../persistence/outbox.writer";
 import type { PrismaClient, Tx } from "../persistence/prisma";
-import { type ReadDevices, RecordReads, type RunStatement, statementRunner } from "../persistence/record-reads";
-import { keepCursorValues, keptCursorValues } from "../persistence/list-cursor-values";
+import { type ReadDevices, RecordReads, statementRunner } from "../persistence/record-reads";
 import type { CreateClaim } from "../persistence/idempotent-create";
 import { inTransaction, lockedRecord, updateRow } from "../persistence/record-writes";
 import { syncSortValues } from "../persistence/custom-field-sort";
 import { trashRecord } from "../persistence/trash-writes";
-import { type DeletedMode, parseDeletedMode } from "../domain/deleted-mode";
+import { parseDeletedMode } from "../domain/deleted-mode";
 import type { CustomFieldsShaper } from "../domain/record.serializer";
 import { customFieldWrite } from "../domain/custom-field-values";
 import { type BusinessCustomFields, type CustomFieldCache, customFieldsOf, shapedFields } from "./custom-field-cache";
 import { checkClientReference } from "./client-references";
 import { type Created, RecordCreation } from "./record-creation";
 import { uniqueTaken } from "../domain/unique-conflicts";
-import { customFieldKey, customFieldTypes, isCustomSortValue, sortValueOf, withCustomFields } from "../domain/custom-field-query";
+import { customFieldKey, customFieldTypes, isCustomSortValue, withCustomFields } from "../domain/custom-field-query";
 import { dropUniqueValues, isUniqueViolation, replaceUniqueValues, takenUniqueValue, type UniqueValue } from "../persistence/custom-field-unique";
 
 export interface RecordServiceOptions {
@@ -70,30 +70,20 @@ export interface RecordDevices extends ReadDevices {
 /** List parameters a cursor already carries. */
 const CURSOR_EXCLUSIVE_PARAMETERS = ["page", "where", "orderBy"] as const;
 
-/** A sort value as a cursor keeps it: timestamps as ISO text, decimals as exact text. */
-function cursorValue(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString();
-  if (typeof value === "object" && value !== null && typeof (value as { toFixed?: unknown }).toFixed === "function") return (value as { toFixed(): string }).toFixed();
-  return value ?? null;
-}
-
 export class RecordService {
-  private readonly cursors: CursorCodec;
+  private readonly cursors: ListCursors;
   private readonly reads: RecordReads;
   private readonly creation: RecordCreation;
   private readonly specs = new Map<RecordEntity, QuerySpec>();
   private readonly audit: AuditWriter;
   private readonly keptDefinitions: boolean;
-  /** The driver's statements, for the long sort values list cursors name (list-cursor-values.ts). */
-  private readonly run: RunStatement;
 
   constructor(private readonly options: RecordServiceOptions) {
     this.audit = options.audit ?? new AuditWriter("records");
-    this.cursors = new CursorCodec(options.cursorSecret);
     const devices: RecordDevices = { listSql: true, countSlots: true, customRanges: true, oneStatementCreates: true, keptDefinitions: true, ...options.devices };
     this.keptDefinitions = devices.keptDefinitions;
     const run = statementRunner(options.sql);
-    this.run = run;
+    this.cursors = new ListCursors(options.cursorSecret, run);
     this.reads = new RecordReads({
       prisma: options.prisma,
       definitions: options.definitions,
@@ -159,7 +149,10 @@ export class RecordService {
     const cursor = { where: query["where"] as string | undefined, orderBy: query["orderBy"] as string | undefined, deleted };
     return {
       data: this.views(definition, rows, parsed.take, selection, shaping.shaper),
-      meta: { ...paginationMeta(total!, parsed.page, parsed.perPage), nextCursor: await this.nextCursor(definition, businessId, cursor, parsed.orderBy, rows, parsed.take) },
+      meta: {
+        ...paginationMeta(total!, parsed.page, parsed.perPage),
+        nextCursor: await this.cursors.next(definition.entity, businessId, cursor, parsed.orderBy, rows, parsed.take),
+      },
     };
   }
 
@@ -202,7 +195,7 @@ export class RecordService {
     const include = query["include"];
     if (include !== undefined && typeof include !== "string") throw errors.invalidQuery(undefined, { cause: "include given more than once or not a string" });
     const { relations, selection } = this.readPlan(definition, query, reader, custom);
-    const afterKey = await this.heldValuesRead(businessId, state.key);
+    const afterKey = await this.cursors.afterKey(businessId, state.key);
     const { rows } = await this.reads.list(
       definition,
       businessId,
@@ -212,59 +205,12 @@ export class RecordService {
     );
     return {
       data: this.views(definition, rows, pagination.perPage, selection, custom.shaper),
-      meta: { perPage: pagination.perPage, nextCursor: await this.nextCursor(definition, businessId, state, orderBy, rows, pagination.perPage) },
+      meta: { perPage: pagination.perPage, nextCursor: await this.cursors.next(definition.entity, businessId, state, orderBy, rows, pagination.perPage) },
     };
-  }
-
-  /**
-   * The cursor's key with its held values (list-cursor.ts) read back from what the product kept when it
-   * made the cursor (list-cursor-values.ts), never from the record: edited, trashed or purged since, the
-   * walk still continues after the value it was after, in the order it had (extensions §E2.1). One
-   * statement, for those cursors only. A value retention removed leaves nothing to continue after:
-   * 410000, as a change-feed cursor whose events are gone (extensions §E6); the client starts again.
-   */
-  private async heldValuesRead(businessId: string, key: readonly unknown[]): Promise<unknown[]> {
-    const held = key.filter((value): value is HeldValue => value instanceof HeldValue);
-    if (held.length === 0) return [...key];
-    const kept = await keptCursorValues(
-      this.run,
-      businessId,
-      held.map((value) => value.digest),
-    );
-    return key.map((value) => {
-      if (!(value instanceof HeldValue)) return value;
-      const text = kept.get(value.digest);
-      if (!value.holds(text)) throw errors.cursorExpired(undefined, { cause: "cursor: the sort value it was after is no longer kept (list cursor retention)" });
-      return text;
-    });
   }
 
   private views(definition: EntityDefinition, rows: readonly Row[], take: number, selection: FieldSelection | undefined, custom: CustomFieldsShaper): RecordView[] {
     return rows.slice(0, take).map((row) => selectFields(this.withIncludeCap(definition, serializeRecord(definition, row, this.options.definitions, true, custom)), selection));
-  }
-
-  /**
-   * A cursor after the last row of the page, or null when the extra row says nothing follows. Sort values
-   * too long to carry (holdLongValues) are kept first, so the cursor never names a value not kept.
-   */
-  private async nextCursor(
-    definition: EntityDefinition,
-    businessId: string,
-    query: { where: string | undefined; orderBy: string | undefined; deleted: DeletedMode },
-    orderBy: readonly OrderTerm[],
-    rows: readonly Row[],
-    take: number,
-  ): Promise<string | null> {
-    if (rows.length <= take) return null;
-    const last = rows[take - 1]!;
-    const values = orderBy.map((term) => cursorValue(sortValueOf(last, term.field)));
-    const key = holdLongValues(
-      values,
-      orderBy.findIndex((term) => term.field === "id"),
-    );
-    const held = new Map(key.flatMap((value, i) => (value instanceof HeldValue ? [[value.digest, values[i] as string] as const] : [])));
-    await keepCursorValues(this.run, businessId, held);
-    return this.cursors.encode({ businessId, entity: definition.entity, where: query.where, orderBy: query.orderBy, deleted: query.deleted, key });
   }
 
   /**
