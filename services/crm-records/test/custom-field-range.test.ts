@@ -128,7 +128,9 @@ function rangeSuite(mode: Mode): void {
     expect(await selected(filter, "include", true)).toEqual(await selected(filter, "include", false));
     const params = new SqlParams();
     const where = listWhereSql(entityDefinitions.client, params, a.businessId, "exclude", filter, undefined, custom);
-    expect(where).toContain(`"id" IN (SELECT v."recordId" FROM "records"."CustomFieldSortValue" AS v WHERE v."businessId" = $1::uuid AND v."entity" = 'client' AND v."key" = $2`);
+    expect(where).toContain(
+      `"id" = ANY(ARRAY(SELECT v."recordId" FROM "records"."CustomFieldSortValue" AS v WHERE v."businessId" = $1::uuid AND v."entity" = 'client' AND v."key" = $2`,
+    );
   });
 
   const listed = async (caller: Caller, query: string) => {
