@@ -112,23 +112,27 @@ function rangeSuite(mode: Mode): void {
   });
 
   it("ranges combine with other conditions and read the sort values' index, never another business's rows", async () => {
-    const filter: WhereNode = {
-      kind: "or",
+    const ranges: WhereNode = {
+      kind: "and",
       conditions: [
-        {
-          kind: "and",
-          conditions: [
-            { kind: "condition", field: "customFields.fNumber", operator: "gt", value: "1" },
-            { kind: "condition", field: "customFields.fText", operator: "lte", value: "alpha" },
-          ],
-        },
-        { kind: "not", condition: { kind: "condition", field: "customFields.fDate", operator: "lt", value: new Date("2024-01-01T00:00:00Z") } },
+        { kind: "condition", field: "customFields.fNumber", operator: "gt", value: "1" },
+        { kind: "condition", field: "customFields.fText", operator: "lte", value: "alpha" },
       ],
     };
+    const notBefore: WhereNode = { kind: "not", condition: { kind: "condition", field: "customFields.fDate", operator: "lt", value: new Date("2024-01-01T00:00:00Z") } };
+    const filter: WhereNode = { kind: "or", conditions: [ranges, notBefore] };
     expect(await selected(filter, "include", true)).toEqual(await selected(filter, "include", false));
-    const params = new SqlParams();
-    const where = listWhereSql(entityDefinitions.client, params, a.businessId, "exclude", filter, undefined, custom);
-    expect(where).toContain(`"id" IN (SELECT v."recordId" FROM "records"."CustomFieldSortValue" AS v WHERE v."businessId" = $1::uuid AND v."entity" = 'client' AND v."key" = $2`);
+    const sortValues = (key: string) =>
+      `SELECT v."recordId" FROM "records"."CustomFieldSortValue" AS v WHERE v."businessId" = $1::uuid AND v."entity" = 'client' AND v."key" = ${key}`;
+    // Under OR or NOT each record is looked up in the selected ids (IN hashes them); a range every record
+    // must meet (under ANDs alone) names the records to read, by id.
+    const where = listWhereSql(entityDefinitions.client, new SqlParams(), a.businessId, "exclude", filter, undefined, custom);
+    expect([where.includes(`("id" IN (${sortValues("$2")}`), where.includes("ANY(ARRAY(SELECT v.")]).toEqual([true, false]);
+    const both: WhereNode = { kind: "and", conditions: [ranges, notBefore] };
+    expect(await selected(both, "include", true)).toEqual(await selected(both, "include", false));
+    const conjunct = listWhereSql(entityDefinitions.client, new SqlParams(), a.businessId, "exclude", both, undefined, custom);
+    expect(conjunct).toContain(`("id" = ANY(ARRAY(${sortValues("$2")}`);
+    expect(conjunct).toContain(`NOT ("id" IN (${sortValues("$7")}`);
   });
 
   const listed = async (caller: Caller, query: string) => {

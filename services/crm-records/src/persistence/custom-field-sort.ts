@@ -44,6 +44,18 @@ function sortColumnsSql(customFields: string): string {
     CASE WHEN ${value} IS NULL OR d."type" IN ${NUMERIC_TYPES} OR ${long} THEN '' ELSE ${value} END`;
 }
 
+/**
+ * `ANY(<the ids of the records of the business and entity whose value of the key is LONG_TEXT>)` (each a
+ * placeholder): one range of the sort index, read once before the statement's records (an array of a
+ * subquery is its init plan), so the statement finds the few records it names by id, and none when the
+ * key holds no long value, whatever the planner estimates. Its statistics mix every business and key:
+ * where a business held no long value, a guess of thousands made PostgreSQL read and sort 40,000 records
+ * to find them (docs/performance.md D35).
+ */
+export function longValueRecordIds(business: string, entity: string, key: string): string {
+  return `ANY(ARRAY(SELECT l."recordId" FROM ${SORT_TABLE} AS l WHERE l."businessId" = ${business}::uuid AND l."entity" = ${entity} AND l."key" = ${key} AND l."absent" = false AND l."number" = ${LONG_TEXT}))`;
+}
+
 /** Whether a type's values are sorted by `text` (and may be LONG_TEXT), not by `number`. */
 export function sortedByText(type: CustomFieldType): boolean {
   return !NUMBER_SORTED.includes(type);

@@ -12,7 +12,7 @@ import type { EntityDefinition } from "../entities";
 import type { DeletedMode } from "../domain/deleted-mode";
 import { customFieldKey, type CustomFieldTypes } from "../domain/custom-field-query";
 import { listWhereSql, type SqlParams } from "./list-sql";
-import { LONG_TEXT, SORT_TABLE, sortedByText } from "./custom-field-sort";
+import { LONG_TEXT, longValueRecordIds, SORT_TABLE, sortedByText } from "./custom-field-sort";
 
 /** The custom field a list is sorted on, when its sort values can answer it. */
 export interface CustomSort {
@@ -78,20 +78,19 @@ ${indexOrder} LIMIT ${page.take + 1} OFFSET ${page.skip}`;
   // Text: the values held whole, in index order, merged with the values too long for the index
   // (LONG_TEXT, custom-field-sort.ts), sorted by the record's own value; the merge orders both by the
   // value itself, as list-sql.ts does, so the order is its own in any collation. The long values are
-  // few where the index matters: each page sorts those after the cursor.
+  // few where the index matters: each page sorts those after the cursor, read by id from the list of
+  // the key's long rows (longValueRecordIds), never by a plan the statistics choose.
   const reach = page.take + 1 + page.skip;
-  const longConditions = [...scope, `s."absent" = false`, `s."number" = ${LONG_TEXT}`];
-  if (after !== undefined) longConditions.push(`(false, r."sortText", r."id") ${comparison} (${after.absent}, ${after.text}, ${after.id})`);
-  const longRecords = `(SELECT ${page.columns.join(", ")}, "customFields" ->> ${key} AS "sortText" FROM ${definition.table} WHERE ${recordWhere}) AS r ON r."id" = s."recordId"`;
+  const longAfter = after === undefined ? "" : `\nWHERE (false, r."sortText", r."id") ${comparison} (${after.absent}, ${after.text}, ${after.id})`;
+  const longRecords = `(SELECT ${page.columns.join(", ")}, "customFields" ->> ${key} AS "sortText" FROM ${definition.table}
+  WHERE ${recordWhere} AND "id" = ${longValueRecordIds(business, entity, key)}) AS r`;
   return `SELECT ${page.columns.map((column) => `u.${column}`).join(", ")}${extraColumns} FROM (
 (SELECT ${selected}, s."absent" AS "sortAbsent", s."text" AS "sortText", s."recordId" AS "sortId" FROM ${SORT_TABLE} AS s
 JOIN ${records}
 WHERE ${conditions.join(" AND ")} AND s."number" <> ${LONG_TEXT}
 ${indexOrder} LIMIT ${reach} OFFSET 0)
 UNION ALL
-(SELECT ${selected}, false, r."sortText", r."id" FROM ${SORT_TABLE} AS s
-JOIN ${longRecords}
-WHERE ${longConditions.join(" AND ")}
+(SELECT ${selected}, false, r."sortText", r."id" FROM ${longRecords}${longAfter}
 ORDER BY r."sortText" ${direction}, r."id" ${direction} LIMIT ${reach})
 ) AS u ORDER BY u."sortAbsent" ${direction}, u."sortText" ${direction}, u."sortId" ${direction} LIMIT ${page.take + 1} OFFSET ${page.skip}`;
 }

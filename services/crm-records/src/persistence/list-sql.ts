@@ -59,9 +59,9 @@ export function listWhereSql(
   const trash = trashSql(deleted);
   if (trash) parts.push(trash);
   // The entity is one of the fixed entity names, never the client's text.
-  const sortValues = customRanges ? { business, entity: `'${definition.entity}'`, table: definition.table } : undefined;
+  const sortValues = customRanges ? { business, entity: `'${definition.entity}'`, table: definition.table, conjunct: false } : undefined;
   const scope: Scope = { definition, params, custom, sortValues };
-  if (where) parts.push(compile(scope, where, false));
+  if (where) parts.push(compile(scope, where, false, true));
   if (after) parts.push(keysetSql(scope, after.orderBy, after.key));
   return parts.join(" AND ");
 }
@@ -94,24 +94,29 @@ function customTypeOf(custom: CustomFieldTypes, key: string) {
   return type;
 }
 
-/** Negation is pushed to the leaves exactly as toPrismaWhere does (see where.compiler.ts for why). */
-function compile(scope: Scope, node: WhereNode, negated: boolean): string {
+/**
+ * Negation is pushed to the leaves exactly as toPrismaWhere does (see where.compiler.ts for why).
+ * `conjunct`: every record the statement selects meets `node` (it is reached from the root through ANDs
+ * alone, not negated), so the records a custom range selects may drive the statement (custom-field-range.ts).
+ */
+function compile(scope: Scope, node: WhereNode, negated: boolean, conjunct: boolean): string {
   switch (node.kind) {
     case "condition": {
       const key = customFieldKey(node.field);
       if (key !== undefined) {
         const type = customTypeOf(scope.custom, key);
-        return negated ? customNegatedLeaf(scope.params, key, type, node, scope.sortValues) : customLeaf(scope.params, key, type, node, scope.sortValues);
+        const sortValues = scope.sortValues && { ...scope.sortValues, conjunct: conjunct && !negated };
+        return negated ? customNegatedLeaf(scope.params, key, type, node, sortValues) : customLeaf(scope.params, key, type, node, sortValues);
       }
       return negated ? negatedLeaf(scope.definition, scope.params, node) : leaf(scope.definition, scope.params, node);
     }
     case "and":
     case "or": {
       const joiner = (node.kind === "and") !== negated ? " AND " : " OR ";
-      return `(${node.conditions.map((child) => compile(scope, child, negated)).join(joiner)})`;
+      return `(${node.conditions.map((child) => compile(scope, child, negated, conjunct && joiner === " AND ")).join(joiner)})`;
     }
     case "not":
-      return compile(scope, node.condition, !negated);
+      return compile(scope, node.condition, !negated, conjunct);
   }
 }
 
