@@ -4,6 +4,7 @@
 // data forgets every key. Then the retry reaches this service again: the claim's primary key refuses
 // it, and the records the first run created are answered instead of created a second time.
 import type { RetentionRule } from "@crm/service-kit";
+import { ageRetentionRule } from "./age-retention";
 import { Prisma, type PrismaClient, type Tx } from "./prisma";
 
 const TABLE = `"records"."IdempotentCreate"`;
@@ -70,18 +71,7 @@ export async function claimedCreate(prisma: PrismaClient, claim: Pick<CreateClai
   return rows[0];
 }
 
-/** Claims older than the gateway keeps answers; found by their createdAt index, disjoint between instances. */
+/** Claims older than the gateway keeps answers. */
 export function idempotentCreateRetentionRule(prisma: PrismaClient): RetentionRule {
-  return {
-    name: "idempotent creates",
-    deleteBatch: (limit, now) =>
-      prisma.$executeRaw`
-        WITH expired AS (
-          SELECT "businessId", "keyDigest" FROM ${Prisma.raw(TABLE)}
-          WHERE "createdAt" < ${new Date(now.getTime() - CLAIM_RETENTION_MS)}
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        DELETE FROM ${Prisma.raw(TABLE)} AS c USING expired WHERE c."businessId" = expired."businessId" AND c."keyDigest" = expired."keyDigest"`,
-  };
+  return ageRetentionRule(prisma, { name: "idempotent creates", table: TABLE, digestColumn: "keyDigest", timestampColumn: "createdAt", retentionMs: CLAIM_RETENTION_MS });
 }

@@ -4,7 +4,8 @@
 // next page continues after exactly the value the cursor was made after, whatever became of its record
 // (extensions §E2.1). Written only when a cursor holds a value, never for the usual short cursors.
 import type { RetentionRule } from "@crm/service-kit";
-import { Prisma, type PrismaClient } from "./prisma";
+import { ageRetentionRule } from "./age-retention";
+import type { PrismaClient } from "./prisma";
 import type { RunStatement } from "./record-reads";
 
 const TABLE = `"records"."ListCursorValue"`;
@@ -36,18 +37,7 @@ export async function keptCursorValues(run: RunStatement, businessId: string, di
   return new Map(rows.map((row) => [row["digest"] as string, row["value"] as string]));
 }
 
-/** Values no cursor was made with for LIST_CURSOR_VALUE_RETENTION_MS; found by their storedAt index, disjoint between instances. */
+/** Values no cursor was made with for LIST_CURSOR_VALUE_RETENTION_MS. */
 export function listCursorValueRetentionRule(prisma: PrismaClient): RetentionRule {
-  return {
-    name: "list cursor values",
-    deleteBatch: (limit, now) =>
-      prisma.$executeRaw`
-        WITH expired AS (
-          SELECT "businessId", "digest" FROM ${Prisma.raw(TABLE)}
-          WHERE "storedAt" < ${new Date(now.getTime() - LIST_CURSOR_VALUE_RETENTION_MS)}
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        DELETE FROM ${Prisma.raw(TABLE)} AS v USING expired WHERE v."businessId" = expired."businessId" AND v."digest" = expired."digest"`,
-  };
+  return ageRetentionRule(prisma, { name: "list cursor values", table: TABLE, digestColumn: "digest", timestampColumn: "storedAt", retentionMs: LIST_CURSOR_VALUE_RETENTION_MS });
 }
