@@ -33,6 +33,8 @@ export const configSchema = z
     RECORDS_COUNT_SLOTS: env.bool(true),
     /** D35: range filters on custom fields read the sort values' index; off: they cast every record's value. */
     RECORDS_CUSTOM_RANGES: env.bool(true),
+    /** D36: the total of a list filtered by one `eq` on a custom field counted from its sort values; off: from the records. */
+    RECORDS_CUSTOM_COUNTS: env.bool(true),
     /**
      * D34: lists and one-statement creates start from the custom field definitions kept in the process
      * and confirm them in their own statement; off: each reads the definitions' version first.
@@ -54,6 +56,7 @@ export function recordDevicesOf(config: RecordsConfig): RecordDevices {
     oneStatementCreates: config.RECORDS_ONE_STATEMENT_CREATES,
     countSlots: config.RECORDS_COUNT_SLOTS,
     customRanges: config.RECORDS_CUSTOM_RANGES,
+    customCounts: config.RECORDS_CUSTOM_COUNTS,
     keptDefinitions: config.RECORDS_KEPT_DEFINITIONS,
   };
 }

@@ -80,7 +80,15 @@ export class RecordService {
 
   constructor(private readonly options: RecordServiceOptions) {
     this.audit = options.audit ?? new AuditWriter("records");
-    const devices: RecordDevices = { listSql: true, countSlots: true, customRanges: true, oneStatementCreates: true, keptDefinitions: true, ...options.devices };
+    const devices: RecordDevices = {
+      listSql: true,
+      countSlots: true,
+      customRanges: true,
+      customCounts: true,
+      oneStatementCreates: true,
+      keptDefinitions: true,
+      ...options.devices,
+    };
     this.keptDefinitions = devices.keptDefinitions;
     const run = statementRunner(options.sql);
     this.cursors = new ListCursors(options.cursorSecret, run);

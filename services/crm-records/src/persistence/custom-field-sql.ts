@@ -78,7 +78,7 @@ function jsonNumber(text: string): string {
 }
 
 /** Midnight UTC as its `YYYY-MM-DD`; undefined for any other instant (no date equals it). */
-function dayOf(value: Date): string | undefined {
+export function dayOf(value: Date): string | undefined {
   return value.getTime() % 86_400_000 === 0 ? value.toISOString().slice(0, 10) : undefined;
 }
 

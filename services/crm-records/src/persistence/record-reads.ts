@@ -15,6 +15,9 @@ import { type CustomFieldTypes, namesCustomField } from "../domain/custom-field-
 import { delegateOf, type PrismaClient } from "./prisma";
 import { recordCount } from "./record-count";
 import { customSortOf, customSortPageSql } from "./custom-sort-list";
+import { customEqualityCountSql } from "./custom-field-count";
+
+const NO_CUSTOM_FIELDS: CustomFieldTypes = new Map();
 
 /** Runs one statement with bound parameters; `name`: prepared once per connection under it (SqlRunner.query). */
 export type RunStatement = (text: string, params: unknown[], name?: string) => Promise<Row[]>;
@@ -44,6 +47,8 @@ export interface ReadDevices {
   countSlots: boolean;
   /** D35: ranges on custom fields from their sort values' index (custom-field-range.ts); off: every record's value cast. */
   customRanges: boolean;
+  /** D36: the total of one `eq` on a custom field from its sort values' index (custom-field-count.ts); off: the records counted. */
+  customCounts: boolean;
 }
 
 export interface RecordReadsOptions {
@@ -164,7 +169,15 @@ export class RecordReads {
         return rows;
       },
       count: async () => {
-        const rows = await this.options.run(`SELECT count(*) AS "total" FROM ${definition.table} WHERE ${where}`, params.values);
+        const own = new SqlParams();
+        // The usual count's WHERE carries a cursor's keyset too; this one never does.
+        const fromSortValues =
+          this.options.devices.customCounts && query.afterKey === undefined
+            ? customEqualityCountSql(definition, own, businessId, query.deleted, query.filter, query.custom ?? NO_CUSTOM_FIELDS)
+            : undefined;
+        const rows = fromSortValues
+          ? await this.options.run(fromSortValues, own.values)
+          : await this.options.run(`SELECT count(*) AS "total" FROM ${definition.table} WHERE ${where}`, params.values);
         return Number(rows[0]?.["total"] ?? 0);
       },
     };
