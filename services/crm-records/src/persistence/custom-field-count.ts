@@ -46,11 +46,11 @@ function equalRow(type: CustomFieldType, value: unknown): { number: string; text
 }
 
 /** The filter's one `eq` on a sortable custom field, when that is all it is. */
-function customEquality(filter: WhereNode | undefined, custom: CustomFieldTypes) {
+function customEquality(filter: WhereNode | undefined, custom: CustomFieldTypes | undefined) {
   const node = filter?.kind === "and" && filter.conditions.length === 1 ? filter.conditions[0] : filter;
   if (node?.kind !== "condition" || node.operator !== "equals") return undefined;
   const key = customFieldKey(node.field);
-  const type = key === undefined ? undefined : custom.get(key);
+  const type = key === undefined ? undefined : custom?.get(key);
   if (key === undefined || type === undefined || !isSortable({ type })) return undefined;
   const row = equalRow(type, node.value);
   return row && { node, key, type, row };
@@ -67,7 +67,7 @@ export function customEqualityCountSql(
   businessId: string,
   deleted: DeletedMode,
   filter: WhereNode | undefined,
-  custom: CustomFieldTypes,
+  custom: CustomFieldTypes | undefined,
 ): string | undefined {
   const equality = deleted === "only" ? undefined : customEquality(filter, custom);
   if (!equality) return undefined;

@@ -17,8 +17,6 @@ import { recordCount } from "./record-count";
 import { customSortOf, customSortPageSql } from "./custom-sort-list";
 import { customEqualityCountSql } from "./custom-field-count";
 
-const NO_CUSTOM_FIELDS: CustomFieldTypes = new Map();
-
 /** Runs one statement with bound parameters; `name`: prepared once per connection under it (SqlRunner.query). */
 export type RunStatement = (text: string, params: unknown[], name?: string) => Promise<Row[]>;
 
@@ -173,7 +171,7 @@ export class RecordReads {
         // The usual count's WHERE carries a cursor's keyset too; this one never does.
         const fromSortValues =
           this.options.devices.customCounts && query.afterKey === undefined
-            ? customEqualityCountSql(definition, own, businessId, query.deleted, query.filter, query.custom ?? NO_CUSTOM_FIELDS)
+            ? customEqualityCountSql(definition, own, businessId, query.deleted, query.filter, query.custom)
             : undefined;
         const rows = fromSortValues
           ? await this.options.run(fromSortValues, own.values)
