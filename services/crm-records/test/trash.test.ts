@@ -182,6 +182,14 @@ function trashSuite(mode: Mode, config: NodeJS.ProcessEnv): void {
     expect((await caller.post(`/product/${product}/restore`).expect(409)).body.error).toEqual({ code: 409007, message: "Resource is not deleted" });
     expect((await caller.delete(`/product/${product}?permanent=true`).expect(409)).body.error.code).toBe(409007);
     expect((await caller.delete(`/product/${product}?permanent=yes`).expect(400)).body.error.details[0].path).toBe("permanent");
+    // A misspelt or bracketed permanent is refused, not read as a plain delete.
+    for (const [query, path] of [
+      ["permanant=true", "permanant"],
+      ["permanent[]=true", "permanent[]"],
+    ]) {
+      expect([query, (await caller.delete(`/product/${product}?${query}`).expect(400)).body.error]).toMatchObject([query, { code: 400001, details: [{ path }] }]);
+    }
+    expect((await caller.get(`/product/${product}`).expect(200)).body.data.deletedAt).toBeNull();
     await caller.post(`/product/${uuidv7()}/restore`).expect(404);
     await caller.post("/product/not-an-id/restore").expect(404);
     // Another business's trashed record is not found.

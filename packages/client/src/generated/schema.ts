@@ -5484,6 +5484,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
             401: {
                 headers: {
@@ -6369,6 +6378,15 @@ export interface operations {
                         success: true;
                         data: components["schemas"]["ContactWithRelations"];
                     };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
@@ -7258,6 +7276,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
             401: {
                 headers: {
@@ -8143,6 +8170,15 @@ export interface operations {
                         success: true;
                         data: components["schemas"]["Quote"];
                     };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
@@ -9032,6 +9068,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
             401: {
                 headers: {
@@ -9919,6 +9964,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */
             401: {
                 headers: {
@@ -10804,6 +10858,15 @@ export interface operations {
                         success: true;
                         data: components["schemas"]["Employee"];
                     };
+                };
+            };
+            /** @description 400001 Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description 401000 Authentication required; 401010 Invalid access token; 401011 Access token not found in whitelist; 401014 Insufficient permissions for this action; 401015 Business access required; 401020 API key has expired; 401021 API key has been revoked; 401022 Invalid API key */

@@ -237,7 +237,9 @@ function entityRoutes<E extends RecordEntity>(entity: E) {
       method: "DELETE",
       path: `/${entity}/{id}`,
       permission: permission(resource, "delete"),
-      errors: entity === "client" ? [404001, 409003, 409007, 412000] : [404001, 409007, 412000],
+      // Only `permanent`: a misspelt or bracketed one (`permanant=true`, `permanent[]=true`) would otherwise trash what was to be purged.
+      query: ["permanent"],
+      errors: entity === "client" ? [400001, 404001, 409003, 409007, 412000] : [400001, 404001, 409007, 412000],
       docs: () => ({
         tags,
         summary: `Delete a ${name}: move it to the trash (permission ${resource}.delete); emits ${entity}.deleted`,
