@@ -13,7 +13,8 @@
 //   equality is jsonb's), every other type's stored text in `text`, whole up to WHOLE_TEXT_BYTES
 //   (a longer value is marked LONG_TEXT, and an `eq` value that long is counted the usual way);
 // - trashed records keep their rows: a live total takes off the business's trashed records that match,
-//   read through the trash's partial index (few, and never the other businesses' GIN matches).
+//   read through the trash's partial index: a cost that grows with the business's trash (usually
+//   small), never with the live matches or with other businesses' values.
 import type { CustomFieldType } from "@crm/contracts";
 import type { WhereNode } from "@crm/query-language";
 import type { EntityDefinition } from "../entities";
