@@ -21,29 +21,23 @@ import type { EntityDefinition } from "../entities";
 import type { DeletedMode } from "../domain/deleted-mode";
 import { customFieldKey, type CustomFieldTypes } from "../domain/custom-field-query";
 import { customLeaf, dayOf } from "./custom-field-sql";
-import { isSortable, SORT_TABLE, WHOLE_TEXT_BYTES } from "./custom-field-sort";
+import { isSortable, SORT_TABLE, sortColumnsOf, WHOLE_TEXT_BYTES } from "./custom-field-sort";
 import type { SqlParams } from "./list-sql";
 
-/** The sort row (`number`, `text`) of a value equal to `value` (sortColumnsSql); undefined when no row can say it. */
+/** An `eq` value (as the parser types it) as it is stored: dates as their text; undefined when none can equal it. */
+function storedValue(type: CustomFieldType, value: unknown): unknown {
+  if (type === "date") return value instanceof Date ? dayOf(value) : undefined;
+  if (type === "dateTime") return (value as Date).toISOString();
+  return value;
+}
+
+/** The sort row (`number`, `text`) of the values equal to `value`; undefined when no row can say it. */
 function equalRow(type: CustomFieldType, value: unknown): { number: string; text: string } | undefined {
   if (value === null || value === undefined) return undefined;
-  switch (type) {
-    case "boolean":
-      return { number: value === true ? "1" : "0", text: "" };
-    case "number":
-    case "integer":
-      return { number: String(value), text: "" };
-    case "date": {
-      const day = value instanceof Date ? dayOf(value) : undefined;
-      return day === undefined ? undefined : { number: "0", text: day };
-    }
-    case "dateTime":
-      return { number: "0", text: (value as Date).toISOString() };
-    default: {
-      const text = String(value);
-      return Buffer.byteLength(text) > WHOLE_TEXT_BYTES ? undefined : { number: "0", text };
-    }
-  }
+  const stored = storedValue(type, value);
+  if (stored === undefined) return undefined;
+  const [, number, text] = sortColumnsOf(type, stored);
+  return Buffer.byteLength(text) > WHOLE_TEXT_BYTES ? undefined : { number: String(number), text };
 }
 
 /** The filter's one `eq` on a sortable custom field, when that is all it is. */

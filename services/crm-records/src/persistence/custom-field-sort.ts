@@ -45,6 +45,23 @@ function sortColumnsSql(customFields: string): string {
 }
 
 /**
+ * A stored value (its JSON value, or null) as sortColumnsSql writes its row: absent, number, text. A text
+ * past WHOLE_TEXT_BYTES is written LONG_TEXT there; callers that may hold one check its length first.
+ */
+export function sortColumnsOf(type: CustomFieldType, value: unknown): [boolean, number | string, string] {
+  if (value === null) return [true, 0, ""];
+  switch (type) {
+    case "boolean":
+      return [false, value === true ? 1 : 0, ""];
+    case "number":
+    case "integer":
+      return [false, value as number, ""];
+    default:
+      return [false, 0, String(value)];
+  }
+}
+
+/**
  * `ANY(<the ids of the records of the business and entity whose value of the key is LONG_TEXT>)` (each a
  * placeholder): one range of the sort index, read once before the statement's records (an array of a
  * subquery is its init plan), so the statement finds the few records it names by id, and none when the

@@ -12,7 +12,7 @@ import type { EntityDefinition } from "../entities";
 import type { DeletedMode } from "../domain/deleted-mode";
 import { customFieldKey, type CustomFieldTypes } from "../domain/custom-field-query";
 import { listWhereSql, type SqlParams } from "./list-sql";
-import { LONG_TEXT, longValueRecordIds, SORT_TABLE, sortedByText } from "./custom-field-sort";
+import { LONG_TEXT, longValueRecordIds, SORT_TABLE, sortColumnsOf, sortedByText } from "./custom-field-sort";
 
 /** The custom field a list is sorted on, when its sort values can answer it. */
 export interface CustomSort {
@@ -99,18 +99,4 @@ ORDER BY r."sortText" ${direction}, r."id" ${direction} LIMIT ${reach})
 function cursorOf(page: CustomSortPage, params: SqlParams): { absent: string; number: string; text: string; id: string } {
   const [absent, number, text] = sortColumnsOf(page.sort.type, page.afterKey![0] ?? null);
   return { absent: `${params.add(absent)}::boolean`, number: `${params.add(number)}::numeric`, text: `${params.add(text)}::text`, id: `${params.add(page.afterKey![1])}::uuid` };
-}
-
-/** A cursor value as the sort row holds it (custom-field-sort.ts, sortColumnsSql): absent, number, text. */
-function sortColumnsOf(type: CustomFieldType, value: unknown): [boolean, number | string, string] {
-  if (value === null) return [true, 0, ""];
-  switch (type) {
-    case "boolean":
-      return [false, value === true ? 1 : 0, ""];
-    case "number":
-    case "integer":
-      return [false, value as number, ""];
-    default:
-      return [false, 0, String(value)];
-  }
 }
